@@ -1,0 +1,34 @@
+# Two commands on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+CORES  ?= all
+
+.PHONY: run test lint clean-venv report
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# torch first: the CPU build on local disk; any other spec pulls CUDA wheels.
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[dev,providers]'
+	# resemblyzer's metadata asks for `webrtcvad`/`typing`; its real deps are pinned above.
+	$(BIN)/pip install -q --no-deps resemblyzer==0.1.4
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) --profile profiles/default
+
+report: $(STAMP)
+	$(BIN)/snakemake --cores $(CORES) --profile profiles/default --report results/report.html
+
+test: $(STAMP)
+	$(BIN)/ruff check src tests scripts benchmarks
+	$(BIN)/python -m pytest -q
+
+lint: $(STAMP)
+	$(BIN)/ruff check src tests scripts benchmarks
+
+clean-venv:
+	rm -rf $(VENV)

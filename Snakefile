@@ -1,0 +1,26 @@
+# judge-audit: audits of audio-language-model judges of speech.
+# Reads like a table of contents; input functions and helpers live in rules/common.smk.
+from snakemake.utils import min_version
+
+min_version("9.0")
+
+
+configfile: "config.yaml"
+
+
+include: "rules/common.smk"  # validates config against schemas/config.schema.yaml
+
+
+rule all:
+    input:
+        all_targets(),
+    default_target: True
+
+
+include: "rules/datasets.smk"
+include: "rules/features.smk"
+include: "rules/specialists.smk"
+include: "rules/conditions.smk"
+include: "rules/judges.smk"
+include: "rules/metrics.smk"
+include: "rules/render.smk"

@@ -1,0 +1,1 @@
+# Stage: datasets. Rules only; helpers and input functions live in rules/common.smk.

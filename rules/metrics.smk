@@ -1,0 +1,1 @@
+# Stage: metrics. Rules only; helpers and input functions live in rules/common.smk.

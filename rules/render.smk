@@ -1,0 +1,1 @@
+# Stage: render. Rules only; helpers and input functions live in rules/common.smk.

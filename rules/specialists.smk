@@ -1,0 +1,1 @@
+# Stage: specialists. Rules only; helpers and input functions live in rules/common.smk.

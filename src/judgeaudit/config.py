@@ -1,0 +1,140 @@
+"""Config loading and validation against `schemas/config.schema.yaml`.
+
+The top-level schema holds one `$ref` per section (`schemas/config/<section>.schema.yaml`)
+so each stage owns its part. Validation fills defaults, rejects unknown keys and
+wrong types, and checks that paths marked `x-existing-path` exist, failing with a
+message that names the offending field before any job starts.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import yaml
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SCHEMA_PATH = REPO_ROOT / "schemas" / "config.schema.yaml"
+
+
+class ConfigError(ValueError):
+    """A config that fails its schema; the message names the field."""
+
+
+def load_schema(schema_path: str | os.PathLike = SCHEMA_PATH) -> dict[str, Any]:
+    """The top-level schema with every file `$ref` inlined."""
+    schema_path = Path(schema_path)
+
+    def inline(node: Any, base: Path) -> Any:
+        if isinstance(node, dict):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and not ref.startswith("#"):
+                target = (base / ref).resolve()
+                loaded = yaml.safe_load(target.read_text(encoding="utf-8"))
+                merged = {k: v for k, v in node.items() if k != "$ref"}
+                merged.update(inline(loaded, target.parent))
+                return merged
+            return {k: inline(v, base) for k, v in node.items()}
+        if isinstance(node, list):
+            return [inline(v, base) for v in node]
+        return node
+
+    return inline(yaml.safe_load(schema_path.read_text(encoding="utf-8")), schema_path.parent)
+
+
+def _field(path) -> str:
+    return ".".join(str(p) for p in path) or "<top level>"
+
+
+def _fill_defaults(instance: Any, schema: Mapping[str, Any]) -> Any:
+    """Recursively insert `default`s of object properties that are absent."""
+    if not isinstance(schema, Mapping):
+        return instance
+    if isinstance(instance, dict) and schema.get("type") == "object":
+        for key, sub in schema.get("properties", {}).items():
+            if key not in instance and "default" in sub:
+                instance[key] = copy.deepcopy(sub["default"])
+            if key in instance:
+                instance[key] = _fill_defaults(instance[key], sub)
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, Mapping):
+            for key in instance:
+                if key not in schema.get("properties", {}):
+                    instance[key] = _fill_defaults(instance[key], extra)
+    if isinstance(instance, list) and isinstance(schema.get("items"), Mapping):
+        return [_fill_defaults(item, schema["items"]) for item in instance]
+    return instance
+
+
+def _check_paths(instance: Any, schema: Mapping[str, Any], root: Path, path=()) -> None:
+    if not isinstance(schema, Mapping):
+        return
+    if schema.get("x-existing-path") and isinstance(instance, str) and instance:
+        p = Path(instance)
+        p = p if p.is_absolute() else root / p
+        if not p.exists():
+            raise ConfigError(
+                f"config field '{_field(path)}': path '{instance}' does not exist "
+                f"(expected an existing {schema.get('x-existing-path')})"
+            )
+    if isinstance(instance, dict):
+        props = schema.get("properties", {})
+        extra = schema.get("additionalProperties")
+        for key, value in instance.items():
+            sub = props.get(key, extra if isinstance(extra, Mapping) else None)
+            if sub is not None:
+                _check_paths(value, sub, root, (*path, key))
+    if isinstance(instance, list) and isinstance(schema.get("items"), Mapping):
+        for i, item in enumerate(instance):
+            _check_paths(item, schema["items"], root, (*path, i))
+
+
+def validate_config(
+    config: Mapping[str, Any],
+    schema_path: str | os.PathLike = SCHEMA_PATH,
+    root: str | os.PathLike | None = None,
+) -> dict[str, Any]:
+    """Return a validated copy of `config` with defaults filled in.
+
+    Raises ConfigError naming the first offending field (all problems listed).
+    """
+    schema = load_schema(schema_path)
+    instance = _fill_defaults(copy.deepcopy(dict(config)), schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(instance), key=lambda e: list(map(str, e.absolute_path)))
+    if errors:
+        lines = []
+        for err in errors:
+            where = _field(err.absolute_path)
+            if err.validator == "additionalProperties":
+                allowed = sorted(err.schema.get("properties", {}))
+                lines.append(f"config field '{where}': {err.message}; allowed keys: {allowed}")
+            else:
+                lines.append(f"config field '{where}': {err.message}")
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(lines))
+    _check_paths(instance, schema, Path(root) if root else Path.cwd())
+    return instance
+
+
+def load_config(path: str | os.PathLike, *overlays: str | os.PathLike) -> dict[str, Any]:
+    """Load YAML config (plus overlays merged on top, as Snakemake does) and validate."""
+    merged: dict[str, Any] = {}
+    for p in (path, *overlays):
+        data = yaml.safe_load(Path(p).read_text(encoding="utf-8")) or {}
+        if not isinstance(data, dict):
+            raise ConfigError(f"{p}: expected a mapping at top level, got {type(data).__name__}")
+        deep_update(merged, data)
+    return validate_config(merged, root=Path(path).resolve().parent)
+
+
+def deep_update(base: dict, new: Mapping) -> dict:
+    for key, value in new.items():
+        if isinstance(value, Mapping) and isinstance(base.get(key), dict):
+            deep_update(base[key], value)
+        else:
+            base[key] = copy.deepcopy(value)
+    return base

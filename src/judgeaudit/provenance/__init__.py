@@ -1,0 +1,190 @@
+"""Provenance records: one JSON file beside every rule output.
+
+Each record names the rule, its inputs with sha256, params, the config hash,
+the code version (git commit, dirty flag, package version, a hash of the
+package source) and the versions of the libraries that shape results. The
+report and `judgeaudit trace` are built on these records.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import functools
+import importlib.metadata as _md
+import os
+import platform
+import subprocess
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from judgeaudit import __version__
+from judgeaudit.io import sha256_bytes, sha256_file, sha256_json, write_json_atomic
+
+RECORD_SUFFIX = ".prov.json"
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+TRACKED_LIBRARIES = (
+    "numpy", "scipy", "pandas", "scikit-learn", "statsmodels", "matplotlib", "soundfile",
+    "librosa", "espeakng-loader", "opensmile", "speechmos", "resemblyzer", "torch",
+    "snakemake", "httpx", "openai", "google-genai",
+)
+
+
+def record_path(output: str | os.PathLike) -> Path:
+    """Where the record of `output` lives: `<output>.prov.json` (folders too)."""
+    out = Path(output)
+    return out.parent / (out.name.rstrip("/") + RECORD_SUFFIX)
+
+
+def hash_path(path: str | os.PathLike) -> dict[str, Any]:
+    """sha256 of a file, or of the sorted (relative path, sha256) list of a folder."""
+    p = Path(path)
+    if p.is_dir():
+        entries = sorted(
+            (str(f.relative_to(p)), sha256_file(f))
+            for f in p.rglob("*")
+            if f.is_file() and not f.name.endswith(RECORD_SUFFIX)
+        )
+        return {"path": str(path), "kind": "dir", "n_files": len(entries),
+                "sha256": sha256_json(entries)}
+    if p.is_file():
+        return {"path": str(path), "kind": "file", "bytes": p.stat().st_size,
+                "sha256": sha256_file(p)}
+    return {"path": str(path), "kind": "missing", "sha256": None}
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> dict[str, Any]:
+    def git(*args: str) -> str | None:
+        try:
+            return subprocess.run(
+                ["git", *args], cwd=PACKAGE_ROOT, capture_output=True, text=True,
+                timeout=10, check=True,
+            ).stdout.strip()
+        except (OSError, subprocess.SubprocessError):
+            return None
+
+    sources = sorted(PACKAGE_ROOT.rglob("*.py"))
+    source_hash = sha256_json(
+        [(str(f.relative_to(PACKAGE_ROOT)), sha256_file(f)) for f in sources]
+    )
+    status = git("status", "--porcelain")
+    return {
+        "package": "judgeaudit",
+        "package_version": __version__,
+        "package_source_sha256": source_hash,
+        "git_commit": git("rev-parse", "HEAD"),
+        "git_dirty": bool(status) if status is not None else None,
+    }
+
+
+@functools.lru_cache(maxsize=1)
+def library_versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {"python": platform.python_version()}
+    for name in TRACKED_LIBRARIES:
+        try:
+            versions[name] = _md.version(name)
+        except _md.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def _flatten(files: Any) -> list[str]:
+    if files is None:
+        return []
+    if isinstance(files, str | os.PathLike):
+        return [str(files)]
+    if isinstance(files, Mapping):
+        return [f for v in files.values() for f in _flatten(v)]
+    return [str(f) for item in files for f in _flatten(item)]
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return str(value)
+
+
+def build_record(
+    rule: str,
+    inputs: Mapping[str, Any] | Iterable[str],
+    params: Mapping[str, Any] | None = None,
+    config: Mapping[str, Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    if isinstance(inputs, Mapping):
+        named = {k: _flatten(v) for k, v in inputs.items()}
+    else:
+        named = {"": _flatten(inputs)}
+    input_records = [
+        dict(hash_path(f), role=role) for role, files in named.items() for f in files
+    ]
+    return {
+        "rule": rule,
+        "created_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        "inputs": input_records,
+        "params": _jsonable(dict(params or {})),
+        "config_sha256": sha256_json(_jsonable(dict(config or {}))),
+        "code": code_version(),
+        "libraries": library_versions(),
+        "extra": _jsonable(dict(extra or {})),
+    }
+
+
+def write_records(
+    rule: str,
+    outputs: Iterable[str] | Mapping[str, Any],
+    inputs: Mapping[str, Any] | Iterable[str] = (),
+    params: Mapping[str, Any] | None = None,
+    config: Mapping[str, Any] | None = None,
+    extra: Mapping[str, Any] | None = None,
+) -> list[Path]:
+    """Write one record beside each output (call after the outputs exist)."""
+    base = build_record(rule, inputs, params, config, extra)
+    written = []
+    for out in _flatten(outputs):
+        rec = dict(base, output=hash_path(out))
+        path = record_path(out)
+        write_json_atomic(path, rec)
+        written.append(path)
+    return written
+
+
+def _named_items(namedlist: Any) -> dict[str, Any]:
+    """Snakemake Namedlist -> {name: files}; unnamed entries under ''."""
+    named = dict(namedlist.items()) if hasattr(namedlist, "items") else {}
+    covered = {str(f) for f in _flatten(named)}
+    rest = [f for f in _flatten(list(namedlist)) if f not in covered]
+    if rest:
+        named[""] = rest
+    return named
+
+
+def record_snakemake_job(smk: Any, extra: Mapping[str, Any] | None = None) -> list[Path]:
+    """Provenance for the `snakemake` object a rule script receives (duck-typed:
+    the package never imports Snakemake)."""
+    params = dict(smk.params.items()) if hasattr(smk.params, "items") else {}
+    return write_records(
+        rule=smk.rule,
+        outputs=list(smk.output),
+        inputs=_named_items(smk.input),
+        params=params,
+        config=smk.config,
+        extra=dict(extra or {}, wildcards=dict(smk.wildcards.items()), log=list(smk.log)),
+    )
+
+
+def read_record(output: str | os.PathLike) -> dict[str, Any]:
+    import json
+
+    return json.loads(record_path(output).read_text(encoding="utf-8"))
+
+
+__all__ = [
+    "RECORD_SUFFIX", "build_record", "code_version", "hash_path", "library_versions",
+    "read_record", "record_path", "record_snakemake_job", "sha256_bytes", "write_records",
+]
