@@ -18,6 +18,7 @@ rule all:
 
 
 include: "rules/datasets.smk"
+include: "rules/download.smk"
 include: "rules/features.smk"
 include: "rules/specialists.smk"
 include: "rules/conditions.smk"

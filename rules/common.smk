@@ -62,6 +62,9 @@ SYNTH_DATASETS = [
 # >>> datasets helpers
 # <<< datasets helpers
 
+# >>> download helpers
+# <<< download helpers
+
 # >>> features helpers
 # <<< features helpers
 
