@@ -1,0 +1,78 @@
+"""`judgeaudit` command line: config checks and provenance tracing from Python alone."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from judgeaudit.config import ConfigError, load_config
+from judgeaudit.provenance import RECORD_SUFFIX, read_record, record_path
+
+
+def _cmd_check_config(args: argparse.Namespace) -> int:
+    try:
+        cfg = load_config(args.config, *args.overlay)
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    print(json.dumps(cfg, indent=2, sort_keys=True) if args.show else "config OK")
+    return 0
+
+
+def trace(output: str, depth: int = 0, max_depth: int = 20, seen: set | None = None) -> list[str]:
+    """Walk provenance records from `output` back through the inputs that have records."""
+    seen = set() if seen is None else seen
+    lines: list[str] = []
+    pad = "  " * depth
+    if not record_path(output).exists():
+        lines.append(f"{pad}{output}  (no provenance record: source file or not made by a rule)")
+        return lines
+    rec = read_record(output)
+    code = rec.get("code", {})
+    lines.append(
+        f"{pad}{output}  <- rule {rec['rule']} | commit {str(code.get('git_commit'))[:10]}"
+        f"{' (dirty)' if code.get('git_dirty') else ''} | config {rec['config_sha256'][:12]}"
+    )
+    if output in seen or depth >= max_depth:
+        return lines
+    seen.add(output)
+    for inp in rec.get("inputs", []):
+        if inp.get("role") == "code":
+            continue
+        if record_path(inp["path"]).exists():
+            lines.extend(trace(inp["path"], depth + 1, max_depth, seen))
+        else:
+            sha = (inp.get("sha256") or "")[:12]
+            lines.append(f"{pad}  {inp['path']}  sha256 {sha}")
+    return lines
+
+
+def _cmd_trace(args: argparse.Namespace) -> int:
+    target = args.output.removesuffix(RECORD_SUFFIX)
+    if not record_path(target).exists():
+        print(f"{target}: no provenance record at {record_path(target)}", file=sys.stderr)
+        return 1
+    print("\n".join(trace(target, max_depth=args.depth)))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="judgeaudit", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("check-config", help="validate a config (plus overlays) against the schema")
+    p.add_argument("config", type=Path)
+    p.add_argument("overlay", nargs="*", type=Path)
+    p.add_argument("--show", action="store_true", help="print the config with defaults filled")
+    p.set_defaults(func=_cmd_check_config)
+    p = sub.add_parser("trace", help="show the rules, inputs and code behind an output")
+    p.add_argument("output")
+    p.add_argument("--depth", type=int, default=20)
+    p.set_defaults(func=_cmd_trace)
+    args = parser.parse_args(argv)
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
