@@ -1,0 +1,164 @@
+"""Statistics wrappers pinned to externally computed values (closed forms and
+published reference numbers), not to the wrappers' own output."""
+
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import binom, chi2, norm
+
+from judgeaudit.stats import (
+    chance_follow,
+    cluster_bootstrap,
+    holm,
+    mcnemar_paired,
+    normalise_follow,
+    pair_mode,
+    pair_summary,
+    paired_bootstrap,
+    proportion,
+    wilson,
+)
+
+
+def wilson_closed_form(k, n, alpha=0.05):
+    z = norm.ppf(1 - alpha / 2)
+    p = k / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return centre - half, centre + half
+
+
+@pytest.mark.parametrize("k,n", [(7, 20), (0, 10), (10, 10), (233, 240), (1, 3)])
+def test_wilson_matches_closed_form(k, n):
+    lo, hi = wilson(k, n)
+    elo, ehi = wilson_closed_form(k, n)
+    assert lo == pytest.approx(max(0, elo), abs=1e-12)
+    assert hi == pytest.approx(min(1, ehi), abs=1e-12)
+
+
+def test_wilson_published_values():
+    # Newcombe (1998), Table I: 0/10 -> (0, 0.2775); 5/10 -> (0.2366, 0.7634)
+    assert wilson(0, 10) == pytest.approx((0.0, 0.2775), abs=1e-4)
+    assert wilson(5, 10) == pytest.approx((0.2366, 0.7634), abs=1e-4)
+
+
+def test_proportion_row_and_errors():
+    row = proportion(3, 4, n_invalid=2)
+    assert row["estimate"] == 0.75 and row["n"] == 4 and row["n_invalid"] == 2
+    assert row["method"] == "wilson"
+    empty = proportion(0, 0)
+    assert math.isnan(empty["estimate"]) and math.isnan(empty["ci_low"])
+    with pytest.raises(ValueError, match="k <= n"):
+        wilson(5, 4)
+
+
+def test_mcnemar_exact_binomial():
+    # 10 units (1,0), 2 units (0,1), 5 concordant: exact two-sided binomial p
+    x = [1] * 10 + [0] * 2 + [1] * 3 + [0] * 2
+    y = [0] * 10 + [1] * 2 + [1] * 3 + [0] * 2
+    res = mcnemar_paired(x, y)
+    assert (res["b"], res["c"]) == (10, 2)
+    assert res["method"] == "mcnemar_exact"
+    assert res["pvalue"] == pytest.approx(2 * binom.cdf(2, 12, 0.5), rel=1e-9)
+    assert res["pvalue"] == pytest.approx(158 / 4096, rel=1e-9)
+
+
+def test_mcnemar_chi2_with_continuity_correction():
+    x = [1] * 30 + [0] * 10 + [1] * 20
+    y = [0] * 30 + [1] * 10 + [1] * 20
+    res = mcnemar_paired(x, y)
+    assert res["method"] == "mcnemar_chi2_cc"
+    assert res["statistic"] == pytest.approx((abs(30 - 10) - 1) ** 2 / 40)
+    assert res["pvalue"] == pytest.approx(chi2.sf(9.025, 1), rel=1e-9)
+
+
+def test_mcnemar_no_discordant_and_bad_input():
+    res = mcnemar_paired([1, 0, 1], [1, 0, 1])
+    assert res["pvalue"] == 1.0
+    with pytest.raises(ValueError, match="binary"):
+        mcnemar_paired([2, 0], [1, 0])
+
+
+def test_holm_against_hand_computation():
+    adj, rej = holm([0.01, 0.04, 0.03])
+    assert adj == pytest.approx([0.03, 0.06, 0.06])
+    assert rej == [True, False, False]
+    adj, rej = holm([0.01, float("nan")])
+    assert adj[0] == pytest.approx(0.01) and math.isnan(adj[1]) and rej == [True, False]
+
+
+def test_follow_normalisation():
+    assert chance_follow(8) == pytest.approx(1 / 7)
+    assert normalise_follow(1 / 7, 8) == 0.0
+    assert normalise_follow(0.0, 8) == 0.0
+    assert normalise_follow(1.0, 4) == 1.0
+    assert normalise_follow(0.5, 4) == pytest.approx((0.5 - 1 / 3) / (2 / 3))
+    with pytest.raises(ValueError):
+        chance_follow(2)
+
+
+def test_pair_modes():
+    assert pair_mode("A", "A", "A") == "locked_first"
+    assert pair_mode("B", "B", "A") == "locked_second"
+    assert pair_mode("A", "B", "A") == "consistent_correct"
+    assert pair_mode("B", "A", "A") == "consistent_wrong"
+    assert pair_mode(None, "A", "A") is None
+    s = pair_summary([("A", "A", "A"), ("A", "A", "B"), ("A", "B", "A"), ("B", None, "A")])
+    assert s["modes"] == {"consistent_correct": 1, "consistent_wrong": 0,
+                          "locked_first": 2, "locked_second": 0}
+    assert s["lock_k"] == 2 and s["n_pairs"] == 3 and s["n_invalid_pairs"] == 1
+    # judgments: (A,A|A) 1 of 2, (A,A|B) 1 of 2, (A,B|A) 2 of 2, (B|A) 0 of 1 valid
+    assert (s["g_k"], s["g_n"], s["g_invalid"]) == (4, 7, 1)
+
+
+def test_first_slot_judge_has_g_one_half():
+    rng = np.random.default_rng(1)
+    pairs = [("A", "A", rng.choice(["A", "B"])) for _ in range(100)]
+    s = pair_summary(pairs)
+    assert s["lock_k"] == 100 and s["g_k"] / s["g_n"] == 0.5
+
+
+def test_cluster_bootstrap_duplicates_do_not_shrink_ci():
+    rng = np.random.default_rng(0)
+    base = rng.integers(0, 2, size=60).astype(float)
+    single = cluster_bootstrap(base, None, n_boot=4000, seed=3)
+    # every clip judged 5 times identically (e.g. five derangement seeds)
+    rep = np.repeat(base, 5)
+    clusters = np.repeat(np.arange(60), 5)
+    clustered = cluster_bootstrap(rep, clusters, n_boot=4000, seed=3)
+    naive = cluster_bootstrap(rep, None, n_boot=4000, seed=3)
+    assert clustered["estimate"] == pytest.approx(base.mean())
+    assert clustered["n_clusters"] == 60 and clustered["n"] == 300
+    # same information as one judgment per clip (up to resampling noise)
+    assert clustered["ci_low"] == pytest.approx(single["ci_low"], abs=0.03)
+    assert clustered["ci_high"] == pytest.approx(single["ci_high"], abs=0.03)
+    width_c = clustered["ci_high"] - clustered["ci_low"]
+    width_n = naive["ci_high"] - naive["ci_low"]
+    assert width_c > 1.8 * width_n  # sqrt(5) ~ 2.24 in theory
+
+
+def test_cluster_bootstrap_matches_normal_theory_width():
+    rng = np.random.default_rng(5)
+    x = rng.integers(0, 2, size=400).astype(float)
+    res = cluster_bootstrap(x, None, n_boot=6000, seed=1)
+    se = math.sqrt(x.mean() * (1 - x.mean()) / x.size)
+    assert res["ci_high"] - res["ci_low"] == pytest.approx(2 * 1.96 * se, rel=0.08)
+
+
+def test_paired_bootstrap():
+    rng = np.random.default_rng(2)
+    a = rng.normal(size=200)
+    shifted = paired_bootstrap(a + 0.25, a, n_boot=500, seed=0)
+    assert shifted["estimate"] == pytest.approx(0.25)
+    assert shifted["ci_low"] == pytest.approx(0.25) and shifted["ci_high"] == pytest.approx(0.25)
+    b = rng.integers(0, 2, 300).astype(float)
+    c = rng.integers(0, 2, 300).astype(float)
+    res = paired_bootstrap(b, c, n_boot=4000, seed=0)
+    sd = np.std(b - c, ddof=1) / math.sqrt(300)
+    assert res["ci_low"] < res["estimate"] < res["ci_high"]
+    assert res["ci_high"] - res["ci_low"] == pytest.approx(2 * 1.96 * sd, rel=0.1)
+    with pytest.raises(ValueError, match="NaN"):
+        paired_bootstrap([1.0, float("nan")], [0.0, 1.0])
+    with pytest.raises(ValueError, match="values"):
+        paired_bootstrap([1.0], [0.0, 1.0])
