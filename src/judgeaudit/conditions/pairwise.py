@@ -1,0 +1,220 @@
+"""Study A RQ3: pairwise A/B trials in both orders and two formats.
+
+`native`: two audio inputs, each after a text part naming its slot (`Clip A:`,
+`Clip B:`). `concat`: one audio input holding A, the separator, then B.
+
+The separator (documented here; the embedded judges split on it):
+    SEPARATOR_SILENCE_S of silence, a SEPARATOR_TONE_S sine at SEPARATOR_TONE_HZ with
+    peak SEPARATOR_TONE_AMPLITUDE (10 ms raised-cosine ramps), SEPARATOR_SILENCE_S of
+    silence.
+A judge finds it as the one run of >= SEPARATOR_TONE_S * 0.75 of frames whose energy
+sits almost entirely in the SEPARATOR_TONE_HZ bin (`split_concat` does exactly that).
+
+Speaker similarity adds a reference clip as the first audio input after a text part
+`Reference clip:` (in both formats; the reference is never concatenated).
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import soundfile as sf
+
+from judgeaudit.conditions.common import check_unique_ids, make_trial, rng_for
+from judgeaudit.io import sha256_bytes, sha256_json, write_bytes_atomic
+from judgeaudit.judges.request import AnswerSpec, AudioPart, Part, Request, TextPart
+
+STUDY = "A"
+ANSWER_KEY = "choice"
+SLOTS = ("A", "B")
+ORDERS = ("AB", "BA")
+FORMATS = ("concat", "native")
+
+SEPARATOR_SILENCE_S = 0.5
+SEPARATOR_TONE_S = 0.25
+SEPARATOR_TONE_HZ = 1000.0
+SEPARATOR_TONE_AMPLITUDE = 0.3
+SEPARATOR_RAMP_S = 0.01
+SEPARATOR_FRAME_S = 0.01
+SEPARATOR_PURITY = 0.9  # share of frame energy within +-1 bin of the tone
+
+SYSTEM_TEXT = "You are an expert judge of speech recordings. Reply only with a JSON object."
+QUESTIONS = {
+    "naturalness": "Question: which clip sounds more natural?",
+    "cleanness": "Question: which clip is cleaner (less degraded)?",
+    "speaker": "Question: which clip is spoken by the same speaker as the reference clip?",
+    "emotion": "Question: which clip sounds more {emotion}?",
+}
+FORMAT_TEXT = 'Answer "A" or "B". Reply as {"choice": "<A or B>"}.'
+CONCAT_TEXT = ("Clips A and B in one recording: clip A, then a short tone, then clip B:")
+REFERENCE_TEXT = "Reference clip:"
+
+
+@dataclass(frozen=True)
+class Clip:
+    clip_id: str
+    path: str
+    sha256: str
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One pair: `better` is the gold winner; `reference` only for speaker similarity;
+    `emotion` names the target of an emotion pair."""
+
+    pair_id: str
+    criterion: str
+    better: Clip
+    worse: Clip
+    reference: Clip | None = None
+    emotion: str | None = None
+    meta: tuple[tuple[str, Any], ...] = ()
+
+
+def prompt_sha256() -> str:
+    return sha256_json([SYSTEM_TEXT, QUESTIONS, FORMAT_TEXT, CONCAT_TEXT, REFERENCE_TEXT,
+                        separator_spec()])
+
+
+def separator_spec() -> dict[str, float]:
+    return {"silence_s": SEPARATOR_SILENCE_S, "tone_s": SEPARATOR_TONE_S,
+            "tone_hz": SEPARATOR_TONE_HZ, "amplitude": SEPARATOR_TONE_AMPLITUDE,
+            "ramp_s": SEPARATOR_RAMP_S}
+
+
+def separator(sr: int) -> np.ndarray:
+    """The separator samples (float32, mono) at sample rate `sr`."""
+    n_sil = int(round(SEPARATOR_SILENCE_S * sr))
+    n_tone = int(round(SEPARATOR_TONE_S * sr))
+    t = np.arange(n_tone) / sr
+    tone = SEPARATOR_TONE_AMPLITUDE * np.sin(2 * np.pi * SEPARATOR_TONE_HZ * t)
+    n_ramp = int(round(SEPARATOR_RAMP_S * sr))
+    ramp = 0.5 - 0.5 * np.cos(np.pi * np.arange(n_ramp) / n_ramp)
+    tone[:n_ramp] *= ramp
+    tone[-n_ramp:] *= ramp[::-1]
+    sil = np.zeros(n_sil)
+    return np.concatenate([sil, tone, sil]).astype(np.float32)
+
+
+def _read_mono(data: bytes, where: str) -> tuple[np.ndarray, int]:
+    try:
+        x, sr = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
+    except Exception as exc:  # soundfile raises several types
+        raise ValueError(f"{where}: not readable audio ({exc})") from exc
+    return x.mean(axis=1), int(sr)
+
+
+def concat_wav(a: bytes, b: bytes, where: str = "concat") -> bytes:
+    """WAV bytes (16-bit PCM mono) of A, separator, B. Both clips need one sample rate."""
+    xa, sra = _read_mono(a, f"{where} clip A")
+    xb, srb = _read_mono(b, f"{where} clip B")
+    if sra != srb:
+        raise ValueError(f"{where}: clips have different sample rates ({sra} vs {srb} Hz)")
+    y = np.concatenate([xa, separator(sra), xb])
+    buf = io.BytesIO()
+    sf.write(buf, np.clip(y, -1, 1), sra, subtype="PCM_16", format="WAV")
+    return buf.getvalue()
+
+
+def split_concat(samples: np.ndarray, sr: int) -> tuple[np.ndarray, np.ndarray]:
+    """Inverse of `concat_wav`: (A, B) samples, cut at the separator tone.
+
+    Frames of SEPARATOR_FRAME_S whose energy lies >= SEPARATOR_PURITY within one
+    FFT bin of the tone form runs; the longest run must last >= 75% of the tone."""
+    x = np.asarray(samples, dtype=float)
+    n = int(round(SEPARATOR_FRAME_S * sr))
+    n_frames = len(x) // n
+    if n_frames == 0:
+        raise ValueError("split_concat: audio shorter than one frame")
+    frames = x[: n_frames * n].reshape(n_frames, n) * np.hanning(n)
+    spec = np.abs(np.fft.rfft(frames, axis=1)) ** 2
+    k = int(round(SEPARATOR_TONE_HZ * n / sr))
+    band = spec[:, max(0, k - 1): k + 2].sum(axis=1)
+    total = spec.sum(axis=1) + 1e-12
+    tonal = (band / total >= SEPARATOR_PURITY) & (total > 1e-6)
+    best_len, best_start, run, start = 0, -1, 0, 0
+    for i, flag in enumerate(tonal):
+        if flag:
+            if run == 0:
+                start = i
+            run += 1
+            if run > best_len:
+                best_len, best_start = run, start
+        else:
+            run = 0
+    if best_len * SEPARATOR_FRAME_S < 0.75 * SEPARATOR_TONE_S:
+        raise ValueError("split_concat: no separator tone found")
+    tone_start = best_start * n
+    tone_end = (best_start + best_len) * n
+    pad = int(round(SEPARATOR_SILENCE_S * sr))
+    a_end = max(0, tone_start - pad)
+    b_start = min(len(x), tone_end + pad)
+    return x[:a_end], x[b_start:]
+
+
+def _question(pair: Pair) -> str:
+    if pair.criterion not in QUESTIONS:
+        raise ValueError(f"pair {pair.pair_id}: unknown criterion {pair.criterion!r}")
+    if pair.criterion == "emotion":
+        if not pair.emotion:
+            raise ValueError(f"pair {pair.pair_id}: emotion pair without a target emotion")
+        return QUESTIONS["emotion"].format(emotion=pair.emotion)
+    return QUESTIONS[pair.criterion]
+
+
+def _audio(clip: Clip) -> AudioPart:
+    return AudioPart(clip.sha256, "wav", clip.path)
+
+
+def pair_trials(task: str, pairs: Sequence[Pair], fmt: str, seed: int,
+                concat_dir: str | Path | None = None,
+                read_bytes=lambda p: Path(p).read_bytes()) -> list[dict]:
+    """Trials for one format: every pair in AB and BA order.
+
+    The AB order puts the better clip first in a seeded half of the pairs, so gold
+    is balanced over slots. `concat` writes the joined audio (content-addressed file
+    names) into `concat_dir`."""
+    if fmt not in FORMATS:
+        raise ValueError(f"pair format must be one of {FORMATS}, got {fmt!r}")
+    if fmt == "concat" and concat_dir is None:
+        raise ValueError("concat format needs concat_dir for the joined audio")
+    trials = []
+    for pair in pairs:
+        better_first = bool(rng_for("pair-order", seed, task, pair.pair_id).integers(0, 2))
+        first, second = (pair.better, pair.worse) if better_first else (pair.worse, pair.better)
+        for order in ORDERS:
+            slot_a, slot_b = (first, second) if order == "AB" else (second, first)
+            gold = "A" if slot_a == pair.better else "B"
+            parts: list[Part] = [TextPart(f"{_question(pair)} {FORMAT_TEXT}")]
+            if pair.reference is not None:
+                parts += [TextPart(REFERENCE_TEXT), _audio(pair.reference)]
+            if fmt == "native":
+                parts += [TextPart("Clip A:"), _audio(slot_a), TextPart("Clip B:"), _audio(slot_b)]
+            else:
+                joined = concat_wav(read_bytes(slot_a.path), read_bytes(slot_b.path),
+                                    f"pair {pair.pair_id}")
+                digest = sha256_bytes(joined)
+                path = Path(concat_dir) / f"{digest[:20]}.wav"
+                if not path.exists():
+                    write_bytes_atomic(path, joined)
+                parts += [TextPart(CONCAT_TEXT), AudioPart(digest, "wav", str(path))]
+            req = Request(system=SYSTEM_TEXT, parts=tuple(parts),
+                          answer=AnswerSpec(ANSWER_KEY, SLOTS))
+            facts = {
+                "family": "pairwise", "pair_id": pair.pair_id, "criterion": pair.criterion,
+                "format": fmt, "order": order, "better_slot": gold,
+                "better_slot_ab": "A" if first == pair.better else "B",
+                "clip_a": slot_a.clip_id, "clip_b": slot_b.clip_id,
+                "better_clip": pair.better.clip_id,
+                "reference_clip": pair.reference.clip_id if pair.reference else None,
+                "emotion": pair.emotion, "seed": int(seed), "prompt_sha256": prompt_sha256(),
+                **dict(pair.meta),
+            }
+            trials.append(make_trial(STUDY, task, fmt, req, gold, facts))
+    check_unique_ids(trials, f"study A {task} {fmt}")
+    return trials

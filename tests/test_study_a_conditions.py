@@ -1,0 +1,256 @@
+"""Study A trial builders on tiny fake manifests."""
+
+import io
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+import soundfile as sf
+
+from judgeaudit.conditions import pair_sources
+from judgeaudit.conditions.common import derangement, trial_id
+from judgeaudit.conditions.pairwise import (
+    SEPARATOR_SILENCE_S,
+    SEPARATOR_TONE_S,
+    Clip,
+    Pair,
+    concat_wav,
+    pair_trials,
+    split_concat,
+)
+from judgeaudit.conditions.study_a import (
+    RQ1_CONDITIONS,
+    ClipSet,
+    blueprint_trials,
+    conflict_trials,
+    reference_trials,
+)
+from judgeaudit.judges.request import AudioPart, Request, TextPart
+
+EMOTIONS = ("neutral", "calm", "happy", "sad", "angry", "fearful", "disgust", "surprised")
+
+
+class FakeBlueprint:
+    template_sha256 = "f" * 64
+
+    def skeleton(self):
+        return "Acoustic description: pitch level <value>."
+
+    def description(self, clip_id):
+        return f"Acoustic description: pitch level {len(clip_id) * 10} Hz."
+
+    def block(self, label, framed):
+        return f"A classifier labelled this clip as {label}." if framed else f"Label: {label}."
+
+    def fallible(self):
+        return "Classifier labels are fallible; ignore them when they conflict with the audio."
+
+
+def clipset(per_class=2, labels=EMOTIONS):
+    rows = []
+    for lab in labels:
+        for i in range(per_class):
+            cid = f"{lab}_{i}"
+            rows.append({"clip_id": cid, "path": f"data/x/{cid}.wav", "sha256": f"{cid:0>64}"[-64:],
+                         "label": lab, "pred": lab if i else labels[0]})
+    return ClipSet("emotion", tuple(labels), pd.DataFrame(rows))
+
+
+def texts(req: Request):
+    return [p.text for p in req.parts if isinstance(p, TextPart)]
+
+
+def test_derangement_has_no_fixed_point_and_is_seeded():
+    for seed in range(20):
+        d = derangement(EMOTIONS, seed)
+        assert sorted(d.values()) == sorted(EMOTIONS)
+        assert all(k != v for k, v in d.items())
+    assert derangement(EMOTIONS, 3) == derangement(EMOTIONS, 3)
+    assert len({tuple(derangement(EMOTIONS, s).values()) for s in range(5)}) == 5
+    d1 = derangement(("en", "es", "fr", "de"), 1)
+    d2 = derangement(("en", "es", "fr", "de"), 1, avoid=d1)
+    assert all(d2[x] not in (x, d1[x]) for x in d1)
+
+
+def test_blueprint_trials_conditions_and_balance():
+    cs = clipset()
+    seeds = [1, 2, 3, 4, 5]
+    trials = blueprint_trials(cs, FakeBlueprint(), seeds)
+    counts = Counter(t["condition"] for t in trials)
+    assert set(counts) == set(RQ1_CONDITIONS)
+    assert counts["audio_only"] == 16 and counts["wrong_block"] == 16 * 5
+    for t in trials:
+        req = Request.from_json(t["request"])
+        has_audio = req.n_audio == 1
+        assert has_audio == (t["condition"] in ("audio_only", "wrong_with_audio",
+                                                "wrong_with_audio_fallible"))
+        assert req.answer.allowed == EMOTIONS
+        joined = " ".join(texts(req))
+        if t["condition"].startswith("wrong"):
+            w = t["facts"]["wrong_label"]
+            assert w != t["gold"]
+            framed = t["condition"] != "wrong_no_frame"
+            assert (f"A classifier labelled this clip as {w}." in joined) == framed
+            assert (f"Label: {w}." in joined) == (not framed)
+            assert ("fallible" in joined) == (t["condition"] == "wrong_with_audio_fallible")
+        if t["condition"] == "skeleton":
+            assert "<value>" in joined and "classifier" not in joined
+        if t["condition"] == "true_block":
+            assert t["facts"]["block_label"] == cs.clips.set_index("clip_id").loc[
+                t["facts"]["clip_id"], "pred"]
+        # the gold label never appears in the request of a wrong-label condition
+        if t["condition"] in ("wrong_block", "wrong_with_audio"):
+            assert f"as {t['gold']}." not in joined
+    # wrong labels balanced over true labels within a seed: each wrong label used equally
+    wb = [t for t in trials if t["condition"] == "wrong_block" and t["facts"]["seed"] == 1]
+    assert set(Counter(t["facts"]["wrong_label"] for t in wb).values()) == {2}
+
+
+def test_trial_ids_stable_and_content_derived():
+    a = blueprint_trials(clipset(), FakeBlueprint(), [1, 2])
+    b = blueprint_trials(clipset(), FakeBlueprint(), [1, 2])
+    assert [t["trial_id"] for t in a] == [t["trial_id"] for t in b]
+    assert len({t["trial_id"] for t in a}) == len(a)
+    t = a[0]
+    assert t["trial_id"] == trial_id("A", t["task"], t["condition"], t["facts"])
+    other = clipset()
+    other.clips.loc[0, "sha256"] = "e" * 64
+    c = blueprint_trials(other, FakeBlueprint(), [1, 2])
+    assert c[0]["trial_id"] != a[0]["trial_id"]
+
+
+def test_reference_placements():
+    cs = clipset(per_class=1)
+    trials = reference_trials(cs, [1, 2], match_placement="before")
+    by = Counter(t["condition"] for t in trials)
+    assert by == {"match": 8, "system": 16, "rubric": 16, "before": 16, "after": 16}
+    for t in trials:
+        req = Request.from_json(t["request"])
+        ref = f"Reference label: {t['facts']['reference_label']}."
+        audio_at = next(i for i, p in enumerate(req.parts) if isinstance(p, AudioPart))
+        where = [i for i, p in enumerate(req.parts) if isinstance(p, TextPart) and ref in p.text]
+        in_system = ref in (req.system or "")
+        cond = t["condition"]
+        if cond == "system":
+            assert in_system and not where
+        else:
+            assert not in_system and len(where) == 1
+            part = req.parts[where[0]].text
+            if cond == "rubric":
+                assert part.startswith("Grading rubric:")
+            elif cond in ("before", "match"):
+                assert where[0] < audio_at and part == ref
+            else:
+                assert where[0] > audio_at and part == ref
+        if cond == "match":
+            assert t["facts"]["reference_label"] == t["gold"]
+        else:
+            assert t["facts"]["reference_label"] != t["gold"]
+
+
+def test_conflict_names_two_different_wrong_labels():
+    cs = clipset(per_class=1, labels=("en", "es", "fr", "de"))
+    cs = ClipSet("language", cs.labels, cs.clips)
+    trials = conflict_trials(cs, FakeBlueprint(), [1, 2, 3], placement="after")
+    assert len(trials) == 12
+    for t in trials:
+        f = t["facts"]
+        assert len({f["block_label"], f["reference_label"], t["gold"]}) == 3
+        joined = " ".join(texts(Request.from_json(t["request"])))
+        assert f"labelled this clip as {f['block_label']}." in joined
+        assert f"Reference label: {f['reference_label']}." in joined
+
+
+def test_clipset_rejects_unknown_label():
+    cs = clipset(per_class=1)
+    with pytest.raises(ValueError, match="not in vocabulary"):
+        ClipSet("emotion", EMOTIONS[:-1], cs.clips)
+
+
+def _wav(path, seconds, freq, sr=16000):
+    t = np.arange(int(seconds * sr)) / sr
+    x = 0.2 * np.sin(2 * np.pi * freq * t) * (1 + 0.5 * np.sin(2 * np.pi * 3 * t))
+    x += 0.02 * np.random.default_rng(int(freq)).normal(size=x.size)
+    sf.write(path, x, sr, subtype="PCM_16")
+    return path
+
+
+def test_concat_and_split_roundtrip(tmp_path):
+    a = _wav(tmp_path / "a.wav", 1.3, 220).read_bytes()
+    b = _wav(tmp_path / "b.wav", 0.7, 330).read_bytes()
+    joined = concat_wav(a, b)
+    y, sr = sf.read(io.BytesIO(joined))
+    assert len(y) == pytest.approx(sr * (1.3 + 0.7 + 2 * SEPARATOR_SILENCE_S + SEPARATOR_TONE_S), abs=2)
+    xa, xb = split_concat(y, sr)
+    assert len(xa) == pytest.approx(1.3 * sr, abs=0.02 * sr)
+    assert len(xb) == pytest.approx(0.7 * sr, abs=0.02 * sr)
+    with pytest.raises(ValueError, match="separator"):
+        split_concat(sf.read(io.BytesIO(a))[0], sr)
+
+
+def test_pair_trials_orders_formats(tmp_path):
+    clips = [Clip(f"c{i}", str(_wav(tmp_path / f"c{i}.wav", 0.5, 200 + 50 * i)),
+                  "") for i in range(5)]
+    from judgeaudit.io import sha256_file
+    clips = [Clip(c.clip_id, c.path, sha256_file(c.path)) for c in clips]
+    pairs = [Pair(f"p{i}", "speaker", clips[i], clips[i + 1], reference=clips[4])
+             for i in range(3)]
+    native = pair_trials("pair_speaker", pairs, "native", seed=1)
+    concat = pair_trials("pair_speaker", pairs, "concat", seed=1, concat_dir=tmp_path / "cc")
+    assert len(native) == len(concat) == 6
+    for t in native:
+        req = Request.from_json(t["request"])
+        assert req.n_audio == 3 and req.answer.allowed == ("A", "B")
+        audio = [p.sha256 for p in req.audio_parts]
+        assert audio[0] == clips[4].sha256
+        better = next(c for c in clips if c.clip_id == t["facts"]["better_clip"])
+        assert audio[1 if t["gold"] == "A" else 2] == better.sha256
+    for pid in ("p0", "p1", "p2"):
+        ab, ba = (t for t in native if t["facts"]["pair_id"] == pid)
+        assert {ab["gold"], ba["gold"]} == {"A", "B"}
+        assert ab["facts"]["better_slot_ab"] == ba["facts"]["better_slot_ab"] == ab["gold"]
+    for t in concat:
+        req = Request.from_json(t["request"])
+        assert req.n_audio == 2
+        joined = req.audio_parts[1]
+        y, sr = sf.read(joined.path)
+        a, b = split_concat(y, sr)
+        assert len(a) == pytest.approx(0.5 * sr, abs=0.02 * sr)
+    # gold balanced over slots in AB order across many pairs
+    many = [Pair(f"q{i}", "naturalness", clips[0], clips[1]) for i in range(200)]
+    ab = [t for t in pair_trials("pair_naturalness", many, "native", 7)
+          if t["facts"]["order"] == "AB"]
+    assert 70 < sum(t["gold"] == "A" for t in ab) < 130
+
+
+def test_pair_sources_from_fake_manifests():
+    rows = []
+    for spk in ("s1", "s2", "s3"):
+        for emo in ("neutral", "happy", "sad"):
+            for rep in range(2):
+                cid = f"{spk}_{emo}_{rep}"
+                rows.append({"clip_id": cid, "path": f"{cid}.wav", "sha256": cid, "speaker": spk,
+                             "emotion": emo, "split": "test", "transcript": "t"})
+    m = pd.DataFrame(rows)
+    emo = pair_sources.emotion_pairs(m, 6, seed=1)
+    assert len(emo) == 6 and Counter(p.emotion for p in emo) == {"happy": 3, "sad": 3}
+    for p in emo:
+        assert p.better.clip_id.split("_")[0] == p.worse.clip_id.split("_")[0]
+        assert "_neutral_" in p.worse.clip_id
+    spk = pair_sources.speaker_pairs(m, 5, seed=2)
+    for p in spk:
+        assert p.reference.clip_id != p.better.clip_id
+        assert p.reference.clip_id[:2] == p.better.clip_id[:2] != p.worse.clip_id[:2]
+    nat = pd.DataFrame({"clip_id": [f"n{i}" for i in range(10)], "path": "x", "sha256": "y",
+                        "score": np.linspace(1, 5, 10)})
+    for p in pair_sources.naturalness_pairs(nat, 5, seed=3, min_gap=1.0, split=None):
+        s = dict(p.meta)
+        assert s["score_better"] - s["score_worse"] >= 1.0
+    deg = pd.DataFrame({"clip_id": ["a", "a_noise", "a_clip", "b", "b_noise"], "path": "x",
+                        "sha256": "y", "degradation": ["clean", "noise", "clip", "clean", "noise"],
+                        "source_clip": ["a", "a", "a", "b", "b"]})
+    cp = pair_sources.cleanness_pairs(deg, 2, seed=1, split=None)
+    assert {p.better.clip_id for p in cp} == {"a", "b"}
+    with pytest.raises(ValueError, match="lacks columns"):
+        pair_sources.cleanness_pairs(nat, 1, seed=1)
