@@ -1,0 +1,72 @@
+"""WAV read/write helpers: mono 16-bit PCM, deterministic bytes.
+
+Files are written with soundfile as plain RIFF/WAVE PCM_16 (no timestamps or
+peak chunks), to an in-memory buffer first so that the bytes (and their sha256)
+are known before the atomic rename.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from judgeaudit.io import sha256_bytes, write_bytes_atomic
+
+
+def to_pcm16(x: np.ndarray) -> np.ndarray:
+    """float samples in [-1, 1] -> int16 (clipped, rounded half to even)."""
+    x = np.asarray(x)
+    if x.dtype == np.int16:
+        return x
+    return np.clip(np.round(x.astype(np.float64) * 32767.0), -32768, 32767).astype(np.int16)
+
+
+def wav_bytes(x: np.ndarray, sample_rate: int) -> bytes:
+    """Encode mono samples (float in [-1, 1] or int16) as PCM_16 WAV bytes."""
+    pcm = to_pcm16(x)
+    if pcm.ndim != 1:
+        raise ValueError(f"expected mono samples (1-D), got shape {pcm.shape}")
+    buf = io.BytesIO()
+    sf.write(buf, pcm, int(sample_rate), subtype="PCM_16", format="WAV")
+    return buf.getvalue()
+
+
+def write_wav(path: str | os.PathLike, x: np.ndarray, sample_rate: int) -> dict:
+    """Write a WAV atomically; return {sha256, duration_s, sample_rate, channels, n_samples}."""
+    data = wav_bytes(x, sample_rate)
+    write_bytes_atomic(path, data)
+    n = int(np.asarray(x).shape[0])
+    return {
+        "sha256": sha256_bytes(data),
+        "duration_s": round(n / int(sample_rate), 6),
+        "sample_rate": int(sample_rate),
+        "channels": 1,
+        "n_samples": n,
+    }
+
+
+def read_wav(path: str | os.PathLike | bytes, mono: bool = True) -> tuple[np.ndarray, int]:
+    """Read a WAV file (path or bytes) as float32 in [-1, 1]; down-mix if `mono`."""
+    src = io.BytesIO(path) if isinstance(path, bytes | bytearray) else Path(path)
+    x, sr = sf.read(src, dtype="float32", always_2d=True)
+    if mono:
+        return x.mean(axis=1).astype(np.float32), int(sr)
+    return x, int(sr)
+
+
+def wav_info(path: str | os.PathLike) -> dict:
+    """Header info without decoding: duration_s, sample_rate, channels, frames."""
+    info = sf.info(str(path))
+    return {
+        "duration_s": info.frames / info.samplerate if info.samplerate else 0.0,
+        "sample_rate": int(info.samplerate),
+        "channels": int(info.channels),
+        "frames": int(info.frames),
+    }
+
+
+__all__ = ["read_wav", "to_pcm16", "wav_bytes", "wav_info", "write_wav"]

@@ -1,0 +1,98 @@
+"""Manifest columns and label vocabularies: the one place that defines them.
+
+A manifest `data/<dataset>/manifest.tsv` has one row per clip with the
+COMMON_COLUMNS (path relative to the repo root / working directory, sha256 of
+the file bytes, duration in seconds, sample rate, channels, speaker id and a
+speaker-disjoint split) plus the attribute columns its dataset declares in
+DATASET_COLUMNS. Real datasets register their columns here too (e.g.
+`DATASET_COLUMNS["ravdess"] = (...)`), so `judgeaudit.datasets.validate`
+checks every corpus the same way.
+
+Vocabularies:
+- EMOTIONS: the 8 RAVDESS classes in RAVDESS order.
+- INTENSITIES: RAVDESS intensities (neutral has only "normal").
+- LANGUAGES: the default language set; any ISO 639-1 code (ISO639_1) is valid.
+- DEGRADATIONS: the synthetic naturalness degradations ("clean" = source clip).
+- SPLITS, ROLES (dialogue turns).
+"""
+
+from __future__ import annotations
+
+EMOTIONS: tuple[str, ...] = (
+    "neutral", "calm", "happy", "sad", "angry", "fearful", "disgust", "surprised",
+)
+INTENSITIES: tuple[str, ...] = ("normal", "strong")
+LANGUAGES: tuple[str, ...] = ("en", "es", "fr", "de")
+SPLITS: tuple[str, ...] = ("train", "test")
+ROLES: tuple[str, ...] = ("user", "assistant")
+DEGRADATIONS: tuple[str, ...] = (
+    "clean", "white_noise", "babble_noise", "clipping", "bandlimit", "phase_vocoder",
+    "frame_drop",
+)
+SCORE_RANGE: tuple[float, float] = (1.0, 5.0)
+
+# ISO 639-1 two-letter codes.
+ISO639_1: frozenset[str] = frozenset("""
+aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu
+cv cy da de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi
+ho hr ht hu hy hz ia id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks
+ku kv kw ky la lb lg li ln lo lt lu lv mg mh mi mk ml mn mr ms mt my na nb nd ne ng nl
+nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc sd se sg si sk sl
+sm sn so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve
+vi vo wa wo xh yi yo za zh zu
+""".split())
+
+COMMON_COLUMNS: tuple[str, ...] = (
+    "clip_id", "path", "sha256", "duration_s", "sample_rate", "channels", "speaker", "split",
+)
+
+# Attribute columns per dataset (after the common ones, in this order).
+DATASET_COLUMNS: dict[str, tuple[str, ...]] = {
+    "synth_emotion": ("emotion", "intensity", "transcript", "sentence_id", "repetition",
+                      "voice", "subset"),
+    "synth_language": ("language", "transcript", "voice"),
+    "synth_speaker": ("transcript", "utterance_id", "voice"),
+    "synth_naturalness": ("transcript", "voice", "degradation", "severity", "score",
+                          "source_clip"),
+    "synth_counterfactual": ("item_id", "emotion", "transcript", "voice"),
+    "synth_dialogue": ("dialogue_id", "variant", "turn_index", "role", "emotion",
+                       "transcript", "voice"),
+}
+
+# Label columns checked against a vocabulary whenever a manifest has them.
+VOCABULARIES: dict[str, frozenset[str]] = {
+    "split": frozenset(SPLITS),
+    "emotion": frozenset(EMOTIONS),
+    "intensity": frozenset(INTENSITIES),
+    "language": ISO639_1,
+    "degradation": frozenset(DEGRADATIONS),
+    "role": frozenset(ROLES),
+}
+
+# Auxiliary tables beside the manifest: file name -> required columns; columns named
+# in AUX_CLIP_COLUMNS must hold clip_ids of the manifest.
+AUX_TABLES: dict[str, dict[str, tuple[str, ...]]] = {
+    "synth_speaker": {"trials.tsv": ("trial_id", "clip_a", "clip_b", "same", "split")},
+    "synth_naturalness": {"pairs.tsv": ("pair_id", "task", "better_clip", "worse_clip",
+                                        "source_clip", "degradation", "better_score",
+                                        "worse_score", "split")},
+    "synth_counterfactual": {"items.tsv": ("item_id", "transcript", "clip_a", "clip_b",
+                                           "emotion_a", "emotion_b", "voice")},
+    "synth_dialogue": {"dialogues.tsv": ("dialogue_id", "variant", "shift_turn", "n_turns",
+                                         "clip_id", "path", "sha256", "duration_s",
+                                         "trajectory")},
+}
+AUX_CLIP_COLUMNS: tuple[str, ...] = ("clip_a", "clip_b", "better_clip", "worse_clip",
+                                     "source_clip")
+
+
+def columns_for(dataset: str) -> tuple[str, ...]:
+    """Required manifest columns of `dataset` (common + its attribute columns)."""
+    return COMMON_COLUMNS + DATASET_COLUMNS.get(dataset, ())
+
+
+__all__ = [
+    "AUX_CLIP_COLUMNS", "AUX_TABLES", "COMMON_COLUMNS", "DATASET_COLUMNS", "DEGRADATIONS",
+    "EMOTIONS", "INTENSITIES", "ISO639_1", "LANGUAGES", "ROLES", "SCORE_RANGE", "SPLITS",
+    "VOCABULARIES", "columns_for",
+]
