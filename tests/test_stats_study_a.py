@@ -1,0 +1,181 @@
+"""Study A metrics on trials from the real builders and scripted responses."""
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from judgeaudit.conditions.pairwise import Clip, Pair, pair_trials
+from judgeaudit.conditions.study_a import (
+    ClipSet,
+    blueprint_trials,
+    conflict_trials,
+    reference_trials,
+)
+from judgeaudit.stats import study_a as sa
+
+LANGS = ("en", "es", "fr", "de")
+
+
+class BP:
+    template_sha256 = "0" * 64
+
+    def skeleton(self):
+        return "Acoustic description."
+
+    def description(self, clip_id):
+        return "Acoustic description: loud."
+
+    def block(self, label, framed):
+        return f"A classifier labelled this clip as {label}." if framed else f"Label: {label}."
+
+    def fallible(self):
+        return "Labels are fallible."
+
+
+def clipset(per_class=10):
+    rows = [{"clip_id": f"{lab}{i}", "path": "x.wav", "sha256": f"{lab}{i}", "label": lab,
+             "pred": lab} for lab in LANGS for i in range(per_class)]
+    return ClipSet("language", LANGS, pd.DataFrame(rows))
+
+
+def respond(trials, fn):
+    out = []
+    for t in trials:
+        parsed, status = fn(t)
+        out.append({"trial_id": t["trial_id"], "parsed": parsed, "status": status})
+    return out
+
+
+def trials_all():
+    cs = clipset()
+    return (blueprint_trials(cs, BP(), [1, 2, 3]) + reference_trials(cs, [1, 2, 3])
+            + conflict_trials(cs, BP(), [1, 2]))
+
+
+def metric(m, cond, name, seed="all"):
+    row = m[(m["condition"] == cond) & (m["metric"] == name) & (m["seed"] == seed)]
+    assert len(row) == 1, (cond, name, seed)
+    return row.iloc[0]
+
+
+def test_label_reader_like_judge_follows_everything():
+    trials = trials_all()
+
+    def reader(t):
+        f = t["facts"]
+        lab = f.get("reference_label") or f.get("block_label")
+        return (lab or "en", "valid")
+
+    df = sa.join(trials, respond(trials, reader), "reader")
+    m = sa.metrics(df, n_boot=200)
+    for cond in ("wrong_block", "wrong_with_audio", "system", "after"):
+        r = metric(m, cond, "rf")
+        assert r["estimate"] == 1.0 and r["n"] == 120 and r["n_invalid"] == 0
+        assert metric(m, cond, "rf_norm")["estimate"] == 1.0
+    assert metric(m, "conflict", "follow_reference")["estimate"] == 1.0
+    assert metric(m, "conflict", "follow_block")["estimate"] == 0.0
+    assert metric(m, "wrong_block", "accuracy", seed="2")["n"] == 40
+
+
+def test_listener_like_judge_and_invalids():
+    trials = trials_all()
+    rng = np.random.default_rng(0)
+
+    def listener(t):
+        if rng.random() < 0.1:
+            return (None, "invalid_json")
+        return (t["gold"], "valid")
+
+    df = sa.join(trials, respond(trials, listener), "listener")
+    m = sa.metrics(df, n_boot=200)
+    r = metric(m, "before", "rf")
+    assert r["estimate"] == 0.0 and r["n"] + r["n_invalid"] == 120 and r["n_invalid"] > 0
+    assert metric(m, "before", "rf_norm")["estimate"] == 0.0
+    acc = metric(m, "audio_only", "accuracy")
+    assert acc["estimate"] == 1.0 and acc["ci_low"] < 1.0
+    # repeated measures over seeds get a cluster bootstrap over clips
+    rf = metric(m, "wrong_block", "accuracy")
+    assert rf["n_clusters"] == 40
+
+
+def test_random_follow_gives_rf_near_chance_and_norm_zero():
+    trials = trials_all()
+    rng = np.random.default_rng(1)
+
+    def random_wrong(t):
+        wrong = [x for x in LANGS if x != t["gold"]]
+        return (wrong[int(rng.integers(0, 3))], "valid")
+
+    big = clipset(per_class=100)
+    trials = reference_trials(big, [1, 2, 3])
+    m = sa.metrics(sa.join(trials, respond(trials, random_wrong), "rnd"), n_boot=200)
+    r = metric(m, "system", "rf")
+    assert r["ci_low"] < 1 / 3 < r["ci_high"]
+    assert metric(m, "system", "rf_norm")["ci_low"] == 0.0
+
+
+def test_missing_response_is_an_error():
+    trials = trials_all()[:5]
+    with pytest.raises(ValueError, match="no response"):
+        sa.join(trials, [], "x")
+
+
+def _pairs(tmp_path, n=20):
+    import soundfile as sf
+
+    from judgeaudit.io import sha256_file
+    clips = []
+    for i in range(2):
+        p = tmp_path / f"c{i}.wav"
+        sf.write(p, np.zeros(1600) + 0.01 * i, 16000, subtype="PCM_16")
+        clips.append(Clip(f"c{i}", str(p), sha256_file(p)))
+    return [Pair(f"p{i}", "naturalness", clips[0], clips[1]) for i in range(n)]
+
+
+def test_pairwise_first_slot_and_oracle(tmp_path):
+    pairs = _pairs(tmp_path)
+    trials = (pair_trials("pair_naturalness", pairs, "native", 1)
+              + pair_trials("pair_naturalness", pairs, "concat", 1, concat_dir=tmp_path / "cc"))
+    m = sa.metrics(sa.join(trials, respond(trials, lambda t: ("A", "valid")), "first"), 200)
+    lock = metric(m, "concat", "lock")
+    assert lock["estimate"] == 1.0 and lock["n"] == 20
+    g = metric(m, "native", "g")
+    assert g["estimate"] == 0.5 and g["n"] == 40 and g["n_clusters"] == 20
+    assert metric(m, "native", "locked_first")["estimate"] == 1.0
+    m2 = sa.metrics(sa.join(trials, respond(trials, lambda t: (t["gold"], "valid")), "o"), 200)
+    assert metric(m2, "concat", "lock")["estimate"] == 0.0
+    assert metric(m2, "concat", "consistent_correct")["estimate"] == 1.0
+    assert metric(m2, "native", "g")["estimate"] == 1.0
+
+
+def test_contrasts_and_holm(tmp_path):
+    trials = trials_all()
+    pairs = _pairs(tmp_path)
+    trials += pair_trials("pair_naturalness", pairs, "native", 1)
+    trials += pair_trials("pair_naturalness", pairs, "concat", 1, concat_dir=tmp_path / "cc")
+
+    def judge(t):  # follows blocks only with audio absent; follows only 'system' refs
+        f = t["facts"]
+        if t["condition"] in ("wrong_with_audio",):
+            return (f["wrong_label"], "valid")
+        if t["condition"] == "system":
+            return (f["wrong_label"], "valid")
+        if f.get("family") == "pairwise":
+            return ("A", "valid") if t["condition"] == "concat" else (t["gold"], "valid")
+        return (t["gold"], "valid")
+
+    rows = sa.contrast_rows(sa.join(trials, respond(trials, judge), "j"))
+    table = sa.contrasts_table(rows + [dict(r, judge="j2") for r in rows])
+    fam = set(table["family"])
+    assert fam == {"wrong_with_audio_vs_audio_only", "fallible_vs_wrong_with_audio",
+                   "placement_most_vs_least", "concat_vs_native_lock"}
+    r = table[(table["family"] == "wrong_with_audio_vs_audio_only") & (table["judge"] == "j")]
+    assert r.iloc[0]["b"] == 0 and r.iloc[0]["c"] == 40 and r.iloc[0]["n"] == 40
+    pl = table[table["family"] == "placement_most_vs_least"].iloc[0]
+    assert pl["contrast"].startswith("follow(system)") and pl["b"] == 120
+    lock = table[table["family"] == "concat_vs_native_lock"].iloc[0]
+    assert (lock["b"], lock["c"]) == (20, 0)
+    # Holm within family: two equal p-values -> both doubled (capped at 1)
+    fam_rows = table[table["family"] == "concat_vs_native_lock"]
+    assert fam_rows["p_holm"].tolist() == pytest.approx(
+        [min(1, 2 * fam_rows["pvalue"].iloc[0])] * 2)
