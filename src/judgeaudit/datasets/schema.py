@@ -86,6 +86,26 @@ AUX_CLIP_COLUMNS: tuple[str, ...] = ("clip_a", "clip_b", "better_clip", "worse_c
                                      "source_clip")
 
 
+# >>> real datasets (owned by the download stage: judgeaudit.datasets.real)
+DATASET_COLUMNS.update({
+    "ravdess": ("emotion", "intensity", "transcript", "statement", "repetition", "actor",
+                "gender", "modality", "vocal_channel", "subset"),
+    "fleurs": ("language", "transcript", "sentence_id", "gender", "fleurs_config"),
+    "bvcc": ("score", "system", "utterance", "n_ratings", "bvcc_set"),
+    "voxceleb1": ("video_id", "utterance_id", "voxceleb_path"),
+    "emocf": ("emotion", "transcript", "raw_emotion", "expected_emotions"),
+    "od3": ("dialogue_id", "turn_index", "role", "transcript", "voice", "source_dataset"),
+})
+AUX_TABLES.update({
+    "bvcc": {"pairs.tsv": ("pair_id", "task", "better_clip", "worse_clip", "better_score",
+                           "worse_score", "split")},
+    "voxceleb1": {"trials.tsv": ("trial_id", "clip_a", "clip_b", "same", "split")},
+    "emocf": {"items.tsv": ("item_id", "transcript", "clip_a", "clip_b", "emotion_a",
+                            "emotion_b", "voice")},
+    "od3": {"dialogues.tsv": ("dialogue_id", "n_turns", "source_dataset")},
+})
+# <<< real datasets
+
 def columns_for(dataset: str) -> tuple[str, ...]:
     """Required manifest columns of `dataset` (common + its attribute columns)."""
     return COMMON_COLUMNS + DATASET_COLUMNS.get(dataset, ())
