@@ -1,0 +1,193 @@
+"""The adapter interface every judge implements (API providers and embedded judges),
+its registry, and the error types the engine's retry loop understands."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from judgeaudit.judges.request import LoadedRequest, Request
+
+
+@dataclass
+class Reply:
+    """What came back: raw text plus the provider's own signals."""
+
+    raw_text: str | None
+    refusal: bool = False
+    usage: dict[str, Any] = field(default_factory=dict)
+    model_version: str | None = None
+
+
+class TransientError(Exception):
+    """Worth retrying (5xx, 429, timeout, broken or malformed body)."""
+
+    def __init__(self, reason: str, retry_after: float | None = None, rate_limited: bool = False):
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+        self.rate_limited = rate_limited
+
+
+class PermanentError(Exception):
+    """Not worth retrying (400/401/403/404, bad configuration)."""
+
+
+class MissingKeyError(PermanentError):
+    pass
+
+
+REGISTRY: dict[str, type[Adapter]] = {}
+
+
+def register(cls: type[Adapter]) -> type[Adapter]:
+    REGISTRY[cls.provider] = cls
+    return cls
+
+
+class Adapter:
+    """One judge = one adapter instance. Subclasses set `provider`, list the settings
+    that change outputs in `OUTPUT_FIELDS` (they enter the fingerprint, hence the
+    cache key) and implement `complete`."""
+
+    provider: ClassVar[str] = ""
+    OUTPUT_FIELDS: ClassVar[tuple[str, ...]] = ("model",)
+    blocking: ClassVar[bool] = False  # True: `complete_sync` runs in a worker thread
+    paid: ClassVar[bool] = False
+
+    def __init__(self, name: str, spec: dict[str, Any]):
+        self.name = name
+        self.spec = dict(spec)
+
+    # --- identity ---
+    def fingerprint_fields(self) -> dict[str, Any]:
+        return {k: self.spec.get(k) for k in self.OUTPUT_FIELDS}
+
+    @property
+    def max_audio_inputs(self) -> int | None:
+        return self.spec.get("max_audio_inputs")
+
+    def unsupported_reason(self, request: Request) -> str | None:
+        limit = self.max_audio_inputs
+        if limit is not None and request.n_audio > limit:
+            return f"{self.name} accepts at most {limit} audio input(s); request has {request.n_audio}"
+        return None
+
+    # --- cost estimate (pre-flight) ---
+    def estimate_tokens(self, request: Request, audio_seconds: float) -> tuple[int, int]:
+        text_chars = sum(len(p.text) for p in request.parts if p.kind == "text")
+        text_chars += len(request.system or "")
+        tokens_in = int(text_chars / 4 + audio_seconds * float(self.spec.get("audio_tokens_per_s", 10)))
+        tokens_out = int(self.spec.get("expected_output_tokens", 60))
+        return tokens_in, tokens_out
+
+    def estimate_cost(self, tokens_in: int, tokens_out: int) -> float:
+        return (tokens_in * float(self.spec.get("price_in_per_mtok", 0.0))
+                + tokens_out * float(self.spec.get("price_out_per_mtok", 0.0))) / 1e6
+
+    # --- calls ---
+    async def complete(self, loaded: LoadedRequest) -> Reply:
+        return self.complete_sync(loaded)
+
+    def complete_sync(self, loaded: LoadedRequest) -> Reply:
+        raise NotImplementedError
+
+    async def aclose(self) -> None:
+        return None
+
+    def redact(self, text: str) -> str:
+        return text
+
+
+class HTTPAdapter(Adapter):
+    """Shared plumbing for HTTP providers: API key from the environment only, one
+    pooled httpx client, status-code classification, secret redaction."""
+
+    paid = True
+    DEFAULT_KEY_ENV: ClassVar[str] = ""
+
+    def __init__(self, name: str, spec: dict[str, Any]):
+        super().__init__(name, spec)
+        self._client = None
+
+    def api_key(self) -> str:
+        env = self.spec.get("api_key_env") or self.DEFAULT_KEY_ENV
+        key = os.environ.get(env, "") if env else ""
+        if not key and not self.spec.get("allow_no_key", False):
+            raise MissingKeyError(
+                f"judge {self.name}: environment variable {env} is not set "
+                f"(API keys are read only from the environment)"
+            )
+        return key
+
+    def redact(self, text: str) -> str:
+        env = self.spec.get("api_key_env") or self.DEFAULT_KEY_ENV
+        key = os.environ.get(env, "") if env else ""
+        return text.replace(key, "***") if key and len(key) >= 4 else text
+
+    def client(self):
+        if self._client is None:
+            import httpx
+
+            conc = int(self.spec.get("concurrency", 8))
+            self._client = httpx.AsyncClient(
+                timeout=httpx.Timeout(float(self.spec.get("timeout_s", 120.0)), connect=10.0),
+                limits=httpx.Limits(max_connections=conc + 4, max_keepalive_connections=conc + 4),
+            )
+        return self._client
+
+    async def aclose(self) -> None:
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def post_json(self, url: str, headers: dict[str, str], body: dict[str, Any]) -> dict:
+        """POST and return the decoded JSON body, mapping failures to the retry classes."""
+        import httpx
+
+        from judgeaudit.judges.limits import parse_retry_after
+
+        try:
+            resp = await self.client().post(url, headers=headers, json=body)
+            content = await resp.aread()
+        except httpx.TimeoutException as exc:
+            raise TransientError(f"timeout ({type(exc).__name__})") from None
+        except httpx.HTTPError as exc:
+            raise TransientError(self.redact(f"transport: {type(exc).__name__}: {exc}")) from None
+        return self._decode(resp.status_code, resp.headers, content, parse_retry_after)
+
+    def _decode(self, status: int, headers, content: bytes, parse_retry_after) -> dict:
+        import json
+
+        snippet = self.redact(content[:300].decode("utf-8", "replace"))
+        if status == 429:
+            raise TransientError(
+                f"HTTP 429: {snippet}", parse_retry_after(headers.get("retry-after")), True
+            )
+        if status in (408, 409) or status >= 500:
+            raise TransientError(
+                f"HTTP {status}: {snippet}", parse_retry_after(headers.get("retry-after"))
+            )
+        if status >= 400:
+            raise PermanentError(f"HTTP {status}: {snippet}")
+        try:
+            data = json.loads(content)
+        except ValueError:
+            raise TransientError(f"malformed JSON body from provider: {snippet[:120]!r}") from None
+        if not isinstance(data, dict):
+            raise TransientError("provider body is not a JSON object")
+        return data
+
+
+def make_adapter(name: str, spec: dict[str, Any]) -> Adapter:
+    # import for registration side effects (cheap: no SDK imports at module level)
+    from judgeaudit.judges.adapters import gemini, openai_chat  # noqa: F401
+    from judgeaudit.judges.embedded import adapters as _embedded  # noqa: F401
+
+    provider = spec.get("provider")
+    if provider not in REGISTRY:
+        raise ValueError(
+            f"judge {name!r}: unknown provider {provider!r}; known: {sorted(REGISTRY)}"
+        )
+    return REGISTRY[provider](name, spec)

@@ -1,0 +1,92 @@
+"""Registry entries for the embedded judges: same adapter interface, same engine,
+same cache and response format as the API judges."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, ClassVar
+
+from judgeaudit.judges.adapters.base import Adapter, Reply, register
+from judgeaudit.judges.embedded import judges as J
+from judgeaudit.judges.embedded.perception import make_perception, model_hashes
+from judgeaudit.judges.embedded.reader import read_request
+from judgeaudit.judges.request import LoadedRequest
+
+EMBEDDED_VERSION = 1  # bump when an embedded judge's decision logic changes
+
+
+class EmbeddedAdapter(Adapter):
+    blocking = True
+    MODEL_VERSION: ClassVar[str] = ""
+
+    def __init__(self, name: str, spec: dict[str, Any], perception=None):
+        super().__init__(name, spec)
+        self._perception = perception
+
+    @property
+    def perception(self):
+        if self._perception is None:
+            self._perception = make_perception(self.spec.get("perception"))
+        return self._perception
+
+    def fingerprint_fields(self) -> dict[str, Any]:
+        return {"embedded_version": EMBEDDED_VERSION}
+
+    def decide(self, view, loaded: LoadedRequest) -> str:
+        raise NotImplementedError
+
+    def complete_sync(self, loaded: LoadedRequest) -> Reply:
+        view = read_request(loaded)
+        answer = self.decide(view, loaded)
+        body: dict[str, Any] = {}
+        if view.reasoning:
+            body["reasoning"] = f"{self.provider} judge ({view.task}/{view.attribute})"
+        body[view.key] = answer
+        return Reply(json.dumps(body), usage={}, model_version=f"embedded-{self.provider}-v{EMBEDDED_VERSION}")
+
+
+@register
+class LabelReaderAdapter(EmbeddedAdapter):
+    provider = "label_reader"
+
+    def decide(self, view, loaded):
+        return J.label_reader(view)
+
+
+@register
+class FirstSlotAdapter(EmbeddedAdapter):
+    provider = "first_slot"
+
+    def decide(self, view, loaded):
+        return J.first_slot(view)
+
+
+@register
+class ListenerAdapter(EmbeddedAdapter):
+    provider = "listener"
+
+    def fingerprint_fields(self) -> dict[str, Any]:
+        pspec = self.spec.get("perception") or {}
+        return {"embedded_version": EMBEDDED_VERSION, "perception_kind": pspec.get("kind", "specialists"),
+                "perception_factory": pspec.get("factory"), "perception_options": pspec.get("options"),
+                "models": model_hashes(pspec)}
+
+    def decide(self, view, loaded):
+        return J.listener(view, self.perception)
+
+
+@register
+class SimulatedAdapter(ListenerAdapter):
+    provider = "simulated"
+
+    def __init__(self, name: str, spec: dict[str, Any], perception=None):
+        super().__init__(name, spec, perception)
+        self.knobs = J.SimKnobs.from_spec(spec.get("simulated") or {})
+
+    def fingerprint_fields(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        return {**super().fingerprint_fields(), "knobs": asdict(self.knobs)}
+
+    def decide(self, view, loaded):
+        return J.simulated(view, self.perception, self.knobs, loaded.request.content_hash())

@@ -1,0 +1,265 @@
+"""Embedded judges with known behaviour (SPEC section 4). Each maps a RequestView
+(built from the request alone) to an answer; the adapter wraps it as JSON text.
+
+- `label_reader`: reads only text. Copies the first allowed label found in a side
+  block / reference / oracle statement (reading order: system, then parts); for
+  reply choice maps a found label to a reply with the REPLY_CUES lexicon; else a
+  fixed text-only fallback (an allowed answer chosen by a hash of the text).
+- `first_slot`: always `allowed[0]` ("A", "R1", the first label).
+- `listener`: audio-grounded cascade: runs perception on the audio it is sent and
+  ignores side labels. Without audio it uses an oracle statement (the Study B O
+  probe states the label as the premise) and otherwise guesses from the text hash.
+- `simulated`: perception plus planted shortcut propensities (see `SimKnobs`).
+  All draws are deterministic functions of (seed, purpose, content) so caching
+  and reruns agree; the pairwise lock draw is keyed on the sorted sample hashes of
+  the pair (plus format), so both orders of a pair share it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from judgeaudit.judges.embedded import conventions as C
+from judgeaudit.judges.embedded.perception import Perception
+from judgeaudit.judges.embedded.reader import RequestView, clip_seed_material
+from judgeaudit.judges.parse import match_label
+
+
+def uniform(*material: Any) -> float:
+    """A deterministic U[0,1) draw from its material."""
+    h = hashlib.sha256("\x1f".join(map(str, material)).encode("utf-8")).digest()
+    return int.from_bytes(h[:8], "big") / 2.0**64
+
+
+def text_choice(view: RequestView, salt: str = "") -> str:
+    return view.allowed[int(uniform("text", salt, view.text) * len(view.allowed))]
+
+
+def to_allowed(label: str, view: RequestView) -> str | None:
+    """Map a perceived label (emotion name, language code or name) onto `allowed`."""
+    hit = match_label(label, view.allowed)
+    if hit is not None:
+        return hit
+    low = label.casefold()
+    for code, name in C.LANGUAGES.items():
+        if low in (code, name):
+            return match_label(code, view.allowed) or match_label(name, view.allowed)
+    return None
+
+
+def reply_for_emotion(view: RequestView, emotion: str, turn: int | None = None,
+                      contrast: str | None = None) -> str | None:
+    """The reply slot whose text fits `emotion` (cue words; `turn <n>` mentions add);
+    `contrast` subtracts the other context's cues (Study B pairwise). None on a tie."""
+    scores = {}
+    for slot in C.REPLY_SLOTS:
+        text = view.replies.get(slot, "").casefold()
+        s = sum(text.count(cue) for cue in C.REPLY_CUES.get(emotion, ()))
+        if contrast and contrast != emotion:
+            s -= sum(text.count(cue) for cue in C.REPLY_CUES.get(contrast, ()))
+        if turn is not None:
+            s += 2 * sum(1 for m in C.TURN_RE.finditer(text) if int(m.group(1)) == turn)
+        scores[slot] = s
+    best = max(scores.values())
+    winners = [s for s, v in scores.items() if v == best]
+    return match_label(winners[0], view.allowed) if len(winners) == 1 else None
+
+
+# ---------------------------------------------------------------- label reader
+def label_reader(view: RequestView) -> str:
+    if view.task == "classify":
+        for lab in view.labels:
+            hit = to_allowed(lab.label, view)
+            if hit:
+                return hit
+    elif view.task == "reply":
+        for lab in view.labels:
+            if lab.label in C.EMOTIONS:
+                hit = reply_for_emotion(view, lab.label)
+                if hit:
+                    return hit
+    return text_choice(view, "label-reader")
+
+
+def first_slot(view: RequestView) -> str:
+    return view.allowed[0]
+
+
+# ---------------------------------------------------------------- perception helpers
+def _trajectory(view: RequestView, perception: Perception) -> tuple[int, str]:
+    """(1-based shift turn, its emotion): the first clip off the majority emotion."""
+    emos = [perception.emotion(c.wav) for c in view.clips]
+    if len(emos) == 1:
+        return 1, emos[0]
+    values, counts = np.unique(emos, return_counts=True)
+    base = values[int(np.argmax(counts))]
+    for i, e in enumerate(emos):
+        if e != base:
+            return i + 1, e
+    return len(emos), emos[-1]
+
+
+def _pair_scores(view: RequestView, perception: Perception) -> list[float]:
+    a, b = view.clips[0], view.clips[1]
+    attr = view.attribute
+    if attr == "speaker" and view.reference_clip is not None:
+        ref = perception.speaker_embedding(view.reference_clip.wav)
+        out = []
+        for clip in (a, b):
+            emb = perception.speaker_embedding(clip.wav)
+            out.append(float(np.dot(ref, emb) / (np.linalg.norm(ref) * np.linalg.norm(emb) + 1e-12)))
+        return out
+    if attr == "emotion":
+        target = next((e for e in C.EMOTIONS if e in view.text.casefold()), None)
+        if target:
+            return [perception.emotion_scores(c.wav).get(target, 0.0) for c in (a, b)]
+    return [perception.quality(c.wav) for c in (a, b)]
+
+
+def listener_pair(view: RequestView, perception: Perception) -> str | None:
+    if len(view.clips) < 2:
+        return None
+    sa, sb = _pair_scores(view, perception)
+    if sa == sb:
+        return None
+    return match_label("A" if sa > sb else "B", view.allowed)
+
+
+def oracle_label(view: RequestView) -> str | None:
+    for lab in view.labels_of("oracle"):
+        if lab.label in C.EMOTIONS:
+            return lab.label
+    return None
+
+
+# ---------------------------------------------------------------- listener
+def listener(view: RequestView, perception: Perception) -> str:
+    answer: str | None = None
+    if view.task == "classify" and view.has_audio:
+        fn = perception.language if view.attribute == "language" else perception.emotion
+        answer = to_allowed(fn(view.clips[0].wav), view)
+    elif view.task == "pairwise":
+        answer = listener_pair(view, perception)
+    elif view.task == "reply":
+        answer = _reply(view, perception)
+    elif view.task == "position" and view.has_audio:
+        turn, _ = _trajectory(view, perception)
+        answer = match_label(str(turn), view.allowed) or match_label(f"turn {turn}", view.allowed)
+    return answer or text_choice(view, "listener")
+
+
+def _reply(view: RequestView, perception: Perception, emotion_override: str | None = None):
+    if view.has_audio:
+        if view.audio_format == "contexts":
+            e1, e2 = (perception.emotion(c.wav) for c in view.clips)
+            return reply_for_emotion(view, emotion_override or e1, contrast=e2)
+        turn, emo = _trajectory(view, perception)
+        return reply_for_emotion(view, emotion_override or emo,
+                                 turn if len(view.clips) > 1 else None)
+    label = oracle_label(view)
+    return reply_for_emotion(view, label) if label else None
+
+
+# ---------------------------------------------------------------- simulated
+@dataclass
+class SimKnobs:
+    seed: int = 0
+    audio_accuracy: float = 1.0
+    follow_block: dict[str, float] = field(default_factory=lambda: {
+        "framed": 0.0, "unframed": 0.0, "with_audio": 0.0, "with_audio_fallible": 0.0})
+    follow_reference: dict[str, float] = field(default_factory=lambda: {
+        "system": 0.0, "rubric": 0.0, "before": 0.0, "after": 0.0})
+    lock: dict[str, dict[str, float]] = field(default_factory=lambda: {
+        "concat": {"first": 0.0, "second": 0.0}, "native": {"first": 0.0, "second": 0.0}})
+    potemkin: float = 0.0
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any]) -> SimKnobs:
+        k = cls()
+        k.seed = int(spec.get("seed", 0))
+        k.audio_accuracy = float(spec.get("audio_accuracy", 1.0))
+        k.follow_block.update(spec.get("follow_block") or {})
+        k.follow_reference.update(spec.get("follow_reference") or {})
+        for fmt, v in (spec.get("lock") or {}).items():
+            k.lock.setdefault(fmt, {"first": 0.0, "second": 0.0}).update(v)
+        k.potemkin = float(spec.get("potemkin", 0.0))
+        return k
+
+
+def _noisy(label: str, options: tuple[str, ...], knobs: SimKnobs, clip_id: str) -> str:
+    """Perception with planted audio accuracy: keyed on the clip, not the request,
+    so every probe of the same clip perceives it the same way."""
+    if knobs.audio_accuracy >= 1.0 or uniform(knobs.seed, "acc", clip_id) < knobs.audio_accuracy:
+        return label
+    others = [o for o in options if o != label]
+    return others[int(uniform(knobs.seed, "acc-wrong", clip_id) * len(others))] if others else label
+
+
+def simulated(view: RequestView, perception: Perception, knobs: SimKnobs,
+              request_id: str) -> str:
+    """`request_id` = the request's content hash (replicates draw independently)."""
+    if view.task == "pairwise":
+        fmt = view.audio_format if view.audio_format in knobs.lock else "native"
+        p = knobs.lock.get(fmt, {})
+        clips = list(view.clips) + ([view.reference_clip] if view.reference_clip else [])
+        u = uniform(knobs.seed, "lock", fmt, clip_seed_material(clips))
+        if u < p.get("first", 0.0):
+            return view.allowed[0]
+        if u < p.get("first", 0.0) + p.get("second", 0.0):
+            return view.allowed[1]
+        return listener_pair(view, perception) or text_choice(view, "sim")
+
+    if view.task == "reply":
+        if view.has_audio:
+            turn, emo = (None, None)
+            if view.audio_format in ("single", "multi"):
+                turn, emo = _trajectory(view, perception)
+            if emo is not None:
+                emo = _noisy(emo, C.EMOTIONS, knobs, view.clips[(turn or 1) - 1].pcm_sha256)
+            fit = _reply(view, perception, emotion_override=emo)
+            if fit and uniform(knobs.seed, "potemkin", request_id) < knobs.potemkin:
+                other = [s for s in view.allowed if s != fit]
+                return other[0] if other else fit
+            return fit or text_choice(view, "sim")
+        label = oracle_label(view)
+        fit = reply_for_emotion(view, label) if label else None
+        return fit or text_choice(view, "sim")
+
+    if view.task == "classify":
+        perceived = None
+        if view.has_audio:
+            fn = perception.language if view.attribute == "language" else perception.emotion
+            raw = to_allowed(fn(view.clips[0].wav), view)
+            if raw is not None:
+                perceived = _noisy(raw, view.allowed, knobs, view.clips[0].pcm_sha256)
+        # references first (RQ2; in cue conflict the reference is weighed first)
+        for lab in view.labels_of("reference"):
+            shown = to_allowed(lab.label, view)
+            if shown and shown != perceived:
+                p = knobs.follow_reference.get(lab.placement, 0.0)
+                if lab.placement == "text":
+                    p = knobs.follow_reference.get("before", 0.0)
+                if uniform(knobs.seed, "ref", lab.placement, request_id) < p:
+                    return shown
+        for lab in view.labels_of("block"):
+            shown = to_allowed(lab.label, view)
+            if shown and shown != perceived:
+                if view.has_audio:
+                    cond = "with_audio_fallible" if view.fallible else "with_audio"
+                else:
+                    cond = "framed" if lab.framed else "unframed"
+                if uniform(knobs.seed, "block", cond, request_id) < knobs.follow_block.get(cond, 0.0):
+                    return shown
+        if perceived is not None:
+            return perceived
+        shown_all = {to_allowed(lab.label, view) for lab in view.labels}
+        options = [a for a in view.allowed if a not in shown_all] or list(view.allowed)
+        return options[int(uniform(knobs.seed, "guess", request_id) * len(options))]
+
+    if view.task == "position" and view.has_audio:
+        return listener(view, perception)
+    return text_choice(view, "sim")

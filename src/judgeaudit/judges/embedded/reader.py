@@ -1,0 +1,184 @@
+"""Read a LoadedRequest into a `RequestView` the embedded judges reason over.
+
+Everything here comes from the request alone (system text, text parts in order,
+audio bytes, answer spec): see `conventions.py` for the wording it expects.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from judgeaudit.judges.embedded import conventions as C
+from judgeaudit.judges.embedded.audio import decode_wav, encode_wav, pcm_hash
+from judgeaudit.judges.parse import match_label
+from judgeaudit.judges.request import AudioPart, LoadedRequest
+
+
+@dataclass(frozen=True)
+class Clip:
+    wav: bytes
+    pcm_sha256: str
+    sample_rate: int
+
+
+@dataclass(frozen=True)
+class SideLabel:
+    label: str  # canonical spelling (an allowed value, or a vocabulary word)
+    kind: str  # "block" | "reference" | "oracle"
+    framed: bool  # blocks only: the "A classifier labelled ..." authority framing
+    placement: str  # "system" | "rubric" | "before" | "after" | "text"
+
+
+@dataclass
+class RequestView:
+    task: str  # "classify" | "pairwise" | "reply" | "position" | "unknown"
+    attribute: str | None  # emotion | language | naturalness | cleanness | speaker
+    allowed: tuple[str, ...]
+    key: str
+    reasoning: bool
+    text: str  # system + all text parts, in order
+    clips: list[Clip] = field(default_factory=list)  # A/B slots, turns, or the one clip
+    reference_clip: Clip | None = None
+    audio_format: str = "none"  # none | single | concat | native | multi | contexts
+    labels: list[SideLabel] = field(default_factory=list)
+    fallible: bool = False
+    replies: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def has_audio(self) -> bool:
+        return bool(self.clips)
+
+    def labels_of(self, kind: str) -> list[SideLabel]:
+        return [lab for lab in self.labels if lab.kind == kind]
+
+
+def _task(allowed: tuple[str, ...], text: str) -> tuple[str, str | None]:
+    low = {a.casefold() for a in allowed}
+    if low == {"a", "b"}:
+        for attr, rx in C.ATTRIBUTE_KEYWORDS:
+            if rx.search(text):
+                return "pairwise", attr
+        return "pairwise", "naturalness"
+    if low == {"r1", "r2"}:
+        return "reply", "emotion"
+    if low and low <= set(C.EMOTIONS):
+        return "classify", "emotion"
+    if low and low <= set(C.LANGUAGES) | set(C.LANGUAGES.values()):
+        return "classify", "language"
+    if low and all(re.fullmatch(r"(turn\s*)?\d+", a) for a in low):
+        return "position", "emotion"
+    return "unknown", None
+
+
+def _vocab(attribute: str | None, allowed: tuple[str, ...], kind: str) -> tuple[str, ...]:
+    if kind == "oracle" or attribute == "emotion" and set(allowed) <= {"A", "B", "R1", "R2"}:
+        return C.EMOTIONS
+    if attribute in ("emotion", "language") and allowed and not set(allowed) <= {"A", "B"}:
+        return allowed
+    return C.EMOTIONS + tuple(C.LANGUAGES)
+
+
+def _find_labels(text: str, placement: str, vocab: tuple[str, ...]) -> list[tuple[int, SideLabel]]:
+    found: list[tuple[int, SideLabel]] = []
+    taken: list[tuple[int, int]] = []
+    for kind, framed, rx in (("reference", False, C.REFERENCE_RE), ("block", True, C.FRAMED_RE),
+                             ("oracle", False, C.ORACLE_RE), ("block", False, C.UNFRAMED_RE)):
+        for m in rx.finditer(text):
+            if any(s <= m.start() < e for s, e in taken):
+                continue
+            label = match_label(m.group(1), vocab)
+            if label is None:
+                continue
+            taken.append((m.start(), m.end()))
+            found.append((m.start(), SideLabel(label, kind, framed, placement)))
+    return sorted(found, key=lambda x: x[0])
+
+
+def _clips_from_audio(loaded: LoadedRequest) -> list[tuple[int, list[Clip], bool]]:
+    """Per audio part: (part index, clips, was_split)."""
+    out = []
+    for i, part in enumerate(loaded.request.parts):
+        if not isinstance(part, AudioPart):
+            continue
+        pcm, sr = decode_wav(loaded.audio_bytes(part))
+        pieces = C.split_pcm(pcm, sr)
+        if len(pieces) == 1:
+            out.append((i, [Clip(loaded.audio_bytes(part), pcm_hash(pcm), sr)], False))
+        else:
+            out.append((i, [Clip(encode_wav(p, sr), pcm_hash(p), sr) for p in pieces], True))
+    return out
+
+
+def read_request(loaded: LoadedRequest) -> RequestView:
+    req = loaded.request
+    texts = [p.text for p in req.parts if p.kind == "text"]
+    full_text = "\n".join(([req.system] if req.system else []) + texts)
+    task, attribute = _task(req.answer.allowed, full_text)
+    view = RequestView(task, attribute, req.answer.allowed, req.answer.key,
+                       req.answer.reasoning, full_text)
+    audio_idx = [i for i, p in enumerate(req.parts) if isinstance(p, AudioPart)]
+    first_audio = audio_idx[0] if audio_idx else None
+
+    # side labels with placement
+    found: list[tuple[tuple[int, int], SideLabel]] = []
+    if req.system:
+        vocab = _vocab(attribute, req.answer.allowed, "")
+        found += [((-1, pos), lab) for pos, lab in _find_labels(req.system, "system", vocab)]
+    for i, part in enumerate(req.parts):
+        if part.kind != "text":
+            continue
+        if part.text.lstrip().lower().startswith(C.RUBRIC_PREFIX.lower()):
+            placement = "rubric"
+        elif first_audio is None:
+            placement = "text"
+        else:
+            placement = "before" if i < first_audio else "after"
+        vocab = _vocab(attribute, req.answer.allowed, "")
+        found += [((i, pos), lab) for pos, lab in _find_labels(part.text, placement, vocab)]
+    view.labels = [lab for _, lab in sorted(found, key=lambda x: x[0])]
+    view.fallible = bool(C.FALLIBLE_RE.search(full_text))
+    view.replies = {m.group(1).upper(): m.group(2) for m in C.REPLY_RE.finditer("\n".join(texts))}
+
+    # audio
+    per_part = _clips_from_audio(loaded)
+    clips = [c for _, cs, _ in per_part for c in cs]
+    if not clips:
+        return view
+    if task == "pairwise":
+        ref = None
+        if len(per_part) >= 2 and _marks_reference(req, per_part[0][0]) \
+                or len(per_part) == 3 or (len(per_part) == 2 and per_part[1][2]):
+            ref = per_part[0][1][0]
+            rest = [c for _, cs, _ in per_part[1:] for c in cs]
+        else:
+            rest = clips
+        view.reference_clip = ref
+        view.clips = rest[:2]
+        split = any(s for _, _, s in per_part)
+        view.audio_format = "concat" if split else "native"
+    else:
+        view.clips = clips
+        view.audio_format = "single" if len(clips) == 1 else "multi"
+        if len(clips) == 2 and C.CONTEXT_A_RE.search(full_text) and C.CONTEXT_B_RE.search(full_text):
+            view.audio_format = "contexts"
+    return view
+
+
+def _marks_reference(req, audio_index: int) -> bool:
+    if audio_index == 0:
+        return False
+    prev = req.parts[audio_index - 1]
+    return prev.kind == "text" and C.REFERENCE_CLIP_MARKER.lower() in prev.text.lower() \
+        and "reference label" not in prev.text.lower()
+
+
+def clip_seed_material(clips: list[Clip]) -> str:
+    """Order-free identity of a set of clips (sorted sample hashes)."""
+    return ",".join(sorted(c.pcm_sha256 for c in clips))
+
+
+def to_pcm(clip: Clip) -> np.ndarray:
+    return decode_wav(clip.wav)[0]

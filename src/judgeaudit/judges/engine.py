@@ -1,0 +1,284 @@
+"""The judging engine: cache lookup, pre-flight estimate, asyncio scheduling with
+per-provider flow control, retries, parsing, incremental caching, one row per trial.
+
+Flow for a batch of (trial_id, Request):
+ 1. keys = Request.cache_key(fingerprint); cached keys are replayed (and re-parsed
+    with the current parser, so parser fixes never cost a call);
+ 2. pre-flight: calls (new vs cached), unsupported requests, estimated tokens and
+    cost, logged before any paid request;
+ 3. new unique keys go to `concurrency` workers; each attempt passes the adaptive
+    concurrency gate (halved on 429, Retry-After pauses every worker) and the
+    request/token buckets; 5xx/timeouts/broken bodies retry with capped
+    exponential backoff and jitter; after `max_attempts` the row is `error` with
+    the last reason;
+ 4. every answered response is committed to the cache the moment it arrives.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+import wave
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from judgeaudit.io import sha256_json
+from judgeaudit.judges.adapters.base import Adapter, PermanentError, Reply, TransientError
+from judgeaudit.judges.cache import ResponseCache
+from judgeaudit.judges.limits import AdaptiveConcurrency, Backoff, TokenBucket
+from judgeaudit.judges.parse import parse_response
+from judgeaudit.judges.request import AudioIntegrityError, Request, load_request_audio
+
+log = logging.getLogger("judgeaudit.judges")
+
+
+@dataclass
+class EngineOptions:
+    concurrency: int = 8
+    requests_per_min: float = 0.0  # 0 = unlimited
+    tokens_per_min: float = 0.0
+    max_attempts: int = 5
+    backoff: Backoff = field(default_factory=Backoff)
+    timeout_s: float = 120.0  # hard wall-clock bound per attempt (on top of the HTTP timeouts)
+    audio_root: str | Path = "."
+    progress: bool = True
+    seed: int = 0  # jitter only; never affects answers
+
+    @classmethod
+    def from_spec(cls, spec: dict[str, Any], **overrides: Any) -> EngineOptions:
+        opts = cls(
+            concurrency=int(spec.get("concurrency", 8)),
+            requests_per_min=float(spec.get("requests_per_min", 0) or 0),
+            tokens_per_min=float(spec.get("tokens_per_min", 0) or 0),
+            max_attempts=int(spec.get("max_attempts", 5)),
+            backoff=Backoff(float(spec.get("backoff_base_s", 1.0)),
+                            float(spec.get("backoff_cap_s", 60.0))),
+            timeout_s=float(spec.get("timeout_s", 120.0)) + 5.0,
+        )
+        for k, v in overrides.items():
+            setattr(opts, k, v)
+        return opts
+
+
+def fingerprint(adapter: Adapter) -> str:
+    """Judge identity entering every cache key: provider + pinned model id +
+    output-affecting settings (never keys, URLs, limits or prices)."""
+    return "judge-v1:" + sha256_json({"provider": adapter.provider,
+                                      **adapter.fingerprint_fields()})
+
+
+@dataclass
+class Stats:
+    total: int = 0
+    cached: int = 0
+    new: int = 0
+    unsupported: int = 0
+    sent: int = 0  # HTTP/judge attempts made
+    errors: int = 0
+    answered: int = 0
+    est_tokens_in: int = 0
+    est_tokens_out: int = 0
+    est_cost_usd: float = 0.0
+    min_concurrency: int = 0
+
+
+def _audio_seconds(req: Request, root: Path) -> float:
+    total = 0.0
+    for part in req.audio_parts:
+        if not part.path:
+            continue
+        p = Path(part.path)
+        p = p if p.is_absolute() else root / p
+        try:
+            with wave.open(str(p), "rb") as w:
+                total += w.getnframes() / float(w.getframerate() or 1)
+        except (OSError, wave.Error, EOFError):
+            total += p.stat().st_size / 32000.0 if p.exists() else 0.0
+    return total
+
+
+def _record(reply: Reply, attempts: int, latency: float) -> dict[str, Any]:
+    return {"raw_text": reply.raw_text, "refusal": bool(reply.refusal), "usage": reply.usage,
+            "model_version": reply.model_version, "attempts": attempts,
+            "latency_s": round(latency, 4)}
+
+
+def _row(trial_id: str, key: str, judge: str, rec: dict[str, Any], request: Request,
+         cache_hit: bool) -> dict[str, Any]:
+    if rec.get("status") in ("error", "unsupported"):
+        parsed, status, error, reasoning = None, rec["status"], rec.get("error"), None
+    else:
+        res = parse_response(rec.get("raw_text"), request.answer, rec.get("refusal", False))
+        parsed, status, error, reasoning = res.parsed, res.status, res.error, res.reasoning
+    return {
+        "trial_id": trial_id, "request_key": key, "judge": judge,
+        "raw_text": rec.get("raw_text"), "parsed": parsed, "reasoning": reasoning,
+        "status": status, "error": error, "attempts": rec.get("attempts", 0),
+        "latency_s": rec.get("latency_s"), "usage": rec.get("usage") or {},
+        "model_version": rec.get("model_version"), "cache_hit": cache_hit,
+    }
+
+
+class Engine:
+    def __init__(self, adapter: Adapter, cache: ResponseCache, options: EngineOptions):
+        self.adapter = adapter
+        self.cache = cache
+        self.opts = options
+        self.fingerprint = fingerprint(adapter)
+        self.stats = Stats()
+
+    # ---------- pre-flight ----------
+    def preflight(self, items: Sequence[tuple[str, Request]]) -> tuple[dict, dict, Stats]:
+        keys = {tid: req.cache_key(self.fingerprint) for tid, req in items}
+        cached = self.cache.get_many(keys.values())
+        st = Stats(total=len(items))
+        todo: dict[str, Request] = {}
+        root = Path(self.opts.audio_root)
+        for tid, req in items:
+            key = keys[tid]
+            if key in cached:
+                st.cached += 1
+            elif self.adapter.unsupported_reason(req):
+                st.unsupported += 1
+            elif key not in todo:
+                todo[key] = req
+        st.new = len(todo)
+        for req in todo.values():
+            tin, tout = self.adapter.estimate_tokens(req, _audio_seconds(req, root))
+            st.est_tokens_in += tin
+            st.est_tokens_out += tout
+        st.est_cost_usd = self.adapter.estimate_cost(st.est_tokens_in, st.est_tokens_out)
+        log.info(
+            "pre-flight judge=%s provider=%s: %d trials, %d cached, %d new calls, "
+            "%d unsupported; est. %d input + %d output tokens, est. cost $%.4f%s",
+            self.adapter.name, self.adapter.provider, st.total, st.cached, st.new,
+            st.unsupported, st.est_tokens_in, st.est_tokens_out, st.est_cost_usd,
+            "" if self.adapter.paid else " (embedded judge, no charge)",
+        )
+        self.stats = st
+        return keys, cached, st
+
+    # ---------- one request ----------
+    async def _one(self, key: str, req: Request, gate: AdaptiveConcurrency,
+                   rpm: TokenBucket, tpm: TokenBucket, rng: random.Random,
+                   est_tokens: int) -> dict[str, Any]:
+        try:
+            loaded = load_request_audio(req, self.opts.audio_root)
+        except AudioIntegrityError as exc:
+            return {"status": "error", "error": f"audio: {exc}", "attempts": 0}
+        last = "no attempt made"
+        for attempt in range(1, self.opts.max_attempts + 1):
+            await gate.acquire()
+            ok = False
+            try:
+                await rpm.take(1)
+                await tpm.take(est_tokens)
+                self.stats.sent += 1
+                t0 = time.perf_counter()
+                if self.adapter.blocking:
+                    reply = self.adapter.complete_sync(loaded)
+                else:
+                    reply = await asyncio.wait_for(self.adapter.complete(loaded),
+                                                   self.opts.timeout_s)
+                ok = True
+                rec = _record(reply, attempt, time.perf_counter() - t0)
+                rec["status"] = parse_response(reply.raw_text, req.answer, reply.refusal).status
+                self.cache.put(key, self.adapter.name, rec)
+                return rec
+            except TimeoutError:
+                last, retry_after, limited = "timeout (wall clock)", None, False
+            except TransientError as exc:
+                last, retry_after, limited = exc.reason, exc.retry_after, exc.rate_limited
+            except PermanentError as exc:
+                return {"status": "error", "error": self.adapter.redact(str(exc)),
+                        "attempts": attempt}
+            except Exception as exc:  # a bug in an embedded judge: keep the row, say why
+                return {"status": "error", "attempts": attempt,
+                        "error": self.adapter.redact(f"{type(exc).__name__}: {exc}")}
+            finally:
+                await gate.release(ok)
+            if limited:
+                await gate.rate_limited(retry_after)
+            if attempt < self.opts.max_attempts:
+                await asyncio.sleep(self.opts.backoff.delay(attempt, rng, retry_after))
+        return {"status": "error", "attempts": self.opts.max_attempts,
+                "error": f"gave up after {self.opts.max_attempts} attempts: {last}"}
+
+    # ---------- batch ----------
+    async def arun(self, items: Sequence[tuple[str, Request]]) -> list[dict[str, Any]]:
+        keys, cached, st = self.preflight(items)
+        by_key: dict[str, Request] = {}
+        results: dict[str, dict[str, Any]] = {}
+        for tid, req in items:
+            key = keys[tid]
+            if key in cached:
+                continue
+            reason = self.adapter.unsupported_reason(req)
+            if reason:
+                results[key] = {"status": "unsupported", "error": reason, "attempts": 0}
+            else:
+                by_key.setdefault(key, req)
+        if by_key:
+            await self._run_new(by_key, results)
+        self.stats.errors = sum(1 for r in results.values() if r["status"] == "error")
+        rows = []
+        for tid, req in items:
+            key = keys[tid]
+            hit = key in cached
+            rows.append(_row(tid, key, self.adapter.name, cached[key] if hit else results[key],
+                             req, hit))
+        self.stats.answered = sum(1 for r in rows if r["status"] not in ("error", "unsupported"))
+        log.info("judge=%s done: %d rows, %d cache hits, %d calls sent, %d errors, "
+                 "%d unsupported, lowest concurrency %d", self.adapter.name, len(rows),
+                 st.cached, st.sent, self.stats.errors, st.unsupported, st.min_concurrency)
+        return rows
+
+    async def _run_new(self, by_key: dict[str, Request], results: dict) -> None:
+        opts = self.opts
+        conc = 1 if self.adapter.blocking else max(1, opts.concurrency)
+        gate = AdaptiveConcurrency(conc)
+        rpm, tpm = TokenBucket(opts.requests_per_min), TokenBucket(opts.tokens_per_min)
+        rng = random.Random(opts.seed)
+        queue: list[str] = list(by_key)
+        queue.reverse()
+        bar = None
+        if opts.progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=self.stats.total, initial=self.stats.cached + self.stats.unsupported,
+                       desc=f"judge {self.adapter.name}", unit="req", dynamic_ncols=True,
+                       mininterval=1.0)
+        errors = 0
+        root = Path(opts.audio_root)
+
+        async def worker() -> None:
+            nonlocal errors
+            while queue:
+                key = queue.pop()
+                req = by_key[key]
+                est = 0
+                if opts.tokens_per_min:
+                    est = sum(self.adapter.estimate_tokens(req, _audio_seconds(req, root)))
+                rec = await self._one(key, req, gate, rpm, tpm, rng, est)
+                results[key] = rec
+                if rec["status"] == "error":
+                    errors += 1
+                if bar is not None:
+                    bar.update(1)
+                    bar.set_postfix(cached=self.stats.cached, errors=errors,
+                                    conc=gate.limit, refresh=False)
+
+        try:
+            await asyncio.gather(*(worker() for _ in range(conc)))
+        finally:
+            if bar is not None:
+                bar.close()
+            await self.adapter.aclose()
+        self.stats.min_concurrency = gate.min_seen
+
+    def run(self, items: Sequence[tuple[str, Request]]) -> list[dict[str, Any]]:
+        return asyncio.run(self.arun(items))
