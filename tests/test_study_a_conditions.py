@@ -180,13 +180,13 @@ def test_concat_and_split_roundtrip(tmp_path):
     a = _wav(tmp_path / "a.wav", 1.3, 220).read_bytes()
     b = _wav(tmp_path / "b.wav", 0.7, 330).read_bytes()
     joined = concat_wav(a, b)
-    y, sr = sf.read(io.BytesIO(joined))
+    y, sr = sf.read(io.BytesIO(joined), dtype="int16")
     assert len(y) == pytest.approx(sr * (1.3 + 0.7 + 2 * SEPARATOR_SILENCE_S + SEPARATOR_TONE_S), abs=2)
     xa, xb = split_concat(y, sr)
     assert len(xa) == pytest.approx(1.3 * sr, abs=0.02 * sr)
     assert len(xb) == pytest.approx(0.7 * sr, abs=0.02 * sr)
     with pytest.raises(ValueError, match="separator"):
-        split_concat(sf.read(io.BytesIO(a))[0], sr)
+        split_concat(sf.read(io.BytesIO(a), dtype="int16")[0], sr)
 
 
 def test_pair_trials_orders_formats(tmp_path):
@@ -214,7 +214,7 @@ def test_pair_trials_orders_formats(tmp_path):
         req = Request.from_json(t["request"])
         assert req.n_audio == 2
         joined = req.audio_parts[1]
-        y, sr = sf.read(joined.path)
+        y, sr = sf.read(joined.path, dtype="int16")
         a, b = split_concat(y, sr)
         assert len(a) == pytest.approx(0.5 * sr, abs=0.02 * sr)
     # gold balanced over slots in AB order across many pairs

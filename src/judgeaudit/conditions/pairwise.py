@@ -3,12 +3,12 @@
 `native`: two audio inputs, each after a text part naming its slot (`Clip A:`,
 `Clip B:`). `concat`: one audio input holding A, the separator, then B.
 
-The separator (documented here; the embedded judges split on it):
-    SEPARATOR_SILENCE_S of silence, a SEPARATOR_TONE_S sine at SEPARATOR_TONE_HZ with
-    peak SEPARATOR_TONE_AMPLITUDE (10 ms raised-cosine ramps), SEPARATOR_SILENCE_S of
-    silence.
-A judge finds it as the one run of >= SEPARATOR_TONE_S * 0.75 of frames whose energy
-sits almost entirely in the SEPARATOR_TONE_HZ bin (`split_concat` does exactly that).
+The separator is the one the embedded judges split on, defined once in
+`judgeaudit.judges.embedded.conventions` (conditions may import the judges'
+conventions, never the reverse) and re-exported here as `SEPARATOR_*`:
+SEPARATOR_SILENCE_S of digital silence, a SEPARATOR_TONE_S sine at
+SEPARATOR_TONE_HZ with peak SEPARATOR_TONE_AMPLITUDE (int16 PCM), the same silence
+again. Clips are joined as int16 PCM so the tone samples are exact.
 
 Speaker similarity adds a reference clip as the first audio input after a text part
 `Reference clip:` (in both formats; the reference is never concatenated).
@@ -27,6 +27,15 @@ import soundfile as sf
 
 from judgeaudit.conditions.common import check_unique_ids, make_trial, rng_for
 from judgeaudit.io import sha256_bytes, sha256_json, write_bytes_atomic
+from judgeaudit.judges.embedded.conventions import (
+    SEPARATOR_SILENCE_S,
+    SEPARATOR_TONE_AMPLITUDE,
+    SEPARATOR_TONE_HZ,
+    SEPARATOR_TONE_S,
+    concat_pcm,
+    separator_pcm,
+    split_pcm,
+)
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Part, Request, TextPart
 
 STUDY = "A"
@@ -34,14 +43,8 @@ ANSWER_KEY = "choice"
 SLOTS = ("A", "B")
 ORDERS = ("AB", "BA")
 FORMATS = ("concat", "native")
-
-SEPARATOR_SILENCE_S = 0.5
-SEPARATOR_TONE_S = 0.25
-SEPARATOR_TONE_HZ = 1000.0
-SEPARATOR_TONE_AMPLITUDE = 0.3
-SEPARATOR_RAMP_S = 0.01
-SEPARATOR_FRAME_S = 0.01
-SEPARATOR_PURITY = 0.9  # share of frame energy within +-1 bin of the tone
+__all__ = ["SEPARATOR_SILENCE_S", "SEPARATOR_TONE_AMPLITUDE", "SEPARATOR_TONE_HZ",
+           "SEPARATOR_TONE_S", "Clip", "Pair", "concat_wav", "pair_trials", "split_concat"]
 
 SYSTEM_TEXT = "You are an expert judge of speech recordings. Reply only with a JSON object."
 QUESTIONS = {
@@ -83,78 +86,41 @@ def prompt_sha256() -> str:
 
 def separator_spec() -> dict[str, float]:
     return {"silence_s": SEPARATOR_SILENCE_S, "tone_s": SEPARATOR_TONE_S,
-            "tone_hz": SEPARATOR_TONE_HZ, "amplitude": SEPARATOR_TONE_AMPLITUDE,
-            "ramp_s": SEPARATOR_RAMP_S}
+            "tone_hz": SEPARATOR_TONE_HZ, "amplitude": SEPARATOR_TONE_AMPLITUDE}
 
 
 def separator(sr: int) -> np.ndarray:
-    """The separator samples (float32, mono) at sample rate `sr`."""
-    n_sil = int(round(SEPARATOR_SILENCE_S * sr))
-    n_tone = int(round(SEPARATOR_TONE_S * sr))
-    t = np.arange(n_tone) / sr
-    tone = SEPARATOR_TONE_AMPLITUDE * np.sin(2 * np.pi * SEPARATOR_TONE_HZ * t)
-    n_ramp = int(round(SEPARATOR_RAMP_S * sr))
-    ramp = 0.5 - 0.5 * np.cos(np.pi * np.arange(n_ramp) / n_ramp)
-    tone[:n_ramp] *= ramp
-    tone[-n_ramp:] *= ramp[::-1]
-    sil = np.zeros(n_sil)
-    return np.concatenate([sil, tone, sil]).astype(np.float32)
+    """The separator samples (int16, mono) at sample rate `sr`."""
+    return separator_pcm(sr)
 
 
-def _read_mono(data: bytes, where: str) -> tuple[np.ndarray, int]:
+def _read_pcm(data: bytes, where: str) -> tuple[np.ndarray, int]:
     try:
-        x, sr = sf.read(io.BytesIO(data), dtype="float32", always_2d=True)
+        x, sr = sf.read(io.BytesIO(data), dtype="int16", always_2d=True)
     except Exception as exc:  # soundfile raises several types
         raise ValueError(f"{where}: not readable audio ({exc})") from exc
-    return x.mean(axis=1), int(sr)
+    if x.shape[1] > 1:
+        x = np.round(x.astype(np.float64).mean(axis=1, keepdims=True)).astype(np.int16)
+    return x[:, 0], int(sr)
 
 
 def concat_wav(a: bytes, b: bytes, where: str = "concat") -> bytes:
     """WAV bytes (16-bit PCM mono) of A, separator, B. Both clips need one sample rate."""
-    xa, sra = _read_mono(a, f"{where} clip A")
-    xb, srb = _read_mono(b, f"{where} clip B")
+    xa, sra = _read_pcm(a, f"{where} clip A")
+    xb, srb = _read_pcm(b, f"{where} clip B")
     if sra != srb:
         raise ValueError(f"{where}: clips have different sample rates ({sra} vs {srb} Hz)")
-    y = np.concatenate([xa, separator(sra), xb])
     buf = io.BytesIO()
-    sf.write(buf, np.clip(y, -1, 1), sra, subtype="PCM_16", format="WAV")
+    sf.write(buf, concat_pcm(xa, xb, sra), sra, subtype="PCM_16", format="WAV")
     return buf.getvalue()
 
 
 def split_concat(samples: np.ndarray, sr: int) -> tuple[np.ndarray, np.ndarray]:
-    """Inverse of `concat_wav`: (A, B) samples, cut at the separator tone.
-
-    Frames of SEPARATOR_FRAME_S whose energy lies >= SEPARATOR_PURITY within one
-    FFT bin of the tone form runs; the longest run must last >= 75% of the tone."""
-    x = np.asarray(samples, dtype=float)
-    n = int(round(SEPARATOR_FRAME_S * sr))
-    n_frames = len(x) // n
-    if n_frames == 0:
-        raise ValueError("split_concat: audio shorter than one frame")
-    frames = x[: n_frames * n].reshape(n_frames, n) * np.hanning(n)
-    spec = np.abs(np.fft.rfft(frames, axis=1)) ** 2
-    k = int(round(SEPARATOR_TONE_HZ * n / sr))
-    band = spec[:, max(0, k - 1): k + 2].sum(axis=1)
-    total = spec.sum(axis=1) + 1e-12
-    tonal = (band / total >= SEPARATOR_PURITY) & (total > 1e-6)
-    best_len, best_start, run, start = 0, -1, 0, 0
-    for i, flag in enumerate(tonal):
-        if flag:
-            if run == 0:
-                start = i
-            run += 1
-            if run > best_len:
-                best_len, best_start = run, start
-        else:
-            run = 0
-    if best_len * SEPARATOR_FRAME_S < 0.75 * SEPARATOR_TONE_S:
-        raise ValueError("split_concat: no separator tone found")
-    tone_start = best_start * n
-    tone_end = (best_start + best_len) * n
-    pad = int(round(SEPARATOR_SILENCE_S * sr))
-    a_end = max(0, tone_start - pad)
-    b_start = min(len(x), tone_end + pad)
-    return x[:a_end], x[b_start:]
+    """Inverse of `concat_wav` on int16 samples: (A, B), cut at the exact separator."""
+    pieces = split_pcm(np.asarray(samples, dtype=np.int16), sr)
+    if len(pieces) != 2:
+        raise ValueError(f"split_concat: expected one separator, found {len(pieces) - 1}")
+    return pieces[0], pieces[1]
 
 
 def _question(pair: Pair) -> str:
