@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 from judgeaudit.judges.adapters.base import Adapter, Reply, register
 from judgeaudit.judges.embedded import judges as J
+from judgeaudit.judges.embedded import lexicon as L  # Study B requests (owned by study_b)
 from judgeaudit.judges.embedded.perception import make_perception, model_hashes
 from judgeaudit.judges.embedded.reader import read_request
 from judgeaudit.judges.request import LoadedRequest
@@ -50,6 +51,8 @@ class LabelReaderAdapter(EmbeddedAdapter):
     provider = "label_reader"
 
     def decide(self, view, loaded):
+        if L.is_study_b(loaded.request):
+            return L.label_reader_answer(loaded)
         return J.label_reader(view)
 
 
@@ -72,6 +75,8 @@ class ListenerAdapter(EmbeddedAdapter):
                 "models": model_hashes(pspec)}
 
     def decide(self, view, loaded):
+        if L.is_study_b(loaded.request):
+            return L.listener_answer(loaded, self.perception)
         return J.listener(view, self.perception)
 
 
@@ -89,4 +94,8 @@ class SimulatedAdapter(ListenerAdapter):
         return {**super().fingerprint_fields(), "knobs": asdict(self.knobs)}
 
     def decide(self, view, loaded):
+        if L.is_study_b(loaded.request):
+            k = self.knobs
+            return L.simulated_answer(loaded, self.perception, k.seed, k.audio_accuracy,
+                                      k.potemkin)
         return J.simulated(view, self.perception, self.knobs, loaded.request.content_hash())

@@ -275,7 +275,88 @@ def _argmax_reply(fit: Mapping[str, float], fallback: str | None) -> str | None:
     return top[0] if len(top) == 1 else fallback
 
 
+# ------------------------------------------------------------ embedded judges' entry points
+def _uniform(*material) -> float:
+    import hashlib
+
+    h = hashlib.sha256("\x1f".join(map(str, material)).encode("utf-8")).digest()
+    return int.from_bytes(h[:8], "big") / 2.0**64
+
+
+def _text_of(request) -> str:
+    from judgeaudit.judges.request import TextPart
+
+    return "\n".join([request.system or ""] + [p.text for p in request.parts
+                                                if isinstance(p, TextPart)])
+
+
+def text_only_choice(request, salt: str) -> str:
+    """A fixed answer from the request text alone (identical requests text ->
+    identical answer, whatever the audio)."""
+    allowed = request.answer.allowed
+    return allowed[int(_uniform("text", salt, _text_of(request)) * len(allowed))]
+
+
+def _part_bytes(loaded):
+    parts = loaded.request.parts
+    return lambda idx: loaded.audio_bytes(parts[idx])
+
+
+def listener_answer(loaded, perception) -> str:
+    """`listener` on a Study B request: specialist perception + lexicon mapping."""
+    view = read_request(loaded.request)
+    ans = answer(view, _part_bytes(loaded), perception.emotion_scores)
+    return ans or text_only_choice(loaded.request, "listener")
+
+
+def label_reader_answer(loaded) -> str:
+    """`label-reader` on a Study B request: maps a stated label (O probe) with the
+    lexicon; otherwise answers from the text alone."""
+    view = read_request(loaded.request)
+    if view.kind == "oracle":
+        ans = oracle_answer(view)
+        if ans:
+            return ans
+    return text_only_choice(loaded.request, "label-reader")
+
+
+def noisy_scores(scores: Mapping[str, float], seed: int, clip_key: str,
+                 accuracy: float) -> dict[str, float]:
+    """Planted perception errors keyed on the clip (every probe of one clip errs the
+    same way): with probability 1 - accuracy the top two emotions swap scores."""
+    out = dict(scores)
+    if accuracy >= 1.0 or len(out) < 2 or _uniform(seed, "acc", clip_key) < accuracy:
+        return out
+    a, b = sorted(out, key=lambda e: (-out[e], e))[:2]
+    out[a], out[b] = out[b], out[a]
+    return out
+
+
+def simulated_answer(loaded, perception, seed: int = 0, audio_accuracy: float = 1.0,
+                     potemkin: float = 0.0) -> str:
+    """`simulated` on a Study B request: the listener's cascade with planted
+    perception errors (`audio_accuracy`, per clip) and a planted integration
+    failure: with probability `potemkin` (per request) a reply choice made from
+    audio is flipped even though perception and mapping succeeded."""
+    from judgeaudit.io import sha256_bytes
+
+    view = read_request(loaded.request)
+
+    def perceive(data: bytes) -> dict[str, float]:
+        return noisy_scores(perception.emotion_scores(data), seed, sha256_bytes(data),
+                            audio_accuracy)
+
+    ans = answer(view, _part_bytes(loaded), perceive)
+    if ans is None:
+        return text_only_choice(loaded.request, "simulated")
+    if view.kind in ("pointwise", "pairwise") and potemkin > 0 and \
+            _uniform(seed, "potemkin", loaded.request.content_hash()) < potemkin:
+        return "R2" if ans == "R1" else "R1"
+    return ans
+
+
 __all__ = [
-    "EMOTION_WORDS", "StudyBView", "answer", "emotion_scores", "is_study_b", "oracle_answer",
+    "EMOTION_WORDS", "label_reader_answer", "listener_answer", "noisy_scores",
+    "simulated_answer", "text_only_choice", "StudyBView", "answer", "emotion_scores", "is_study_b", "oracle_answer",
     "quoted_turn", "read_request", "reply_emotion", "reply_for_emotion",
 ]
