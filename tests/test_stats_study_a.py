@@ -179,3 +179,25 @@ def test_contrasts_and_holm(tmp_path):
     fam_rows = table[table["family"] == "concat_vs_native_lock"]
     assert fam_rows["p_holm"].tolist() == pytest.approx(
         [min(1, 2 * fam_rows["pvalue"].iloc[0])] * 2)
+
+
+def test_rf_adj_excludes_clips_where_wrong_label_is_heard():
+    cs = clipset(per_class=20)
+    trials = blueprint_trials(cs, BP(), [1, 2]) + reference_trials(cs, [1, 2])
+
+    def judge(t):
+        f = t["facts"]
+        heard = "en" if f["clip_id"].endswith("0") else t["gold"]  # mishears some clips
+        if t["condition"] == "audio_only":
+            return (heard, "valid")
+        if t["condition"] == "before" and f["clip_id"][-1] in "12345":
+            return (f["wrong_label"], "valid")  # follows on half the clips
+        return (heard, "valid")
+
+    m = sa.metrics(sa.join(trials, respond(trials, judge), "j"), n_boot=100)
+    adj = metric(m, "before", "rf_adj")
+    # clips ending in 0 hear "en"; when the wrong label is "en" they are excluded
+    assert adj["n"] < 160
+    assert adj["estimate"] == pytest.approx(
+        len([1 for t in trials if t["condition"] == "before" and t["facts"]["clip_id"][-1] in "12345"])
+        / adj["n"])

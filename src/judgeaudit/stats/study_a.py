@@ -90,9 +90,21 @@ def _rate(keys: dict, metric: str, grp: pd.DataFrame, hit: pd.Series, n_boot: in
                 values=v.tolist(), n_boot=n_boot)
 
 
+def _own_audio_answers(df: pd.DataFrame) -> dict[tuple[str, str], str]:
+    """(task, clip_id) -> the judge's valid answer on `audio_only` for that clip."""
+    a = df[(df["condition"] == "audio_only") & df["valid"]]
+    return {(t, c): p for t, c, p in zip(a["task"], a["clip_id"], a["parsed"], strict=True)}
+
+
 def classification_metrics(df: pd.DataFrame, n_boot: int = 2000) -> list[dict[str, Any]]:
+    """Accuracy, RF, RF~ and (where audio-only answers exist) rf_adj: the follow rate
+    among trials whose wrong label differs from the judge's own audio-only answer
+    for the clip, i.e. P(follow | the label contradicts what this judge hears).
+    That is the quantity a planted follow propensity sets, free of the judge's own
+    perception errors that coincide with the wrong label."""
     rows: list[dict[str, Any]] = []
     cls = df[df["family"].isin(["blueprint", "reference", "conflict"])]
+    own = _own_audio_answers(df)
     for (judge, task, family, cond), grp in cls.groupby(
             ["judge", "task", "family", "condition"], sort=True):
         seeds = sorted(s for s in grp["seed"].unique() if s != POOLED)
@@ -112,6 +124,13 @@ def classification_metrics(df: pd.DataFrame, n_boot: int = 2000) -> list[dict[st
                 for col in ("estimate", "ci_low", "ci_high", "boot_low", "boot_high"):
                     norm[col] = normalise_follow(rf[col], k_classes)
                 rows.append(norm)
+                heard = [own.get((t, c)) for t, c in zip(sub["task"], sub["clip_id"], strict=True)]
+                heard = pd.Series(heard, index=sub.index, dtype=object)
+                eligible = heard.notna() & (heard != label)
+                if eligible.any():
+                    adj = sub[eligible]
+                    rows.append(_rate(keys, "rf_adj", adj, adj["parsed"] == adj["wrong_label"],
+                                      boot))
             if cond == "match":
                 rows.append(_rate(keys, "follow_true_reference", sub,
                                   sub["parsed"] == sub["reference_label"], boot))
