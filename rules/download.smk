@@ -1,1 +1,51 @@
 # Stage: download/ingest of the real corpora. Rules only; helpers live in rules/common.smk.
+
+
+# One download rule and one ingest rule per real corpus (ravdess, fleurs, bvcc,
+# voxceleb1, emocf, od3). Neither runs unless datasets.<name>.source asks for it.
+for _name in REAL_DATASETS:
+
+    rule:
+        name:
+            f"download_{_name}"
+        input:
+            unpack(real_download_input(_name)),
+            code=package_code("datasets/real"),
+        output:
+            receipt=f"data/{_name}/download.json",
+        params:
+            dataset=_name,
+            cfg=as_param(config["datasets"][_name]),
+            download=as_param(config["datasets"]["download"]),
+            cache_dir=config["cache_dir"],
+            seed=config["seed"],
+        log:
+            f"logs/download/download_{_name}.log",
+        resources:
+            downloads=1,
+        script:
+            str(REPO / "scripts" / "download_real.py")
+
+    rule:
+        name:
+            f"ingest_{_name}"
+        input:
+            unpack(real_ingest_input(_name)),
+            code=package_code("datasets"),
+        output:
+            manifest=f"data/{_name}/manifest.tsv",
+            license=f"data/{_name}/LICENSE_INFO.json",
+            audio=directory(f"data/{_name}/audio16k"),
+            tables=[f"data/{_name}/{t}" for t in REAL_AUX_TABLES[_name]],
+        params:
+            dataset=_name,
+            cfg=as_param(config["datasets"][_name]),
+            cache_dir=config["cache_dir"],
+            seed=config["seed"],
+        log:
+            f"logs/download/ingest_{_name}.log",
+        benchmark:
+            f"logs/download/ingest_{_name}.benchmark.tsv"
+        threads: 2
+        script:
+            str(REPO / "scripts" / "ingest_real.py")

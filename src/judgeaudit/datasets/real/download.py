@@ -158,7 +158,7 @@ def _attempt(client: httpx.Client, url: str, part: Path, timeout: float) -> _Pro
                 total = int(length) if length and length.isdigit() else None
                 mode = "wb"
             with open(part, mode) as fh:
-                for block in resp.iter_bytes(CHUNK):
+                for block in resp.iter_bytes():  # as received: a drop keeps what arrived
                     fh.write(block)
     except httpx.TransportError as exc:  # connection drop, timeout, protocol error
         raise _Transient(f"{type(exc).__name__}: {exc}") from exc
