@@ -63,6 +63,91 @@ SYNTH_DATASETS = [
 # <<< datasets helpers
 
 # >>> download helpers
+# Real corpora (issue 3). A real dataset gets data/<name>/manifest.tsv only when
+# config datasets.<name>.source is `download` or `local_dir`; otherwise the study
+# uses its synthetic counterpart. Study stages pick their manifest with
+# manifest_for(attribute) / dataset_for(attribute).
+import os as _os
+
+REAL_DATASETS = ["ravdess", "fleurs", "bvcc", "voxceleb1", "emocf", "od3"]
+# study attribute -> (real corpus or None, synthetic counterpart)
+ATTRIBUTE_DATASETS = {
+    "emotion": ("ravdess", "synth_emotion"),
+    "language": ("fleurs", "synth_language"),
+    "naturalness": ("bvcc", "synth_naturalness"),
+    "cleanness": (None, "synth_naturalness"),
+    "speaker": ("voxceleb1", "synth_speaker"),
+    "counterfactual": ("emocf", "synth_counterfactual"),
+    "dialogue": ("od3", "synth_dialogue"),
+}
+# auxiliary tables each real corpus writes beside its manifest
+REAL_AUX_TABLES = {
+    "ravdess": [], "fleurs": [], "bvcc": ["pairs.tsv"], "voxceleb1": ["trials.tsv"],
+    "emocf": ["items.tsv"], "od3": ["dialogues.tsv"],
+}
+
+
+def real_source(name):
+    return config["datasets"][name]["source"]
+
+
+def real_enabled(name):
+    """True when datasets.<name>.source is download or local_dir."""
+    return real_source(name) != "synthetic"
+
+
+def dataset_for(attribute):
+    """Dataset name the study uses for `attribute` (emotion, language, naturalness,
+    cleanness, speaker, counterfactual, dialogue): the real corpus when its source is
+    configured, else the synthetic counterpart."""
+    if attribute not in ATTRIBUTE_DATASETS:
+        raise WorkflowError(
+            f"manifest_for: unknown attribute {attribute!r}; one of {sorted(ATTRIBUTE_DATASETS)}")
+    real, synth = ATTRIBUTE_DATASETS[attribute]
+    return real if real and real_enabled(real) else synth
+
+
+def manifest_for(attribute):
+    """`data/<dataset>/manifest.tsv` the study stages read for `attribute`."""
+    return f"data/{dataset_for(attribute)}/manifest.tsv"
+
+
+def aux_table_for(attribute, table):
+    """An auxiliary table (pairs.tsv, trials.tsv, items.tsv, dialogues.tsv) beside
+    the manifest that manifest_for(attribute) returns."""
+    return f"data/{dataset_for(attribute)}/{table}"
+
+
+def real_ingest_input(name):
+    """Input of ingest_<name>: the download receipt or the user's folder."""
+    def inputs(wildcards):
+        src = real_source(name)
+        if src == "download":
+            return {"receipt": f"data/{name}/download.json"}
+        if src == "local_dir":
+            out = {"local_dir": _os.path.abspath(config["datasets"][name]["local_dir"])}
+            trial_list = config["datasets"][name].get("trial_list")
+            if trial_list:
+                out["trial_list"] = _os.path.abspath(trial_list)
+            return out
+        raise WorkflowError(
+            f"data/{name}/manifest.tsv is only built when datasets.{name}.source is "
+            f"'download' or 'local_dir' (it is 'synthetic'; the study then uses "
+            f"{[s for r, s in ATTRIBUTE_DATASETS.values() if r == name][0]})")
+    return inputs
+
+
+def real_download_input(name):
+    def inputs(wildcards):
+        cfg = config["datasets"][name]
+        archives = [_os.path.abspath(a) for a in cfg.get("archives", [])]
+        return {"archives": archives} if archives else {}
+    return inputs
+
+
+TARGETS["download"] = lambda: [
+    f"data/{name}/manifest.tsv" for name in REAL_DATASETS if real_enabled(name)
+]
 # <<< download helpers
 
 # >>> features helpers
