@@ -65,7 +65,7 @@ def check_members(archive: str | os.PathLike) -> list[str]:
                 if stat.S_ISLNK(mode):
                     target = zf.read(info).decode("utf-8", "replace")
                     _check_link(archive, info.filename, rel, target, hard=False)
-                elif mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+                elif stat.S_IFMT(mode) and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
                     raise UnsafeArchiveError(
                         f"{archive}: member {info.filename!r} is a special file; refused"
                     )
