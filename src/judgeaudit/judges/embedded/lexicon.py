@@ -50,7 +50,7 @@ EMOTION_WORDS: dict[str, tuple[str, ...]] = {
                   "did not see", "sudden"),
 }
 
-_WORD = re.compile(r"[a-z']+")
+_WORD = re.compile(r"[a-z0-9']+")
 AUDIO_MARK = re.compile(r"^\s*\[Audio(?: (?P<slot>[AB]))?(?:, turn (?P<turn>\d+))?\]\s*$")
 REPLY_LINE = re.compile(r"^\s*(R[12])\s*:\s*(.+?)\s*$", re.M)
 TURN_LINE = re.compile(r"^\s*Turn (\d+)\s*:\s*(.+?)\s*$", re.M)

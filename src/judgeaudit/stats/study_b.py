@@ -1,0 +1,252 @@
+"""Study B metrics: accuracy per cell, protocol gap, (P, O, J) states, conditional
+Potemkin rate, cue dependence, reply balance.
+
+Inputs are scored trial tables (`score_trials`): one row per trial with the
+trial's facts, the judge's parsed answer, `valid` (status == "valid") and
+`correct` (parsed == gold; NaN when invalid). Invalid answers are never counted
+as wrong: every cell reports the valid n and n_invalid.
+
+State bits per rendering (item x A0/A1) of one judge and task:
+  P  perception probe correct (single / conversation: the emotion of the key
+     turn; positional: the labels at both candidate turns, i.e. the trajectory
+     locates the shift);
+  O  oracle probe correct (stated label = the true label);
+  J  native pointwise judgment (cue `none`) correct.
+State "PO J" as a 3-character string, e.g. "110" = Potemkin (perceives and maps,
+still fails). Conditional Potemkin rate = n(110) / (n(110) + n(111)).
+Staging probe: the O trial whose stated label is P's prediction (positional:
+the candidate turn P labels with the shift emotion, when exactly one does).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from judgeaudit.stats.bootstrap import paired_bootstrap
+from judgeaudit.stats.ci import proportion
+
+STATES = ("111", "110", "101", "100", "011", "010", "001", "000")
+STATE_NAMES = {"111": "reliable", "110": "potemkin", "010": "perception bottleneck",
+               "100": "mapping bottleneck", "000": "full failure", "001": "lucky",
+               "011": "shortcut (no P)", "101": "shortcut (no O)"}
+
+
+def score_trials(trials: Sequence[Mapping[str, Any]], responses: Sequence[Mapping[str, Any]],
+                 judge: str, shard: str, what: str = "") -> pd.DataFrame:
+    """One row per trial: facts + parsed answer + valid/correct. Every trial must
+    have exactly one response (the contract); a missing one is an error."""
+    by_id = {}
+    for r in responses:
+        if r["trial_id"] in by_id:
+            raise ValueError(f"{what}: trial {r['trial_id']} has two responses")
+        by_id[r["trial_id"]] = r
+    rows = []
+    for t in trials:
+        r = by_id.get(t["trial_id"])
+        if r is None:
+            raise ValueError(f"{what}: no response for trial {t['trial_id']}")
+        f = t["facts"]
+        valid = r.get("status") == "valid"
+        parsed = r.get("parsed") if valid else None
+        rows.append({
+            "judge": judge, "task": t["task"], "shard": shard, "trial_id": t["trial_id"],
+            "item_id": f["item_id"], "protocol": f.get("protocol", ""),
+            "probe": f.get("probe", "J" if f.get("protocol") == "pointwise" else ""),
+            "cue": f.get("cue") or "", "rendering": f.get("rendering", f.get("rendering_a")),
+            "order": f.get("order", ""), "turn": f.get("turn"),
+            "key_turn": f.get("key_turn"), "stated_label": f.get("stated_label"),
+            "oracle": f.get("oracle"), "gold": t["gold"], "parsed": parsed,
+            "status": r.get("status"), "valid": valid,
+            "correct": (float(parsed == t["gold"]) if valid else math.nan),
+        })
+    return pd.DataFrame(rows)
+
+
+def cell(frame: pd.DataFrame) -> dict[str, Any]:
+    """Accuracy with a Wilson interval over valid rows; n_invalid counted."""
+    valid = frame[frame["valid"]]
+    k = int(valid["correct"].sum())
+    return proportion(k, len(valid), n_invalid=int((~frame["valid"]).sum()))
+
+
+def accuracy(scored: pd.DataFrame) -> pd.DataFrame:
+    """Per judge x task x protocol x cue (J shards) and per probe (P, O)."""
+    out = []
+    j = scored[scored["protocol"].isin(["pointwise", "pairwise"])]
+    for (judge, task, proto, cue), g in j.groupby(["judge", "task", "protocol", "cue"]):
+        out.append({"judge": judge, "task": task, "protocol": proto, "cue": cue, **cell(g)})
+    p = scored[scored["probe"] == "P"]
+    for (judge, task), g in p.groupby(["judge", "task"]):
+        out.append({"judge": judge, "task": task, "protocol": "probe_P", "cue": "", **cell(g)})
+    o = scored[(scored["probe"] == "O") & (scored["oracle"] == True)]  # noqa: E712
+    for (judge, task), g in o.groupby(["judge", "task"]):
+        out.append({"judge": judge, "task": task, "protocol": "probe_O", "cue": "", **cell(g)})
+    return pd.DataFrame(out)
+
+
+def _item_means(frame: pd.DataFrame) -> pd.Series:
+    v = frame[frame["valid"]]
+    return v.groupby("item_id")["correct"].mean()
+
+
+def paired_item_diff(a: pd.DataFrame, b: pd.DataFrame, n_boot: int, seed: int
+                     ) -> dict[str, Any]:
+    """mean over items of acc_a - acc_b, items valid in both, paired bootstrap CI."""
+    ma, mb = _item_means(a), _item_means(b)
+    common = sorted(set(ma.index) & set(mb.index))
+    res = paired_bootstrap(ma.loc[common].to_numpy(), mb.loc[common].to_numpy(),
+                           n_boot=n_boot, seed=seed)
+    res["n_items"] = len(common)
+    res["n_invalid"] = int((~a["valid"]).sum() + (~b["valid"]).sum())
+    return res
+
+
+def protocol_gap(scored: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """Pairwise - Pointwise accuracy per judge x task x cue, paired over items."""
+    out = []
+    j = scored[scored["protocol"].isin(["pointwise", "pairwise"])]
+    for (judge, task, cue), g in j.groupby(["judge", "task", "cue"]):
+        pw, pt = g[g["protocol"] == "pairwise"], g[g["protocol"] == "pointwise"]
+        if pw.empty or pt.empty:
+            continue
+        res = paired_item_diff(pw, pt, n_boot, seed)
+        out.append({"judge": judge, "task": task, "cue": cue,
+                    "pairwise": cell(pw)["estimate"], "pointwise": cell(pt)["estimate"],
+                    **res})
+    return pd.DataFrame(out)
+
+
+def cue_dependence(scored: pd.DataFrame, hard: str = "hard", none: str = "none",
+                   n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """acc(hard cue) - acc(no cue) per judge x task x protocol, paired over items."""
+    out = []
+    j = scored[scored["protocol"].isin(["pointwise", "pairwise"])]
+    for (judge, task, proto), g in j.groupby(["judge", "task", "protocol"]):
+        cues = set(g["cue"])
+        h = hard if hard in cues else ("transition" if "transition" in cues else None)
+        if h is None or none not in cues:
+            continue
+        res = paired_item_diff(g[g["cue"] == h], g[g["cue"] == none], n_boot, seed)
+        out.append({"judge": judge, "task": task, "protocol": proto, "cue": h, **res})
+    return pd.DataFrame(out)
+
+
+# ------------------------------------------------------------------ states
+def _p_bits(p: pd.DataFrame, items: Mapping[str, dict]) -> dict[tuple[str, int], dict]:
+    """Per rendering: P bit (or NaN if invalid) and the staging label P implies."""
+    out: dict[tuple[str, int], dict] = {}
+    for (iid, v), g in p.groupby(["item_id", "rendering"]):
+        item = items[iid]
+        if item["family"] != "positional":
+            row = g.iloc[0] if len(g) == 1 else g[g["turn"] == max(item["key_turns"])].iloc[0]
+            out[(iid, int(v))] = {"P": row["correct"] if row["valid"] else math.nan,
+                                  "stage_label": row["parsed"] if row["valid"] else None}
+            continue
+        key = g[g["turn"].isin(item["key_turns"])]
+        if len(key) != 2 or not key["valid"].all():
+            out[(iid, int(v))] = {"P": math.nan, "stage_label": None}
+            continue
+        bit = float(key["correct"].all())
+        shifted = [int(r.turn) for r in key.itertuples() if r.parsed == item["shift_emotion"]]
+        out[(iid, int(v))] = {"P": bit,
+                              "stage_label": str(shifted[0]) if len(shifted) == 1 else None}
+    return out
+
+
+def states(scored: pd.DataFrame, items: Sequence[dict]) -> pd.DataFrame:
+    """One row per judge x task x rendering: P, O, J bits, state, staging result."""
+    by_id = {it["item_id"]: it for it in items}
+    rows = []
+    for (judge, task), g in scored.groupby(["judge", "task"]):
+        p = g[g["probe"] == "P"]
+        o = g[g["probe"] == "O"]
+        j = g[(g["protocol"] == "pointwise") & (g["cue"] == "none")]
+        pbits = _p_bits(p, by_id)
+        for r in j.itertuples():
+            key = (r.item_id, int(r.rendering))
+            ob = o[(o["item_id"] == r.item_id) & (o["rendering"] == r.rendering)]
+            orow = ob[ob["oracle"] == True]  # noqa: E712
+            o_bit = orow["correct"].iloc[0] if len(orow) and orow["valid"].iloc[0] else math.nan
+            pb = pbits.get(key, {"P": math.nan, "stage_label": None})
+            stage = math.nan
+            if not (isinstance(pb["P"], float) and math.isnan(pb["P"])):
+                lab = pb["stage_label"]
+                srow = ob[ob["stated_label"] == lab] if lab is not None else ob.iloc[0:0]
+                stage = (srow["correct"].iloc[0] if len(srow) and srow["valid"].iloc[0]
+                         else 0.0 if lab is None else math.nan)
+            j_bit = r.correct if r.valid else math.nan
+            bits = (pb["P"], o_bit, j_bit)
+            state = "" if any(isinstance(b, float) and math.isnan(b) for b in bits) else \
+                "".join(str(int(b)) for b in bits)
+            rows.append({"judge": judge, "task": task, "item_id": r.item_id,
+                         "rendering": int(r.rendering), "P": pb["P"], "O": o_bit, "J": j_bit,
+                         "state": state, "staging": stage})
+    return pd.DataFrame(rows)
+
+
+def state_distribution(st: pd.DataFrame) -> pd.DataFrame:
+    """Share of each of the 8 states per judge x task (Wilson CI); undefined
+    (some probe invalid) renderings counted in n_invalid."""
+    out = []
+    for (judge, task), g in st.groupby(["judge", "task"]):
+        defined = g[g["state"] != ""]
+        for s in STATES:
+            k = int((defined["state"] == s).sum())
+            out.append({"judge": judge, "task": task, "state": s, "name": STATE_NAMES[s],
+                        **proportion(k, len(defined), n_invalid=int((g["state"] == "").sum()))})
+    return pd.DataFrame(out)
+
+
+def potemkin(st: pd.DataFrame) -> pd.DataFrame:
+    """Conditional Potemkin rate P(J=0 | P=1, O=1) and staging accuracy."""
+    out = []
+    for (judge, task), g in st.groupby(["judge", "task"]):
+        cond = g[g["state"].isin(["111", "110"])]
+        k = int((cond["state"] == "110").sum())
+        row = {"judge": judge, "task": task, "metric": "conditional_potemkin",
+               **proportion(k, len(cond), n_invalid=int((g["state"] == "").sum()))}
+        out.append(row)
+        sv = g["staging"].dropna()
+        out.append({"judge": judge, "task": task, "metric": "staging_accuracy",
+                    **proportion(int(sv.sum()), len(sv),
+                                 n_invalid=int(g["staging"].isna().sum()))})
+    return pd.DataFrame(out)
+
+
+# ------------------------------------------------------------------ balance
+def balance(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str], n_boot: int = 2000,
+            seed: int = 0) -> pd.DataFrame:
+    """Per task and quality metric: mean of R0 and R1, signed gap R1 - R0 and mean
+    absolute gap, each with a bootstrap CI over items. `rows`: item_id, task,
+    reply (0/1), and one column per metric."""
+    frame = pd.DataFrame(list(rows))
+    out = []
+    for task, g in frame.groupby("task"):
+        wide = {r: g[g["reply"] == r].set_index("item_id") for r in (0, 1)}
+        common = sorted(set(wide[0].index) & set(wide[1].index))
+        for m in metrics:
+            if m not in g.columns:
+                continue
+            a = wide[1].loc[common, m].astype(float).to_numpy()
+            b = wide[0].loc[common, m].astype(float).to_numpy()
+            ok = np.isfinite(a) & np.isfinite(b)
+            a, b = a[ok], b[ok]
+            signed = paired_bootstrap(a, b, n_boot=n_boot, seed=seed)
+            absd = paired_bootstrap(np.abs(a - b), np.zeros_like(a), n_boot=n_boot, seed=seed)
+            out.append({"task": task, "metric": m, "mean_r0": float(b.mean()) if b.size else
+                        math.nan, "mean_r1": float(a.mean()) if a.size else math.nan,
+                        "gap": signed["estimate"], "gap_ci_low": signed["ci_low"],
+                        "gap_ci_high": signed["ci_high"], "abs_gap": absd["estimate"],
+                        "abs_gap_ci_low": absd["ci_low"], "abs_gap_ci_high": absd["ci_high"],
+                        "n_items": int(a.size), "method": signed["method"]})
+    return pd.DataFrame(out)
+
+
+__all__ = ["STATES", "STATE_NAMES", "accuracy", "balance", "cell", "cue_dependence",
+           "paired_item_diff", "potemkin", "protocol_gap", "score_trials", "state_distribution",
+           "states"]

@@ -1,0 +1,269 @@
+"""Study B core: reply bank vs judge lexicon, items, trials, embedded answers, metrics
+on tiny fake data (no corpus, no specialists: a fake perception keyed by audio)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pandas as pd
+import pytest
+
+from judgeaudit.conditions.replies import ReplyBank, lexical_quality, politeness
+from judgeaudit.conditions.study_b import items as I
+from judgeaudit.conditions.study_b import protocols as PR
+from judgeaudit.judges.embedded import lexicon as L
+from judgeaudit.judges.request import LoadedRequest, Request
+from judgeaudit.stats import study_b as SB
+
+EMOS = ("neutral", "calm", "happy", "sad", "angry", "fearful", "disgust", "surprised")
+
+
+@pytest.fixture(scope="module")
+def bank(repo_root):
+    return ReplyBank.load(repo_root / "templates/study_b/replies.yaml")
+
+
+@pytest.fixture(scope="module")
+def templates(repo_root):
+    d = repo_root / "templates/study_b"
+    t = {k: PR.Template.load(d / v) for k, v in PR.TEMPLATE_FILES.items()}
+    cues = {c: PR.Template.load(d / "cues" / f"{c}.txt") for c in ("soft", "hard", "transition")}
+    return t, cues
+
+
+def test_bank_agrees_with_judge_lexicon(bank):
+    """Each emotion reply is read by the judge's lexicon as that emotion, for every
+    frame and fill variant, and never as the other emotion of a pair."""
+    for e0 in EMOS:
+        for e1 in EMOS:
+            if e0 == e1:
+                continue
+            for frame in range(len(bank.frames)):
+                for var in range(2):
+                    r0, r1 = bank.emotion_pair(e0, e1, frame, var)
+                    assert L.reply_emotion(r0) == e0, r0
+                    assert L.reply_emotion(r1) == e1, r1
+                    assert L.reply_for_emotion(e0, {"R1": r0, "R2": r1}) == "R1"
+
+
+def test_bank_lexically_balanced(bank):
+    """Within a pair, the replies share frame and politeness; lengths within 5 words."""
+    for e0 in EMOS:
+        for e1 in EMOS:
+            for frame in range(len(bank.frames)):
+                r0, r1 = bank.emotion_pair(e0, e1, frame, 0)
+                q0, q1 = lexical_quality(r0), lexical_quality(r1)
+                assert abs(q0["n_words"] - q1["n_words"]) <= 5
+                assert q0["politeness"] == q1["politeness"]
+    assert politeness("Thank you, please wait.") == 2
+
+
+def _pairs(n=8):
+    emos = ["angry", "sad", "happy", "neutral"]
+    return pd.DataFrame([{"item_id": f"cf{i:02d}", "transcript": f"sentence number {i} is here",
+                          "emotion_a": emos[i % 4], "emotion_b": emos[(i + 1) % 4]}
+                         for i in range(n)])
+
+
+def _dialogues(n=4, turns=6):
+    rows = []
+    for d in range(n):
+        p0, p1 = (2, 4) if d % 2 == 0 else (4, 0)  # user turns (0-based even indices)
+        for v in (0, 1):
+            for t in range(turns):
+                role = "user" if t % 2 == 0 else "assistant"
+                emo = ""
+                if role == "user":
+                    emo = "neutral"
+                    if (v == 0 and t == p0) or (v == 1 and t == p1):
+                        emo = "angry"
+                rows.append({"dialogue_id": f"d{d}", "variant": v, "turn_index": t,
+                             "role": role, "emotion": emo,
+                             "transcript": f"dialogue {d} turn {t} words alpha{t} beta{d}"})
+    return pd.DataFrame(rows)
+
+
+def _fake_audio(items):
+    """Audio map + truth: each (item, rendering, turn) gets distinct bytes whose
+    emotion the fake perception knows (like a perfect specialist)."""
+    audio, truth = {}, {}
+    for it in items:
+        for t in it["turns"]:
+            if t["role"] != "user":
+                continue
+            for v in (0, 1):
+                emo = t["emotions"][v]
+                data = f"{it['item_id']}|{t['turn']}|{emo}".encode()
+                sha = hashlib.sha256(data).hexdigest()
+                audio[(it["item_id"], v, t["turn"])] = (f"fake/{sha}.wav", sha)
+                truth[sha] = (emo, data)
+    return audio, truth
+
+
+class FakePerception:
+    def __init__(self, truth, wrong=()):
+        self.by_bytes = {data: emo for emo, data in truth.values()}
+        self.wrong = set(wrong)
+
+    def emotion_scores(self, wav):
+        emo = self.by_bytes[wav]
+        if wav in self.wrong:  # perceives another emotion of the task's classes
+            emo = {"angry": "sad", "sad": "angry", "happy": "neutral", "neutral": "happy"}[emo]
+        return {e: (0.9 if e == emo else 0.1 / 7) for e in EMOS}
+
+
+def _loaded(trial, truth):
+    req = Request.from_json(trial["request"])
+    audio = {p.sha256: truth[p.sha256][1] for p in req.audio_parts}
+    return LoadedRequest(req, audio)
+
+
+def _responses(trials, truth, fn):
+    out = []
+    for t in trials:
+        ans = fn(_loaded(t, truth))
+        out.append({"trial_id": t["trial_id"], "status": "valid", "parsed": ans})
+    return out
+
+
+def _all_trials(items, audio, templates, family):
+    t, cues = templates
+    shards = ["pointwise-none", "pointwise-hard", "pairwise-none", "pairwise-hard",
+              "probe-P", "probe-O"]
+    out = {}
+    for s in shards:
+        kind, cue = PR.shard_kind(s)
+        out[s] = PR.build_trials(items, audio, s, t, cues.get(cue))
+    return out
+
+
+def test_items_and_trials_structure(bank, templates):
+    items = I.single_items(_pairs(), bank, ["v0", "v1"], seed=1)
+    for it in items:
+        I.check_item(it)
+    assert sum(it["swap"] for it in items) == len(items) // 2
+    audio, truth = _fake_audio(items)
+    trials = _all_trials(items, audio, templates, "single")
+    pw = trials["pointwise-none"]
+    assert len(pw) == 2 * len(items)
+    # the two renderings of an item send identical text and differ only in audio
+    by_item = {}
+    for t in pw:
+        by_item.setdefault(t["facts"]["item_id"], []).append(t)
+    for a, b in by_item.values():
+        ta = [p for p in a["request"]["parts"] if p["kind"] == "text"]
+        tb = [p for p in b["request"]["parts"] if p["kind"] == "text"]
+        assert ta == tb and a["gold"] != b["gold"]
+    assert {t["gold"] for t in pw} == {"R1", "R2"}
+    hard = trials["pointwise-hard"][0]["request"]["parts"][-1]["text"]
+    assert "prosody" in hard and "prosody" not in pw[0]["request"]["parts"][-1]["text"]
+    assert all(t["facts"]["cue_sha256"] for t in trials["pointwise-hard"])
+    o = trials["probe-O"]
+    assert all(not any(p["kind"] == "audio" for p in t["request"]["parts"]) for t in o)
+    with pytest.raises(PR.TrialError):
+        PR.shard_kind("pointwise-loud")
+
+
+def _score(items, trials, truth, fn, judge):
+    frames = [SB.score_trials(ts, _responses(ts, truth, fn), judge, s) for s, ts in trials.items()]
+    return pd.concat(frames, ignore_index=True)
+
+
+@pytest.mark.parametrize("family", ["single", "positional", "conversation"])
+def test_control_judges_behave(bank, templates, family):
+    if family == "single":
+        items = I.single_items(_pairs(12), bank, ["v0"], seed=3)
+    elif family == "positional":
+        items = I.positional_items(_dialogues(8), bank, ["v0"], seed=3)
+    else:
+        items = I.conversation_items(_dialogues(8), bank, ["v0"], seed=3,
+                                     classes=["angry", "sad", "happy", "neutral"])
+    audio, truth = _fake_audio(items)
+    trials = _all_trials(items, audio, templates, family)
+    perc = FakePerception(truth)
+    listener = _score(items, trials, truth, lambda ld: L.listener_answer(ld, perc), "listener")
+    reader = _score(items, trials, truth, L.label_reader_answer, "label-reader")
+    acc_l = SB.accuracy(listener).set_index(["protocol", "cue"])["estimate"]
+    acc_r = SB.accuracy(reader).set_index(["protocol", "cue"])["estimate"]
+    assert acc_l[("pointwise", "none")] == 1.0 and acc_l[("pairwise", "none")] == 1.0
+    assert acc_l[("probe_P", "")] == 1.0 and acc_l[("probe_O", "")] == 1.0
+    # text only: exactly chance on both protocols (identical text for both renderings)
+    assert acc_r[("pointwise", "none")] == 0.5 and acc_r[("pairwise", "none")] == 0.5
+    assert acc_r[("probe_O", "")] == 1.0
+    st = SB.states(listener, items)
+    assert set(st["state"]) == {"111"}
+    st_r = SB.states(reader, items)
+    assert (st_r["O"] == 1).all() and set(st_r["state"]) <= {"010", "011", "110", "111"}
+
+
+def test_planted_potemkin_recovered(bank, templates):
+    items = I.single_items(_pairs(60), bank, ["v0"], seed=5)
+    audio, truth = _fake_audio(items)
+    trials = _all_trials(items, audio, templates, "single")
+    perc = FakePerception(truth)
+    planted = 0.3
+    sim = _score(items, trials, truth,
+                 lambda ld: L.simulated_answer(ld, perc, seed=2, potemkin=planted), "sim")
+    pot = SB.potemkin(SB.states(sim, items)).set_index("metric").loc["conditional_potemkin"]
+    assert pot["ci_low"] <= planted <= pot["ci_high"]
+    assert pot["n"] == 120
+    # O and P are untouched by the integration failure
+    acc = SB.accuracy(sim).set_index(["protocol", "cue"])["estimate"]
+    assert acc[("probe_P", "")] == 1.0 and acc[("probe_O", "")] == 1.0
+
+
+def test_perception_errors_give_bottleneck_states(bank, templates):
+    items = I.single_items(_pairs(8), bank, ["v0"], seed=5)
+    audio, truth = _fake_audio(items)
+    trials = _all_trials(items, audio, templates, "single")
+    wrong = {data for emo, data in list(truth.values())[::2]}
+    perc = FakePerception(truth, wrong)
+    sc = _score(items, trials, truth, lambda ld: L.listener_answer(ld, perc), "listener")
+    st = SB.states(sc, items)
+    assert "111" in set(st["state"]) and set(st["state"]) <= {"111", "010", "011"}
+    dist = SB.state_distribution(st)
+    assert dist.groupby(["judge", "task"])["estimate"].sum().round(9).eq(1.0).all()
+
+
+def test_invalid_counted_not_wrong(bank, templates):
+    items = I.single_items(_pairs(4), bank, ["v0"], seed=5)
+    audio, truth = _fake_audio(items)
+    t, _ = templates
+    trials = PR.build_trials(items, audio, "pointwise-none", t)
+    resp = [{"trial_id": x["trial_id"], "status": "invalid_json", "parsed": None}
+            if i == 0 else {"trial_id": x["trial_id"], "status": "valid", "parsed": x["gold"]}
+            for i, x in enumerate(trials)]
+    acc = SB.accuracy(SB.score_trials(trials, resp, "j", "pointwise-none")).iloc[0]
+    assert acc["estimate"] == 1.0 and acc["n"] == len(trials) - 1 and acc["n_invalid"] == 1
+    with pytest.raises(ValueError, match="no response"):
+        SB.score_trials(trials, resp[1:], "j", "pointwise-none")
+
+
+def test_protocol_gap_and_cue_dependence():
+    rows = []
+    for i in range(40):
+        for proto, acc in (("pointwise", 0.5), ("pairwise", 1.0)):
+            for cue in ("none", "hard"):
+                for v in (0, 1):
+                    ok = acc == 1.0 or v == 0 or cue == "hard"
+                    rows.append({"judge": "j", "task": "single", "protocol": proto, "cue": cue,
+                                 "item_id": f"i{i}", "rendering": v, "valid": True,
+                                 "correct": float(ok), "probe": "", "oracle": None})
+    sc = pd.DataFrame(rows)
+    gap = SB.protocol_gap(sc, n_boot=500).set_index("cue").loc["none"]
+    assert gap["estimate"] == pytest.approx(0.5) and gap["n_items"] == 40
+    cd = SB.cue_dependence(sc, n_boot=500).set_index("protocol")
+    assert cd.loc["pointwise", "estimate"] == pytest.approx(0.5)
+    assert cd.loc["pairwise", "estimate"] == pytest.approx(0.0)
+
+
+def test_positional_items_validate(bank):
+    d = _dialogues(2)
+    bad = d.copy()
+    bad.loc[(bad["variant"] == 1) & (bad["turn_index"] == 0), "transcript"] = "changed"
+    with pytest.raises(I.ItemError, match="identical transcript"):
+        I.positional_items(bad, bank, ["v0"], seed=1)
+    items = I.positional_items(d, bank, ["v0"], seed=1)
+    it = items[0]
+    turns = {t["turn"]: t["text"] for t in it["turns"]}
+    assert [L.quoted_turn(r, turns) for r in it["replies"]] == [int(x) for x in it["labels"]]
