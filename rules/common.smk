@@ -157,6 +157,60 @@ TARGETS["download"] = lambda: [
 # <<< specialists helpers
 
 # >>> judges helpers
+EMBEDDED_PERCEIVING = ("listener", "simulated")
+
+
+def judge_names():
+    """Active judges (config judges.active, else every judge in judges.panel)."""
+    jcfg = config["judges"]
+    if not jcfg.get("enabled", True):
+        return []
+    names = jcfg.get("active") or sorted(jcfg["panel"])
+    missing = [n for n in names if n not in jcfg["panel"]]
+    if missing:
+        raise WorkflowError(f"config judges.active names unknown judges {missing}; "
+                            f"panel has {sorted(jcfg['panel'])}")
+    return list(names)
+
+
+def judge_spec(name):
+    try:
+        return config["judges"]["panel"][name]
+    except KeyError:
+        raise WorkflowError(f"no judge {name!r} in config judges.panel") from None
+
+
+def judge_param(name):
+    """The judge's settings as one canonical JSON scalar: changing one judge's
+    settings re-runs only that judge's shards (and the cache still serves every
+    call whose fingerprint did not change)."""
+    return as_param(judge_spec(name))
+
+
+def judge_model_inputs(name):
+    """Specialist model files an embedded perceiving judge reads (built upstream)."""
+    spec = judge_spec(name)
+    if spec["provider"] not in EMBEDDED_PERCEIVING:
+        return []
+    perception = spec.get("perception") or {}
+    if perception.get("kind", "specialists") != "specialists":
+        return []
+    return sorted(p for p in (perception.get("models") or {}).values() if p)
+
+
+def judge_code(name):
+    stages = ["judges"]
+    if judge_spec(name)["provider"] in EMBEDDED_PERCEIVING:
+        stages += ["specialists", "features"]
+    return package_code(*stages)
+
+
+def responses_for(study, task, shard):
+    """Response shards of every active judge for one trial shard (for study stages)."""
+    return [f"results/responses/{j}/{study}/{task}/{shard}.jsonl" for j in judge_names()]
+
+
+TARGETS["judges"] = lambda: []  # responses are pulled in by the study stages
 # <<< judges helpers
 
 # >>> study_a helpers

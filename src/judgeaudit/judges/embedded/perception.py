@@ -16,7 +16,7 @@ import numpy as np
 
 from judgeaudit.io import sha256_bytes
 
-KINDS = ("emotion", "language", "quality", "speaker")
+KINDS = ("emotion", "language", "naturalness", "speaker")  # judgeaudit.specialists kinds
 
 
 @runtime_checkable
@@ -64,7 +64,7 @@ class SpecialistPerception:
         return str(self._predict("language", wav).label)
 
     def quality(self, wav: bytes) -> float:
-        return float(self._cached("quality", wav, lambda: self._model("quality").score_audio(wav)))
+        return float(self._cached("naturalness", wav, lambda: self._model("naturalness").score_audio(wav)))
 
     def speaker_embedding(self, wav: bytes) -> np.ndarray:
         return np.asarray(self._cached("speaker", wav,

@@ -1,0 +1,20 @@
+"""Rule judge_shard: judge one trial shard with one configured judge."""
+
+import json
+
+from judgeaudit.judges.shard import run_shard
+from judgeaudit.logs import setup
+from judgeaudit.provenance import record_snakemake_job
+
+smk = snakemake  # noqa: F821 (injected by Snakemake)
+log = setup(smk.log[0])
+summary = run_shard(
+    trials_path=smk.input.trials,
+    out_path=smk.output[0],
+    judge_name=smk.wildcards.judge,
+    spec=json.loads(smk.params.spec),
+    cache_dir=smk.params.cache_dir,
+    audio_root=".",
+    progress=bool(smk.params.progress),
+)
+record_snakemake_job(smk, extra={"judge_summary": summary})
