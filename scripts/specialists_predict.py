@@ -1,0 +1,14 @@
+"""Rule specialists_predict: one specialist's per-clip predictions on a dataset."""
+
+from judgeaudit.io import write_tsv_atomic
+from judgeaudit.logs import setup
+from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.specialists.workflow import predict
+
+smk = snakemake  # noqa: F821
+log = setup(smk.log[0])
+table = predict(smk.wildcards.kind, smk.input.model, smk.input.manifest,
+                smk.params.cache_dir, smk.threads)
+log.info("%s on %s: %d clips", smk.wildcards.kind, smk.wildcards.dataset, len(table))
+write_tsv_atomic(smk.output.table, table)
+record_snakemake_job(smk)

@@ -1,0 +1,26 @@
+"""Rule specialists_whisper_eval: Whisper LID on the test split of a language dataset."""
+
+import pandas as pd
+
+from judgeaudit.features.extract import resolve_clip_path
+from judgeaudit.io import write_tsv_atomic
+from judgeaudit.logs import setup
+from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.specialists.adapters import WhisperLID
+from judgeaudit.specialists.workflow import base_dirs, read_manifest
+
+smk = snakemake  # noqa: F821
+log = setup(smk.log[0])
+languages = smk.params.languages.split(",")
+model = WhisperLID(smk.input.whisper, languages, cpu_threads=smk.threads)
+manifest = read_manifest(smk.input.manifest)
+test = manifest[manifest["split"] == "test"]
+rows = []
+for clip_id, rel in zip(test["clip_id"], test["path"], strict=True):
+    p = model.predict_audio(resolve_clip_path(rel, base_dirs(smk.input.manifest)).read_bytes())
+    rows.append({"clip_id": clip_id, "split": "test", "label": p.label,
+                 **{f"score_{c}": round(p.scores[c], 6) for c in languages},
+                 "status": p.status, "version": p.version})
+log.info("whisper LID on %d test clips", len(rows))
+write_tsv_atomic(smk.output.table, pd.DataFrame(rows))
+record_snakemake_job(smk)
