@@ -151,9 +151,106 @@ TARGETS["download"] = lambda: [
 # <<< download helpers
 
 # >>> features helpers
+def features_datasets():
+    """Datasets that get results/features/<dataset>.tsv: each configured attribute's
+    dataset (dataset_for) plus features.datasets."""
+    cfg = config["features"]
+    names = [dataset_for(a) for a in cfg["attributes"]] + list(cfg["datasets"])
+    return sorted(set(names))
+
+
+def features_table_for(attribute):
+    """The eGeMAPS table of the dataset the study uses for `attribute` (blueprints)."""
+    return f"results/features/{dataset_for(attribute)}.tsv"
+
+
+TARGETS["features"] = lambda: (
+    [f"results/features/{d}.tsv" for d in features_datasets()]
+    if config["features"]["enabled"] else []
+)
 # <<< features helpers
 
 # >>> specialists helpers
+import os
+
+SPECIALIST_KINDS = ["emotion", "language", "speaker", "naturalness"]
+SPECIALIST_KIND_RE = "|".join(SPECIALIST_KINDS)
+
+
+def specialist_cfg(kind):
+    return config["specialists"][kind]
+
+
+def specialist_dataset(kind):
+    """Dataset the `kind` specialist trains and is evaluated on."""
+    return specialist_cfg(kind)["dataset"] or dataset_for(kind)
+
+
+def specialist_datasets():
+    return {kind: specialist_dataset(kind) for kind in SPECIALIST_KINDS}
+
+
+def specialist_model(kind):
+    """Path of a specialist's model.json (what judgeaudit.specialists.load takes)."""
+    return f"results/specialists/{kind}/model.json"
+
+
+def specialist_predictions(kind, dataset=None):
+    return f"results/specialists/{kind}/{dataset or specialist_dataset(kind)}.tsv"
+
+
+def _whisper_model_dir():
+    return "results/specialists/language/whisper-base"
+
+
+def specialist_train_input(wildcards):
+    kind = wildcards.kind
+    cfg = specialist_cfg(kind)
+    dataset = specialist_dataset(kind)
+    out = {
+        "manifest": f"data/{dataset}/manifest.tsv",
+        "code": package_code("features", "specialists"),
+    }
+    if kind == "speaker" and cfg["backend"] == "resemblyzer":
+        out["trials"] = f"data/{dataset}/trials.tsv"
+    if kind == "language" and cfg["backend"] == "whisper" and not cfg["model_path"]:
+        out["whisper"] = _whisper_model_dir()
+    if cfg.get("model_path"):
+        out["model_path"] = os.path.abspath(cfg["model_path"])
+    return out
+
+
+def specialist_whisper_eval_input(wildcards):
+    lang = specialist_cfg("language")
+    return {
+        "manifest": f"data/{wildcards.dataset}/manifest.tsv",
+        "whisper": (os.path.abspath(lang["model_path"])
+                    if lang["backend"] == "whisper" and lang["model_path"]
+                    else _whisper_model_dir()),
+        "code": package_code("features", "specialists"),
+    }
+
+
+def specialist_accuracy_input(wildcards):
+    out = {"code": package_code("features", "specialists")}
+    for kind in SPECIALIST_KINDS:
+        dataset = specialist_dataset(kind)
+        out[f"{kind}_pred"] = specialist_predictions(kind, dataset)
+        out[f"{kind}_manifest"] = f"data/{dataset}/manifest.tsv"
+        out[f"{kind}_model"] = specialist_model(kind)
+    out["speaker_trials"] = f"data/{specialist_dataset('speaker')}/trials.tsv"
+    if specialist_cfg("language")["whisper_eval"]:
+        out["language_whisper"] = (
+            f"results/specialists/language/whisper_{specialist_dataset('language')}.tsv")
+    return out
+
+
+TARGETS["specialists"] = lambda: (
+    [specialist_model(k) for k in SPECIALIST_KINDS]
+    + ["results/tables/specialist_accuracy.tsv", "results/tables/specialist_accuracy.md",
+       "figures/specialist_confusion.png", "figures/specialist_confusion.pdf"]
+    if config["specialists"]["enabled"] else []
+)
 # <<< specialists helpers
 
 # >>> judges helpers
