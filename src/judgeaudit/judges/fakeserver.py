@@ -10,7 +10,7 @@ A minimal HTTP/1.1 server on 127.0.0.1 (asyncio streams, keep-alive) that
    with the sha256 of each decoded audio) so tests can check the audio sent is the
    audio of the request;
  - answers `{"label": X}` where X follows `Say: X` in the prompt (or `reply_fn`);
- - injects faults scripted in the prompt: `FAULTS=429,500,stall,badjson,truncated`
+ - injects faults scripted in the prompt: `FAULTS=429,500,stall,badjson,truncated,echoauth`
    applies one fault per attempt of that request, then answers normally;
    `ALWAYS=refusal|garbage|empty` answers that way every time;
  - adds `latency_s` of delay to every reply (benchmarks).
@@ -272,6 +272,9 @@ class FakeProvider:
                                     {"Retry-After": self.retry_after})
         if fault == "500":
             return await self._send(writer, 500, {"error": {"message": "server error"}})
+        if fault == "echoauth":  # a hostile/buggy provider echoing the credential back
+            cred = headers.get("authorization") or headers.get("x-goog-api-key") or ""
+            return await self._send(writer, 401, {"error": {"message": f"invalid key {cred}"}})
         if fault == "stall":
             await asyncio.sleep(self.stall_s)
             return False
