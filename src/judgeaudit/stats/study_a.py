@@ -280,3 +280,51 @@ def contrasts_table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
         df.loc[idx, "p_holm"] = adj
         df.loc[idx, "reject_holm"] = rej
     return df.sort_values(["family", "judge", "task"]).reset_index(drop=True)
+
+
+# ---------------------------------------------------------------- planted vs estimated
+# planted knob -> (conditions it sets, metric that estimates it); see the simulated
+# judge (judges/embedded/judges.py): without audio a wrong block is followed with the
+# planted probability (RF); with audio the draw happens only when the label
+# contradicts what the judge perceives, which its audio_only answer reveals (rf_adj).
+PLANTED_BLOCK = {"framed": ("wrong_block", "rf"), "unframed": ("wrong_no_frame", "rf"),
+                 "with_audio": ("wrong_with_audio", "rf_adj"),
+                 "with_audio_fallible": ("wrong_with_audio_fallible", "rf_adj")}
+PLANTED_COLUMNS = ["judge", "knob", "task", "condition", "metric", "planted", "estimate",
+                   "ci_low", "ci_high", "n", "n_invalid", "inside"]
+
+
+def planted_targets(spec: dict[str, Any]) -> list[tuple[str, str, str, float]]:
+    """(knob, condition, metric, planted value) for one simulated judge's spec."""
+    out = []
+    for key, rate in (spec.get("follow_block") or {}).items():
+        if key in PLANTED_BLOCK:
+            cond, metric = PLANTED_BLOCK[key]
+            out.append((f"follow_block.{key}", cond, metric, float(rate)))
+    for key, rate in (spec.get("follow_reference") or {}).items():
+        if key in PLACEMENTS:
+            out.append((f"follow_reference.{key}", key, "rf_adj", float(rate)))
+    for fmt, sides in (spec.get("lock") or {}).items():
+        for side, rate in (sides or {}).items():
+            if side in ("first", "second"):
+                out.append((f"lock.{fmt}.{side}", fmt, f"locked_{side}", float(rate)))
+    return out
+
+
+def planted_table(metrics_df: pd.DataFrame, specs: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """Each planted rate beside its estimate, Wilson 95% CI and an `inside` flag, for
+    every task where the knob's condition was run (seed-pooled rows)."""
+    rows = []
+    pooled = metrics_df[metrics_df["seed"].astype(str) == POOLED]
+    for judge, spec in sorted(specs.items()):
+        mine = pooled[pooled["judge"] == judge]
+        for knob, cond, metric, planted in planted_targets(spec):
+            hit = mine[(mine["condition"] == cond) & (mine["metric"] == metric)]
+            for _, r in hit.sort_values("task").iterrows():
+                inside = bool(r["ci_low"] - 1e-12 <= planted <= r["ci_high"] + 1e-12) \
+                    if r["n"] > 0 else False
+                rows.append({"judge": judge, "knob": knob, "task": r["task"], "condition": cond,
+                             "metric": metric, "planted": planted, "estimate": r["estimate"],
+                             "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": int(r["n"]),
+                             "n_invalid": int(r["n_invalid"]), "inside": inside})
+    return pd.DataFrame(rows, columns=PLANTED_COLUMNS)

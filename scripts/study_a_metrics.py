@@ -1,0 +1,28 @@
+"""Combine per-judge Study A metrics; Holm within contrast families; planted table."""
+
+import json
+
+import pandas as pd
+
+from judgeaudit import logs
+from judgeaudit.io import write_tsv_atomic
+from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.stats import study_a as sa
+
+log = logs.setup(snakemake.log[0])  # noqa: F821
+smk = snakemake  # noqa: F821
+metrics = pd.concat([pd.read_csv(p, sep="\t", dtype={"seed": str}) for p in smk.input.metrics],
+                    ignore_index=True)
+rows = []
+for p in smk.input.contrasts:
+    c = pd.read_csv(p, sep="\t")
+    rows += c.to_dict("records")
+contrasts = sa.contrasts_table(rows)
+planted = sa.planted_table(metrics, json.loads(smk.params.planted))
+write_tsv_atomic(smk.output.metrics, metrics)
+write_tsv_atomic(smk.output.contrasts, contrasts)
+write_tsv_atomic(smk.output.planted, planted)
+if len(planted):
+    log.info("planted rates inside their 95%% CI: %d / %d", int(planted["inside"].sum()),
+             len(planted))
+record_snakemake_job(smk)

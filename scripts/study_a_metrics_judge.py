@@ -1,0 +1,21 @@
+"""Study A metrics and contrasts of one judge. Thin: see judgeaudit.stats.study_a."""
+
+import pandas as pd
+
+from judgeaudit import logs
+from judgeaudit.io import read_jsonl, write_tsv_atomic
+from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.stats import study_a as sa
+
+log = logs.setup(snakemake.log[0])  # noqa: F821
+smk = snakemake  # noqa: F821
+trials = [t for path in smk.input.trials for t in read_jsonl(path)]
+responses = [r for path in smk.input.responses for r in read_jsonl(path)]
+df = sa.join(trials, responses, smk.params.judge)
+metrics = sa.metrics(df, n_boot=int(smk.params.n_boot))
+contrasts = pd.DataFrame(sa.contrast_rows(df), columns=sa.CONTRAST_COLUMNS)
+write_tsv_atomic(smk.output.metrics, metrics)
+write_tsv_atomic(smk.output.contrasts, contrasts)
+log.info("judge %s: %d trials, %d invalid, %d metric rows, %d contrasts", smk.params.judge,
+         len(df), int((~df["valid"]).sum()) if len(df) else 0, len(metrics), len(contrasts))
+record_snakemake_job(smk)

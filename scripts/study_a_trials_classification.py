@@ -1,0 +1,25 @@
+"""Study A classification trials (one task x family shard). Thin: see
+judgeaudit.conditions.study_a_build."""
+
+import json
+
+from judgeaudit import logs
+from judgeaudit.conditions.study_a_build import classification_shard, load_clipset
+from judgeaudit.io import write_jsonl_atomic
+from judgeaudit.provenance import record_snakemake_job
+
+log = logs.setup(snakemake.log[0])  # noqa: F821
+smk = snakemake  # noqa: F821
+cfg = json.loads(smk.params.cfg)
+task, shard = smk.wildcards.task, smk.wildcards.shard
+clipset = load_clipset(task, cfg["task_cfg"], smk.input.manifest, smk.input.predictions,
+                       cfg["seed"])
+blueprint = None
+if shard in ("blueprint", "conflict"):
+    from judgeaudit.features.blueprint import Blueprint
+
+    blueprint = Blueprint.from_tsv(smk.input.features, template_dir=smk.params.template_dir)
+trials = classification_shard(task, shard, cfg, clipset, blueprint)
+write_jsonl_atomic(smk.output[0], trials)
+log.info("study A %s/%s: %d clips -> %d trials", task, shard, len(clipset.clips), len(trials))
+record_snakemake_job(smk, extra={"n_trials": len(trials), "n_clips": len(clipset.clips)})

@@ -1,0 +1,24 @@
+"""Study A pairwise trials (one criterion x format shard). Thin: see
+judgeaudit.conditions.study_a_build."""
+
+import json
+from pathlib import Path
+
+from judgeaudit import logs
+from judgeaudit.conditions.study_a_build import pair_shard
+from judgeaudit.io import write_jsonl_atomic
+from judgeaudit.provenance import record_snakemake_job
+
+log = logs.setup(snakemake.log[0])  # noqa: F821
+smk = snakemake  # noqa: F821
+cfg = json.loads(smk.params.cfg)
+concat_dir = None
+if smk.params.fmt == "concat":
+    concat_dir = Path(smk.output.audio)
+    concat_dir.mkdir(parents=True, exist_ok=True)
+trials = pair_shard(smk.params.criterion, smk.params.fmt, cfg["pairwise"], smk.input.manifest,
+                    cfg["seed"], concat_dir=concat_dir)
+out = smk.output.trials if smk.params.fmt == "concat" else smk.output[0]
+write_jsonl_atomic(out, trials)
+log.info("study A pair_%s/%s: %d trials", smk.params.criterion, smk.params.fmt, len(trials))
+record_snakemake_job(smk, extra={"n_trials": len(trials)})

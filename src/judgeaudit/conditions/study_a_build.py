@@ -1,0 +1,111 @@
+"""Study A shards from files: manifests, specialist predictions and features in,
+trial rows out. The rule scripts call these; everything here runs from Python alone.
+
+Shards (CONTRACTS section 3, `results/trials/A/<task>/<shard>.jsonl`):
+  emotion|language / blueprint|reference|conflict   (one shard per task x family)
+  pair_<criterion> / concat|native                   (both orders in one shard)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgeaudit.conditions import pair_sources
+from judgeaudit.conditions.common import stable_seed
+from judgeaudit.conditions.pairwise import pair_trials
+from judgeaudit.conditions.study_a import (
+    ClipSet,
+    blueprint_trials,
+    conflict_trials,
+    reference_trials,
+    select_balanced,
+)
+
+CLASSIFICATION_TASKS = ("emotion", "language")
+CLASSIFICATION_SHARDS = ("blueprint", "reference", "conflict")
+PAIR_CRITERIA = ("naturalness", "cleanness", "speaker", "emotion")
+PAIR_SHARDS = ("concat", "native")
+
+
+def read_table(path: str | Path, what: str, need: tuple[str, ...] = ()) -> pd.DataFrame:
+    try:
+        frame = pd.read_csv(path, sep="\t", dtype={"clip_id": str}, keep_default_na=False,
+                            na_values=[""])
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{what}: '{path}' does not exist") from None
+    missing = [c for c in need if c not in frame.columns]
+    if missing:
+        raise ValueError(f"{what} '{path}': missing columns {missing} "
+                         f"(has {list(frame.columns)[:12]})")
+    return frame
+
+
+def load_clipset(task: str, cfg: dict[str, Any], manifest: str | Path,
+                 predictions: str | Path, seed: int) -> ClipSet:
+    """The clips of one classification task with gold label and specialist label."""
+    label_col = cfg["label_column"]
+    m = read_table(manifest, f"{task} manifest", ("clip_id", "path", "sha256", label_col))
+    if cfg.get("subset_column"):
+        col = cfg["subset_column"]
+        if col not in m.columns:
+            raise ValueError(f"{task} manifest '{manifest}': subset column '{col}' not found")
+        m = m[pd.to_numeric(m[col], errors="coerce").fillna(0).astype(int) == 1]
+    if cfg.get("split"):
+        m = m[m["split"] == cfg["split"]]
+    if m.empty:
+        raise ValueError(f"{task}: no clips left in '{manifest}' after subset/split filters "
+                         f"(subset_column={cfg.get('subset_column')!r}, split={cfg.get('split')!r})")
+    m = select_balanced(m, label_col, cfg.get("per_class") or None, stable_seed(seed, task))
+    preds = read_table(predictions, f"{task} specialist predictions", ("clip_id", "label"))
+    preds = preds.drop_duplicates("clip_id").set_index("clip_id")["label"].astype(str)
+    missing = sorted(set(m["clip_id"]) - set(preds.index))
+    if missing:
+        raise ValueError(f"{task}: specialist predictions '{predictions}' lack clips "
+                         f"{missing[:5]} ({len(missing)} in all)")
+    clips = pd.DataFrame({"clip_id": m["clip_id"].astype(str), "path": m["path"].astype(str),
+                          "sha256": m["sha256"].astype(str), "label": m[label_col].astype(str),
+                          "pred": m["clip_id"].map(preds).astype(str)}).reset_index(drop=True)
+    return ClipSet(task, tuple(cfg["labels"]), clips)
+
+
+def classification_shard(task: str, shard: str, study_cfg: dict[str, Any], clipset: ClipSet,
+                         blueprint=None) -> list[dict]:
+    if shard == "blueprint":
+        return blueprint_trials(clipset, blueprint, study_cfg["seeds"])
+    if shard == "reference":
+        return reference_trials(clipset, study_cfg["reference_seeds"],
+                                study_cfg["match_placement"])
+    if shard == "conflict":
+        return conflict_trials(clipset, blueprint, study_cfg["conflict_seeds"],
+                               study_cfg["conflict_placement"])
+    raise ValueError(f"unknown Study A classification shard {shard!r} "
+                     f"(expected one of {CLASSIFICATION_SHARDS})")
+
+
+def pair_dataset(criterion: str, pcfg: dict[str, Any]) -> str:
+    return pcfg[f"{criterion}_dataset"]
+
+
+def build_pairs(criterion: str, pcfg: dict[str, Any], manifest: str | Path, seed: int):
+    m = read_table(manifest, f"{criterion} pairs manifest")
+    n, split = pcfg["n_pairs"], pcfg.get("split") or None
+    s = stable_seed(seed, "pairs", criterion)
+    if criterion == "naturalness":
+        return pair_sources.naturalness_pairs(m, n, s, pcfg["min_score_gap"], split)
+    if criterion == "cleanness":
+        return pair_sources.cleanness_pairs(m, n, s, split)
+    if criterion == "speaker":
+        return pair_sources.speaker_pairs(m, n, s, split)
+    if criterion == "emotion":
+        return pair_sources.emotion_pairs(m, n, s, split=split)
+    raise ValueError(f"unknown pair criterion {criterion!r} (expected one of {PAIR_CRITERIA})")
+
+
+def pair_shard(criterion: str, fmt: str, pcfg: dict[str, Any], manifest: str | Path, seed: int,
+               concat_dir: str | Path | None = None) -> list[dict]:
+    pairs = build_pairs(criterion, pcfg, manifest, seed)
+    return pair_trials(f"pair_{criterion}", pairs, fmt, stable_seed(seed, "order"),
+                       concat_dir=concat_dir)
