@@ -65,19 +65,16 @@ def _pairs(n=8):
                          for i in range(n)])
 
 
-def _dialogues(n=4, turns=6):
+def _dialogues(n=4, turns=10, shifts=(2, 6)):
+    """synth_dialogue layout: user on even turns; the user shifts from neutral to
+    angry at shifts[0] (early) or shifts[1] (late) and stays shifted."""
     rows = []
     for d in range(n):
-        p0, p1 = (2, 4) if d % 2 == 0 else (4, 0)  # user turns (0-based even indices)
-        for v in (0, 1):
+        for variant, shift in zip(("early", "late"), shifts, strict=True):
             for t in range(turns):
                 role = "user" if t % 2 == 0 else "assistant"
-                emo = ""
-                if role == "user":
-                    emo = "neutral"
-                    if (v == 0 and t == p0) or (v == 1 and t == p1):
-                        emo = "angry"
-                rows.append({"dialogue_id": f"d{d}", "variant": v, "turn_index": t,
+                emo = "neutral" if role == "assistant" or t < shift else "angry"
+                rows.append({"dialogue_id": f"d{d}", "variant": variant, "turn_index": t,
                              "role": role, "emotion": emo,
                              "transcript": f"dialogue {d} turn {t} words alpha{t} beta{d}"})
     return pd.DataFrame(rows)
@@ -260,10 +257,12 @@ def test_protocol_gap_and_cue_dependence():
 def test_positional_items_validate(bank):
     d = _dialogues(2)
     bad = d.copy()
-    bad.loc[(bad["variant"] == 1) & (bad["turn_index"] == 0), "transcript"] = "changed"
+    bad.loc[(bad["variant"] == "late") & (bad["turn_index"] == 0), "transcript"] = "changed"
     with pytest.raises(I.ItemError, match="identical transcript"):
         I.positional_items(bad, bank, ["v0"], seed=1)
     items = I.positional_items(d, bank, ["v0"], seed=1)
     it = items[0]
     turns = {t["turn"]: t["text"] for t in it["turns"]}
     assert [L.quoted_turn(r, turns) for r in it["replies"]] == [int(x) for x in it["labels"]]
+    assert it["shift_turns"] == [3, 7] and it["key_turns"] == [3, 5]
+    assert it["span_turns"] == [3, 5, 7]

@@ -8,14 +8,14 @@ as wrong: every cell reports the valid n and n_invalid.
 
 State bits per rendering (item x A0/A1) of one judge and task:
   P  perception probe correct (single / conversation: the emotion of the key
-     turn; positional: the labels at both candidate turns, i.e. the trajectory
-     locates the shift);
+     turn; positional: the trajectory is right at every user turn from the
+     earlier to the later candidate shift turn, i.e. it locates the shift);
   O  oracle probe correct (stated label = the true label);
   J  native pointwise judgment (cue `none`) correct.
 State "PO J" as a 3-character string, e.g. "110" = Potemkin (perceives and maps,
 still fails). Conditional Potemkin rate = n(110) / (n(110) + n(111)).
 Staging probe: the O trial whose stated label is P's prediction (positional:
-the candidate turn P labels with the shift emotion, when exactly one does).
+the first candidate shift turn P labels with the shifted emotion; none -> wrong).
 """
 
 from __future__ import annotations
@@ -147,14 +147,17 @@ def _p_bits(p: pd.DataFrame, items: Mapping[str, dict]) -> dict[tuple[str, int],
             out[(iid, int(v))] = {"P": row["correct"] if row["valid"] else math.nan,
                                   "stage_label": row["parsed"] if row["valid"] else None}
             continue
-        key = g[g["turn"].isin(item["key_turns"])]
-        if len(key) != 2 or not key["valid"].all():
+        span = item.get("span_turns") or item["key_turns"]
+        key = g[g["turn"].isin(span)]
+        if len(key) != len(span) or not key["valid"].all():
             out[(iid, int(v))] = {"P": math.nan, "stage_label": None}
             continue
         bit = float(key["correct"].all())
-        shifted = [int(r.turn) for r in key.itertuples() if r.parsed == item["shift_emotion"]]
-        out[(iid, int(v))] = {"P": bit,
-                              "stage_label": str(shifted[0]) if len(shifted) == 1 else None}
+        pred = dict(zip(key["turn"].astype(int), key["parsed"], strict=True))
+        p0, p1 = item["shift_turns"]
+        tgt = item["shift_emotion"]
+        stage = str(p0) if pred.get(p0) == tgt else str(p1) if pred.get(p1) == tgt else None
+        out[(iid, int(v))] = {"P": bit, "stage_label": stage}
     return out
 
 

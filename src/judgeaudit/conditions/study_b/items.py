@@ -104,65 +104,80 @@ def _dialogue_turns(turns: pd.DataFrame) -> list[dict]:
     return out
 
 
+def _variant_order(names: Sequence[str]) -> list[str]:
+    names = sorted(set(names))
+    if set(names) == {"early", "late"}:
+        return ["early", "late"]
+    return names
+
+
 def positional_items(dialogues: pd.DataFrame, bank: ReplyBank, voices: Sequence[str],
                      seed: int, n_items: int | None = None,
-                     what: str = "dialogues.tsv") -> list[dict]:
-    """Items from per-turn rows (dialogue_id, variant 0/1, turn_index, role, emotion,
-    transcript): the two variants share the transcript and differ in where the
-    user's emotion shifts."""
+                     what: str = "dialogue manifest") -> list[dict]:
+    """Items from per-turn rows (dialogue_id, variant, turn_index, role, emotion,
+    transcript), two variants per dialogue (`early`/`late`, or 0/1) that share the
+    transcript and differ in the user turn where the emotion shifts away from the
+    starting emotion (and stays shifted). A0 = the earlier shift at turn p0, A1 =
+    the later one at p1; R0 responds to turn p0, R1 to turn p1."""
     _require(dialogues, ("dialogue_id", "variant", "turn_index", "role", "emotion",
                          "transcript"), what)
     items = []
     ids = sorted(dialogues["dialogue_id"].astype(str).unique())
     if n_items is not None:
         ids = ids[: int(n_items)]
-    classes = sorted(set(dialogues["emotion"].astype(str)) - {"", "nan"})
+    user_rows = dialogues[dialogues["role"].astype(str) == "user"]
+    classes = sorted(set(user_rows["emotion"].astype(str)) - {"", "nan"})
     for did in ids:
         d = dialogues[dialogues["dialogue_id"].astype(str) == did]
-        variants = sorted(d["variant"].astype(int).unique())
-        if variants != [0, 1]:
-            raise ItemError(f"{what}: dialogue {did} needs variants 0 and 1, has {variants}")
-        v0 = d[d["variant"].astype(int) == 0].sort_values("turn_index")
-        v1 = d[d["variant"].astype(int) == 1].sort_values("turn_index")
-        if list(v0["transcript"]) != list(v1["transcript"]):
+        names = _variant_order(d["variant"].astype(str))
+        if len(names) != 2:
+            raise ItemError(f"{what}: dialogue {did} needs two variants, has {names}")
+        vs = [d[d["variant"].astype(str) == n].sort_values("turn_index") for n in names]
+        if list(vs[0]["transcript"]) != list(vs[1]["transcript"]):
             raise ItemError(f"{what}: dialogue {did}: variants differ in transcript; "
                             "a positional item needs an identical transcript")
-        turns = _dialogue_turns(v0)
-        user = [t for t in turns if t["role"] == "user"]
-        e0 = dict(zip(v0["turn_index"].astype(int) + 1, v0["emotion"].astype(str), strict=True))
-        e1 = dict(zip(v1["turn_index"].astype(int) + 1, v1["emotion"].astype(str), strict=True))
+        turns = _dialogue_turns(vs[0])
+        user = [t["turn"] for t in turns if t["role"] == "user"]
+        emos = [dict(zip(v["turn_index"].astype(int) + 1, v["emotion"].astype(str),
+                         strict=True)) for v in vs]
+        shifts = []
+        for e in emos:
+            start = e[user[0]]
+            shifted = [t for t in user if e[t] != start]
+            if not shifted:
+                raise ItemError(f"{what}: dialogue {did}: a variant has no emotion shift")
+            shifts.append((shifted[0], start, e[shifted[0]]))
+        (p0, s0, tgt0), (p1, s1, tgt1) = shifts
+        if p0 > p1:
+            (p0, s0, tgt0), (p1, s1, tgt1) = (p1, s1, tgt1), (p0, s0, tgt0)
+            emos = emos[::-1]
+            names = names[::-1]
+        if p0 == p1 or s0 != s1 or tgt0 != tgt1:
+            raise ItemError(f"{what}: dialogue {did}: variants must shift from the same "
+                            f"start to the same target at two different turns (got "
+                            f"{s0}->{tgt0} at {p0}, {s1}->{tgt1} at {p1})")
         for t in turns:
-            t["emotions"] = [e0[t["turn"]], e1[t["turn"]]] if t["role"] == "user" else [None, None]
-        key = [t["turn"] for t in user if t["emotions"][0] != t["emotions"][1]]
-        if len(key) != 2:
-            raise ItemError(f"{what}: dialogue {did}: expected the two variants to differ at "
-                            f"exactly two user turns, found {key}")
-        p0 = next(t for t in key if e0[t] != _mode([e0[u["turn"]] for u in user]))
-        p1 = next(t for t in key if t != p0)
-        shift = e0[p0]
-        base = e0[p1]
-        if e1[p1] != shift or e1[p0] != base:
-            raise ItemError(f"{what}: dialogue {did}: variant 1 must shift to {shift} at turn "
-                            f"{p1} with {base} at turn {p0}")
+            t["emotions"] = ([emos[0][t["turn"]], emos[1][t["turn"]]] if t["role"] == "user"
+                             else [None, None])
+        key = [t for t in user if emos[0][t] != emos[1][t]]
         text = {t["turn"]: t["text"] for t in turns}
         frame = stable_hash(seed, "frame", did) % len(bank.positional_frames)
         variant = stable_hash(seed, "variant", did)
-        r0, r1 = bank.positional_pair(text[p0], text[p1], shift, frame, variant)
+        r0, r1 = bank.positional_pair(text[p0], text[p1], tgt0, frame, variant)
         if r0 == r1:
             raise ItemError(f"{what}: dialogue {did}: turns {p0} and {p1} start with the same "
                             "words; the replies would be identical")
         items.append({
             "item_id": f"positional-{did}", "family": "positional", "source_id": did,
+            "source_variants": names,
             "voice": _pick(voices, seed, "voice", did), "turns": turns,
-            "key_turns": sorted([p0, p1]), "labels": [str(p0), str(p1)],
-            "classes": classes, "shift_emotion": shift, "baseline_emotion": base,
-            "replies": [r0, r1], "frame": frame, "variant": variant % 1000,
+            "key_turns": key, "shift_turns": [p0, p1],
+            "span_turns": [t for t in user if p0 <= t <= p1],
+            "labels": [str(p0), str(p1)], "classes": classes, "shift_emotion": tgt0,
+            "baseline_emotion": s0, "replies": [r0, r1], "frame": frame,
+            "variant": variant % 1000,
         })
     return _balance_swaps(items, seed)
-
-
-def _mode(values: list[str]) -> str:
-    return max(sorted(set(values)), key=values.count)
 
 
 def conversation_items(dialogues: pd.DataFrame, bank: ReplyBank, voices: Sequence[str],
@@ -180,13 +195,14 @@ def conversation_items(dialogues: pd.DataFrame, bank: ReplyBank, voices: Sequenc
     if n_items is not None:
         ids = ids[: int(n_items)]
     for did in ids:
-        v0 = dialogues[(dialogues["dialogue_id"].astype(str) == did)
-                       & (dialogues["variant"].astype(int) == 0)]
+        d = dialogues[dialogues["dialogue_id"].astype(str) == did]
+        first = _variant_order(d["variant"].astype(str))[0]
+        v0 = d[d["variant"].astype(str) == first]
         turns = _dialogue_turns(v0)
         user = [t for t in turns if t["role"] == "user"]
         if not user:
             raise ItemError(f"{what}: dialogue {did} has no user turn")
-        base = _mode(list(v0.loc[v0["role"] == "user", "emotion"].astype(str)))
+        base = str(v0.sort_values("turn_index").loc[v0["role"] == "user", "emotion"].iloc[0])
         h = stable_hash(seed, "conv", did)
         i0 = h % len(classes)
         i1 = (i0 + 1 + (h // 7) % (len(classes) - 1)) % len(classes)

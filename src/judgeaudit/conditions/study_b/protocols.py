@@ -128,14 +128,14 @@ def oracle_statement(item: dict, label: str) -> str:
         return f"Speaker emotion: {label}."
     if fam == "conversation":
         return f"Speaker emotion in turn {_user_turns(item)[-1]}: {label}."
-    return (f"Emotion shift at turn {label}. The user sounds {item['shift_emotion']} in that "
-            f"turn and {item['baseline_emotion']} in the other turns.")
+    return (f"Emotion shift at turn {label}. The user sounds {item['baseline_emotion']} "
+            f"before that turn and {item['shift_emotion']} from that turn on.")
 
 
 def oracle_labels(item: dict) -> list[str]:
     """Labels an O trial may state: the task's classes, or the candidate shift turns."""
     if item["family"] == "positional":
-        return [str(t) for t in item["key_turns"]]
+        return [str(t) for t in item["shift_turns"]]
     return list(item["classes"])
 
 
@@ -196,7 +196,7 @@ def build_trials(items: Sequence[dict], audio: Audio, shard: str,
                 last = _user_turns(item)[-1]
                 asks = [(last, f" in turn {last}")]
             else:
-                turns = _user_turns(item) if trajectory == "all" else list(item["key_turns"])
+                turns = _user_turns(item) if trajectory == "all" else list(item["span_turns"])
                 asks = [(t, f" in turn {t}") for t in turns]
             emo = {t["turn"]: t["emotions"] for t in item["turns"]}
             for v in (0, 1):
@@ -205,7 +205,7 @@ def build_trials(items: Sequence[dict], audio: Audio, shard: str,
                     req = Request(system.text, tuple(_audio_parts(item, v, audio, None)
                                                      + [TextPart(text)]), spec)
                     facts = dict(common, probe="P", rendering=v, turn=turn,
-                                 key_turn=turn in item["key_turns"])
+                                 key_turn=turn in item.get("span_turns", item["key_turns"]))
                     out.append(_trial(task, shard, req, emo[turn][v], facts))
         elif kind == "O":
             for v in (0, 1):

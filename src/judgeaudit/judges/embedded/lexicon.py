@@ -187,14 +187,23 @@ def _dialogue_turns(view: StudyBView, slot: str | None) -> list[int]:
     return sorted(t for s, t in view.audio if s == slot and t is not None)
 
 
-def _shift_strength(per_turn: dict[int, Scores]) -> dict[int, float]:
-    """How far each turn departs from the dialogue's prevailing emotion:
-    1 - score of the most common per-turn top label."""
-    tops = [max(s, key=s.get) for s in per_turn.values() if s]
-    if not tops:
+def _shift_evidence(per_turn: dict[int, Scores], candidates: Sequence[int]) -> dict[int, float]:
+    """Change-point evidence that the speaker's emotion shifts at each candidate
+    turn: the emotion of the first turn is the starting state; a shift at c means
+    the turns before c sound like it and the turns from c on do not."""
+    turns = sorted(per_turn)
+    if not turns:
         return {}
-    base = max(set(tops), key=lambda e: (tops.count(e), e))
-    return {t: 1.0 - float(s.get(base, 0.0)) for t, s in per_turn.items()}
+    first = per_turn[turns[0]]
+    start = max(first, key=lambda e: (first[e], e)) if first else None
+    out = {}
+    for c in candidates:
+        s = 0.0
+        for t in turns:
+            p_start = float(per_turn[t].get(start, 0.0))
+            s += p_start if t < c else 1.0 - p_start
+        out[c] = s / len(turns)
+    return out
 
 
 def _reply_turns(view: StudyBView) -> dict[str, int | None]:
@@ -210,8 +219,8 @@ def _fit(view: StudyBView, slot: str | None, audio_bytes: Callable[[int], bytes]
         and len(set(reply_turns.values())) == len(reply_turns)
     if positional:
         per_turn = {t: perceive(audio_bytes(_turn_audio(view, slot, t))) for t in turns}
-        strength = _shift_strength(per_turn)
-        return {rid: strength.get(t, 0.0) for rid, t in reply_turns.items()}
+        evidence = _shift_evidence(per_turn, [t for t in reply_turns.values()])
+        return {rid: evidence.get(t, 0.0) for rid, t in reply_turns.items()}
     # emotion of the single recording, or of the last turn of a dialogue
     idx = _turn_audio(view, slot, turns[-1]) if turns else _turn_audio(view, slot, None)
     scores = perceive(audio_bytes(idx))
