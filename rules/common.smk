@@ -311,6 +311,102 @@ TARGETS["judges"] = lambda: []  # responses are pulled in by the study stages
 # <<< judges helpers
 
 # >>> study_a helpers
+# Study A (issue 6). Trial shards: results/trials/A/<task>/<shard>.jsonl with
+# task in emotion|language (shards blueprint|reference|conflict) and
+# pair_<criterion> (shards concat|native). Responses follow the judges stage's
+# path results/responses/<judge>/A/<task>/<shard>.jsonl.
+STUDY_A_CLS_TASKS = ["emotion", "language"]
+STUDY_A_CLS_SHARDS = ["blueprint", "reference", "conflict"]
+STUDY_A_PAIR_FORMATS = ["concat", "native"]
+STUDY_A_TABLES = ["study_a_table2_blueprint", "study_a_table3_reference",
+                  "study_a_table4_conflict", "study_a_table5_pairwise",
+                  "study_a_contrasts", "study_a_planted"]
+STUDY_A_FIGURES = ["study_a_follow_by_placement", "study_a_lock_vs_g",
+                   "study_a_accuracy_by_blueprint"]
+
+
+def study_a_dataset(attribute):
+    """Dataset Study A reads for `attribute`: the config override or dataset_for()."""
+    sa = config["study_a"]
+    if attribute in STUDY_A_CLS_TASKS:
+        name = sa[attribute]["dataset"]
+    else:
+        name = sa["pairwise"][f"{attribute}_dataset"]
+    return name or dataset_for(attribute)
+
+
+def study_a_shards():
+    """(task, shard) of every Study A trial shard."""
+    out = [(t, s) for t in STUDY_A_CLS_TASKS for s in STUDY_A_CLS_SHARDS]
+    out += [(f"pair_{c}", f) for c in config["study_a"]["pairwise"]["criteria"]
+            for f in STUDY_A_PAIR_FORMATS]
+    return out
+
+
+def study_a_trial_files():
+    return [f"results/trials/A/{t}/{s}.jsonl" for t, s in study_a_shards()]
+
+
+def study_a_judges():
+    """Judges Study A queries: study_a.judges, else every judge the judges stage declares."""
+    names = list(config["study_a"]["judges"])
+    if not names:
+        declared = globals().get("judge_names")
+        names = list(declared()) if declared else []
+    if not names:
+        raise WorkflowError("study_a: no judges (set study_a.judges or declare judges)")
+    return names
+
+
+def study_a_responses(judge):
+    return [f"results/responses/{judge}/A/{t}/{s}.jsonl" for t, s in study_a_shards()]
+
+
+def study_a_cls_inputs(wildcards):
+    cfg = config["study_a"][wildcards.task]
+    ds = study_a_dataset(wildcards.task)
+    out = {"manifest": f"data/{ds}/manifest.tsv",
+           "predictions": f"results/specialists/{cfg['specialist']}/{ds}.tsv"}
+    if wildcards.shard in ("blueprint", "conflict"):
+        out["features"] = f"results/features/{ds}.tsv"
+        out["templates"] = sorted(str(p) for p in (REPO / "templates" / "blueprint").glob("*.txt"))
+    return out
+
+
+def study_a_cls_params(wildcards):
+    """Only the config a shard depends on, so a change re-runs only that shard."""
+    sa = config["study_a"]
+    keep = {"blueprint": ["seeds"], "reference": ["reference_seeds", "match_placement"],
+            "conflict": ["conflict_seeds", "conflict_placement"]}[wildcards.shard]
+    return as_param({"task_cfg": sa[wildcards.task], **{k: sa[k] for k in keep},
+                     "seed": config["seed"]})
+
+
+def study_a_pair_manifest(wildcards):
+    return f"data/{study_a_dataset(wildcards.criterion)}/manifest.tsv"
+
+
+def study_a_pair_params(wildcards):
+    pw = config["study_a"]["pairwise"]
+    keep = {k: pw[k] for k in ("n_pairs", "split", "min_score_gap")}
+    return as_param({"pairwise": keep, "seed": config["seed"]})
+
+
+def study_a_planted_specs():
+    """Planted propensities (judges.panel.<name>.simulated) of the simulated judges
+    Study A queries; the planted-vs-estimated table compares them with estimates."""
+    out = {}
+    for name in study_a_judges():
+        spec = config["judges"]["panel"].get(name, {})
+        if spec.get("provider") == "simulated":
+            out[name] = spec.get("simulated") or {}
+    return out
+
+
+TARGETS["study_a"] = lambda: (
+    [f"results/tables/{t}.{ext}" for t in STUDY_A_TABLES for ext in ("tsv", "md", "tex")]
+    + [f"figures/{f}.{ext}" for f in STUDY_A_FIGURES for ext in ("png", "pdf")]
+) if config["study_a"]["enabled"] else []
 # <<< study_a helpers
 
 # >>> study_b helpers
