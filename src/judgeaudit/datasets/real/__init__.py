@@ -241,7 +241,8 @@ def ingest(name: str, root: str | os.PathLike, out_dir: str | os.PathLike,
     summary["source"] = cfg.get("source")
     summary["root"] = str(root)
     return write_outputs(out_dir, manifest, LICENSES[name], tables=tables, summary=summary,
-                         dataset=name, validate_manifest=validate_manifest)
+                         dataset=name, validate_manifest=validate_manifest,
+                         workdir=workdir)
 
 
 __all__ = ["ATTR_COLUMNS", "LICENSES", "REAL_DATASETS", "SYNTH_COUNTERPART", "ClipSpec",

@@ -134,25 +134,12 @@ def build_manifest(
     return frame
 
 
-def validate(manifest_path: str | os.PathLike, dataset: str) -> Any:
+def validate(manifest_path: str | os.PathLike, dataset: str,
+             root: str | os.PathLike | None = None) -> Any:
     """Validate with the common validator (`judgeaudit.datasets.validate`)."""
-    from judgeaudit.datasets import validate as _validate
+    from judgeaudit.datasets.validate import validate_manifest
 
-    for name in ("validate_manifest", "validate"):
-        fn = getattr(_validate, name, None)
-        if callable(fn):
-            return fn(manifest_path, dataset=dataset) if _accepts(fn, "dataset") else fn(
-                manifest_path)
-    raise RuntimeError("judgeaudit.datasets.validate has no validate_manifest()")
-
-
-def _accepts(fn: Any, param: str) -> bool:
-    import inspect
-
-    try:
-        return param in inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return False
+    return validate_manifest(manifest_path, dataset=dataset, root=root)
 
 
 def write_outputs(
@@ -164,6 +151,7 @@ def write_outputs(
     summary: Mapping[str, Any] | None = None,
     dataset: str,
     validate_manifest: bool = True,
+    workdir: str | os.PathLike = ".",
 ) -> dict[str, Path]:
     """Write `manifest.tsv`, `LICENSE_INFO.json` and auxiliary tables atomically, then
     validate the manifest; returns the written paths."""
@@ -173,7 +161,7 @@ def write_outputs(
         p = out_dir / name
         write_tsv_atomic(p, frame)
         written[name] = p
-    lic = dict(license_info.to_json(), n_clips=int(len(manifest)), **(summary or {}))
+    lic = {**license_info.to_json(), **(summary or {}), "n_clips": int(len(manifest))}
     write_json_atomic(out_dir / "LICENSE_INFO.json", lic)
     written["LICENSE_INFO.json"] = out_dir / "LICENSE_INFO.json"
     mpath = out_dir / "manifest.tsv"
@@ -181,7 +169,7 @@ def write_outputs(
     written["manifest.tsv"] = mpath
     if validate_manifest:
         try:
-            validate(mpath, dataset)
+            validate(mpath, dataset, root=workdir)
         except Exception:
             mpath.unlink(missing_ok=True)  # never leave an invalid manifest behind
             raise

@@ -133,12 +133,10 @@ def pairs(manifest: pd.DataFrame, cfg: Mapping[str, Any], seed: int) -> pd.DataF
             better, worse = (a, b) if a.score > b.score else (b, a)
             rows.append({"pair_id": f"bvcc_p{len(rows):05d}", "task": "naturalness",
                          "better_clip": better.clip_id, "worse_clip": worse.clip_id,
-                         "source_clip": "", "degradation": "",
                          "better_score": better.score, "worse_score": worse.score,
                          "split": split})
     return pd.DataFrame(rows, columns=["pair_id", "task", "better_clip", "worse_clip",
-                                       "source_clip", "degradation", "better_score",
-                                       "worse_score", "split"])
+                                       "better_score", "worse_score", "split"])
 
 
 ATTR_COLUMNS = ["score", "system", "utterance", "n_ratings", "bvcc_set"]
