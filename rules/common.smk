@@ -60,6 +60,22 @@ SYNTH_DATASETS = [
     "synth_dialogue",
 ]
 # >>> datasets helpers
+# Auxiliary tables each synthetic corpus writes beside its manifest (the schema of
+# every table is in judgeaudit.datasets.schema.AUX_TABLES).
+SYNTH_AUX_TABLES = {
+    "synth_emotion": [],
+    "synth_language": [],
+    "synth_speaker": ["trials.tsv"],
+    "synth_naturalness": ["pairs.tsv"],
+    "synth_counterfactual": ["items.tsv"],
+    "synth_dialogue": ["dialogues.tsv"],
+}
+
+# package code the synth rules import (datasets/real is the download stage's)
+SYNTH_CODE = ("datasets/__init__.py", "datasets/synth", "datasets/schema.py",
+              "datasets/validate.py", "datasets/audio.py")
+
+TARGETS["datasets"] = lambda: [f"data/{d}/manifest.tsv" for d in SYNTH_DATASETS]
 # <<< datasets helpers
 
 # >>> download helpers

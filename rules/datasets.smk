@@ -1,1 +1,29 @@
 # Stage: datasets. Rules only; helpers and input functions live in rules/common.smk.
+
+
+# One rule per embedded synthetic corpus (synth_emotion, synth_language, ...). Each
+# job's params hold only its own config subtree (+ seed, sample rate), so changing
+# one dataset's parameter re-runs only that dataset's rule.
+for _name in SYNTH_DATASETS:
+
+    rule:
+        name:
+            _name
+        input:
+            code=package_code(*SYNTH_CODE),
+        output:
+            manifest=f"data/{_name}/manifest.tsv",
+            clips=directory(f"data/{_name}/clips"),
+            tables=[f"data/{_name}/{t}" for t in SYNTH_AUX_TABLES[_name]],
+        params:
+            dataset=_name,
+            cfg=as_param(dataset_cfg(_name)),
+            seed=config["seed"],
+            sample_rate=config["datasets"]["sample_rate"],
+        log:
+            f"logs/datasets/{_name}.log",
+        benchmark:
+            f"logs/datasets/{_name}.benchmark.tsv"
+        threads: 1
+        script:
+            str(REPO / "scripts" / "synth_dataset.py")
