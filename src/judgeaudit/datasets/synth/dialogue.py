@@ -17,7 +17,11 @@ import numpy as np
 import pandas as pd
 
 from judgeaudit.datasets.synth.common import (
-    ClipWriter, make_voices, render, rng_for, trim_silence,
+    ClipWriter,
+    make_voices,
+    render,
+    rng_for,
+    trim_silence,
 )
 from judgeaudit.datasets.synth.texts import ASSISTANT_LINES, USER_LINES
 

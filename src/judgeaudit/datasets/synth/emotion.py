@@ -13,7 +13,12 @@ from __future__ import annotations
 import pandas as pd
 
 from judgeaudit.datasets.synth.common import (
-    ClipWriter, make_voices, order_columns, render, rng_for, split_speakers,
+    ClipWriter,
+    make_voices,
+    order_columns,
+    render,
+    rng_for,
+    split_speakers,
 )
 
 DATASET = "synth_emotion"

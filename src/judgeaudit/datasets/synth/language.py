@@ -9,7 +9,12 @@ seeded sentence draws until the clip lasts between `min_duration_s` and
 from __future__ import annotations
 
 from judgeaudit.datasets.synth.common import (
-    ClipWriter, make_voices, render, rng_for, split_speakers, trim_silence,
+    ClipWriter,
+    make_voices,
+    render,
+    rng_for,
+    split_speakers,
+    trim_silence,
 )
 from judgeaudit.datasets.synth.texts import ESPEAK_VOICE, LANGUAGE_SENTENCES
 

@@ -16,7 +16,13 @@ import numpy as np
 import pandas as pd
 
 from judgeaudit.datasets.synth.common import (
-    ClipWriter, Voice, make_voices, normalise_rms, render, rng_for, split_speakers,
+    ClipWriter,
+    Voice,
+    make_voices,
+    normalise_rms,
+    render,
+    rng_for,
+    split_speakers,
     trim_silence,
 )
 from judgeaudit.datasets.synth.degrade import DEGRADATIONS, score

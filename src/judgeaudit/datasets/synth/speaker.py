@@ -12,7 +12,12 @@ import itertools
 import pandas as pd
 
 from judgeaudit.datasets.synth.common import (
-    ClipWriter, make_voices, render, rng_for, split_speakers, trim_silence,
+    ClipWriter,
+    make_voices,
+    render,
+    rng_for,
+    split_speakers,
+    trim_silence,
 )
 from judgeaudit.datasets.synth.texts import NEUTRAL_SENTENCES
 
