@@ -359,3 +359,23 @@ def tone_wav(freq: float = 440.0, seconds: float = 0.2, sr: int = 16000, amp: fl
         w.setframerate(sr)
         w.writeframes(pcm.tobytes())
     return buf.getvalue()
+
+
+def main() -> None:
+    """Run the fake provider in its own process (benchmarks): prints its URL."""
+    import argparse
+    import sys
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--latency", type=float, default=0.0)
+    args = ap.parse_args()
+    srv = FakeProvider(latency_s=args.latency).start()
+    print(srv.url, flush=True)
+    try:
+        sys.stdin.read()  # until the parent closes our stdin
+    finally:
+        srv.stop()
+
+
+if __name__ == "__main__":
+    main()

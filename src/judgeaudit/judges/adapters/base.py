@@ -102,7 +102,7 @@ class Adapter:
 
 class HTTPAdapter(Adapter):
     """Shared plumbing for HTTP providers: API key from the environment only, one
-    pooled httpx client, status-code classification, secret redaction."""
+    pooled aiohttp session, status-code classification, secret redaction."""
 
     paid = True
     DEFAULT_KEY_ENV: ClassVar[str] = ""
@@ -127,35 +127,53 @@ class HTTPAdapter(Adapter):
         return text.replace(key, "***") if key and len(key) >= 4 else text
 
     def client(self):
+        """One pooled aiohttp session per adapter (created inside the running loop).
+        aiohttp rather than httpx: httpcore's pool bookkeeping costs O(connections)
+        per request and capped throughput at ~0.3 of the bound at concurrency 32."""
         if self._client is None:
-            import httpx
+            import aiohttp
 
             conc = int(self.spec.get("concurrency", 8))
-            self._client = httpx.AsyncClient(
-                timeout=httpx.Timeout(float(self.spec.get("timeout_s", 120.0)), connect=10.0),
-                limits=httpx.Limits(max_connections=conc + 4, max_keepalive_connections=conc + 4),
+            self._client = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=float(self.spec.get("timeout_s", 120.0)),
+                                              connect=10.0),
+                connector=aiohttp.TCPConnector(limit=conc + 4, ttl_dns_cache=300),
+                trust_env=False,
             )
         return self._client
 
     async def aclose(self) -> None:
         if self._client is not None:
-            await self._client.aclose()
+            await self._client.close()
             self._client = None
+
+    async def post(self, url: str, headers: dict[str, str], json_body: Any = None,
+                   data: bytes | None = None) -> tuple[int, Any, bytes]:
+        """POST; returns (status, headers, body bytes). Transport failures (timeouts,
+        resets, truncated bodies) become TransientError; the message never holds
+        request headers."""
+        import aiohttp
+
+        try:
+            if json_body is not None:
+                from judgeaudit.io import canonical_json
+
+                data = canonical_json(json_body).encode("utf-8")
+                headers = {**headers, "Content-Type": "application/json"}
+            async with self.client().post(url, data=data, headers=headers) as resp:
+                content = await resp.read()
+                return resp.status, resp.headers, content
+        except TimeoutError:
+            raise TransientError("timeout (no complete response in time)") from None
+        except aiohttp.ClientError as exc:
+            raise TransientError(self.redact(f"transport: {type(exc).__name__}: {exc}")) from None
 
     async def post_json(self, url: str, headers: dict[str, str], body: dict[str, Any]) -> dict:
         """POST and return the decoded JSON body, mapping failures to the retry classes."""
-        import httpx
-
         from judgeaudit.judges.limits import parse_retry_after
 
-        try:
-            resp = await self.client().post(url, headers=headers, json=body)
-            content = await resp.aread()
-        except httpx.TimeoutException as exc:
-            raise TransientError(f"timeout ({type(exc).__name__})") from None
-        except httpx.HTTPError as exc:
-            raise TransientError(self.redact(f"transport: {type(exc).__name__}: {exc}")) from None
-        return self._decode(resp.status_code, resp.headers, content, parse_retry_after)
+        status, hdrs, content = await self.post(url, headers, json_body=body)
+        return self._decode(status, hdrs, content, parse_retry_after)
 
     def _decode(self, status: int, headers, content: bytes, parse_retry_after) -> dict:
         import json

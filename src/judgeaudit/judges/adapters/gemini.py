@@ -1,4 +1,4 @@
-"""Gemini `generateContent` over httpx (the REST API the google-genai SDK wraps).
+"""Gemini `generateContent` over aiohttp (the REST API the google-genai SDK wraps).
 
 POST {base_url}/v1beta/models/{model}:generateContent, header `x-goog-api-key: $KEY`:
   {"systemInstruction": {"parts": [{"text": <system>}]},       # system placement "system"
@@ -62,7 +62,7 @@ class GeminiAdapter(HTTPAdapter):
         return (self.spec.get("base_url") or self.DEFAULT_BASE_URL).rstrip("/")
 
     def headers(self) -> dict[str, str]:
-        return {"x-goog-api-key": self.api_key(), "Content-Type": "application/json"}
+        return {"x-goog-api-key": self.api_key()}
 
     def needs_upload(self, loaded: LoadedRequest) -> bool:
         total = sum(len(b) for b in loaded.audio.values()) * 4 // 3
@@ -71,7 +71,7 @@ class GeminiAdapter(HTTPAdapter):
     async def upload(self, data: bytes, mime: str, sha: str) -> str:
         if sha in self._uploaded:
             return self._uploaded[sha]
-        import httpx
+        from judgeaudit.judges.limits import parse_retry_after
 
         headers = {
             "x-goog-api-key": self.api_key(),
@@ -79,30 +79,17 @@ class GeminiAdapter(HTTPAdapter):
             "X-Goog-Upload-Command": "start",
             "X-Goog-Upload-Header-Content-Length": str(len(data)),
             "X-Goog-Upload-Header-Content-Type": mime,
-            "Content-Type": "application/json",
         }
-        try:
-            start = await self.client().post(
-                f"{self.base}/upload/v1beta/files", headers=headers,
-                json={"file": {"display_name": sha[:40]}},
-            )
-            url = start.headers.get("x-goog-upload-url")
-            if start.status_code >= 300 or not url:
-                from judgeaudit.judges.limits import parse_retry_after
-
-                self._decode(start.status_code, start.headers, start.content, parse_retry_after)
-                raise TransientError("Files API start returned no upload URL")
-            done = await self.client().post(url, content=data, headers={
-                "x-goog-api-key": self.api_key(), "X-Goog-Upload-Offset": "0",
-                "X-Goog-Upload-Command": "upload, finalize", "Content-Length": str(len(data)),
-            })
-        except httpx.TimeoutException:
-            raise TransientError("timeout during Files API upload") from None
-        except httpx.HTTPError as exc:
-            raise TransientError(self.redact(f"Files API transport: {exc}")) from None
-        from judgeaudit.judges.limits import parse_retry_after
-
-        body = self._decode(done.status_code, done.headers, done.content, parse_retry_after)
+        status, hdrs, content = await self.post(
+            f"{self.base}/upload/v1beta/files", headers, json_body={"file": {"display_name": sha[:40]}})
+        url = hdrs.get("x-goog-upload-url")
+        if status >= 300 or not url:
+            self._decode(status, hdrs, content, parse_retry_after)
+            raise TransientError("Files API start returned no upload URL")
+        done = await self.post(url, {
+            "x-goog-api-key": self.api_key(), "X-Goog-Upload-Offset": "0",
+            "X-Goog-Upload-Command": "upload, finalize"}, data=data)
+        body = self._decode(*done, parse_retry_after)
         uri = (body.get("file") or {}).get("uri")
         if not uri:
             raise TransientError("Files API upload returned no file uri")

@@ -1,5 +1,5 @@
 """OpenAI Chat Completions (`openai`) and OpenAI-compatible servers such as vLLM
-(`openai_compatible`), over httpx.
+(`openai_compatible`), over aiohttp.
 
 Request body (POST {base_url}/chat/completions, `Authorization: Bearer $KEY`):
   {"model": <pinned id>, "modalities": ["text"],            # openai only
@@ -91,7 +91,7 @@ class OpenAIChatAdapter(HTTPAdapter):
 
     async def complete(self, loaded: LoadedRequest) -> Reply:
         base = (self.spec.get("base_url") or self.DEFAULT_BASE_URL).rstrip("/")
-        headers = {"Content-Type": "application/json"}
+        headers: dict[str, str] = {}
         key = self.api_key()
         if key:
             headers["Authorization"] = f"Bearer {key}"
