@@ -426,4 +426,98 @@ TARGETS["study_a"] = lambda: (
 # <<< study_a helpers
 
 # >>> study_b helpers
+# Study B (issue 7). Items/renderings: results/conditions/B/<task>/; trial shards
+# results/trials/B/<task>/<shard>.jsonl with shard = <pointwise|pairwise>-<cue> or
+# probe-P / probe-O. Every shard depends only on the template files it uses and on
+# its own cue file (templates/study_b/cues/<cue>.txt), so editing one cue re-runs
+# only the shards, responses and outputs that use that cue.
+STUDY_B_TASKS = ["single", "positional", "conversation"]
+STUDY_B_TEMPLATES = REPO / "templates" / "study_b"
+STUDY_B_TABLES = ["study_b_accuracy", "study_b_protocol_gap", "study_b_balance",
+                  "study_b_potemkin"]
+STUDY_B_FIGURES = ["study_b_states", "study_b_heatmap"]
+
+
+def study_b_tasks():
+    sb = config["study_b"]
+    return [t for t in STUDY_B_TASKS if sb["tasks"][t]["enabled"]]
+
+
+def study_b_shards(task):
+    sb = config["study_b"]
+    cues = sb["tasks"][task]["cues"]
+    return [f"{p}-{c}" for p in sb["protocols"] for c in cues] + ["probe-P", "probe-O"]
+
+
+def study_b_judges():
+    names = list(config["study_b"]["judges"]) or judge_names()
+    if not names:
+        raise WorkflowError("study_b: no judges (set study_b.judges or judges.active)")
+    return names
+
+
+def study_b_table(wildcards):
+    """Source table of a task: items.tsv (single) or the dialogue manifest."""
+    if wildcards.task == "single":
+        return aux_table_for("counterfactual", "items.tsv")
+    return manifest_for("dialogue")
+
+
+def study_b_manifest(wildcards):
+    """The manifest beside the source table (so the corpus audio exists)."""
+    return manifest_for("counterfactual" if wildcards.task == "single" else "dialogue")
+
+
+def study_b_kind(shard):
+    return shard.split("-", 1)[1] if shard.startswith("probe-") else shard.split("-", 1)[0]
+
+
+def study_b_template(wildcards):
+    name = {"pointwise": "pointwise.txt", "pairwise": "pairwise.txt",
+            "P": "probe_perception.txt", "O": "probe_oracle.txt"}[study_b_kind(wildcards.shard)]
+    return str(STUDY_B_TEMPLATES / name)
+
+
+def study_b_cue(wildcards):
+    """The cue file a shard uses ([] for cue none and the probes)."""
+    if wildcards.shard.startswith("probe-"):
+        return []
+    cue = wildcards.shard.split("-", 1)[1]
+    return [] if cue == "none" else [str(STUDY_B_TEMPLATES / "cues" / f"{cue}.txt")]
+
+
+def study_b_task_param(task):
+    """Only the config a task's items/renderings depend on."""
+    sb = config["study_b"]
+    return as_param({"tasks": {task: sb["tasks"][task]}, "rendering": sb["rendering"],
+                     "replies": sb["replies"]})
+
+
+def study_b_scored(shards_of=None):
+    """Scored shard tables of every judge x task (optionally a subset of shards)."""
+    out = []
+    for task in study_b_tasks():
+        for shard in study_b_shards(task):
+            if shards_of is None or shards_of(shard):
+                out += [f"results/metrics/B/scored/{j}/{task}/{shard}.tsv"
+                        for j in study_b_judges()]
+    return out
+
+
+def _sb_is_protocol(shard):
+    return not shard.startswith("probe-")
+
+
+def _sb_is_cue_contrast(shard):
+    return shard.split("-", 1)[-1] in ("none", "hard", "transition") and _sb_is_protocol(shard)
+
+
+def _sb_is_state_input(shard):
+    return shard in ("probe-P", "probe-O", "pointwise-none")
+
+
+TARGETS["study_b"] = lambda: (
+    [f"results/tables/{t}.{ext}" for t in STUDY_B_TABLES for ext in ("tsv", "md", "tex")]
+    + [f"figures/{f}.{ext}" for f in STUDY_B_FIGURES for ext in ("png", "pdf")]
+) if config["study_b"]["enabled"] and study_b_tasks() else []
 # <<< study_b helpers

@@ -64,3 +64,98 @@ rule study_a_trials_pairwise_concat:
     script:
         "../scripts/study_a_trials_pairwise.py"
 # <<< study_a
+
+# >>> study_b
+rule study_b_items:
+    """Audit items E = (C, A0, A1, R0, R1) of one Study B task (issue 7)."""
+    input:
+        table=study_b_table,
+        manifest=study_b_manifest,
+        bank=str(STUDY_B_TEMPLATES / "replies.yaml"),
+        code=package_code("conditions/study_b", "conditions/replies.py",
+                          "datasets/synth/common.py", "datasets/synth/prosody.py",
+                          "datasets/synth/tts.py", "datasets/audio.py", "datasets/schema.py",
+                          "judges/request.py"),
+    output:
+        "results/conditions/B/{task}/items.jsonl",
+    params:
+        cfg=lambda wc: study_b_task_param(wc.task),
+        seed=config["seed"],
+    log:
+        "logs/conditions/study_b_items/{task}.log",
+    wildcard_constraints:
+        task="single|positional|conversation",
+    script:
+        str(REPO / "scripts" / "study_b_items.py")
+
+
+rule study_b_render:
+    """k candidates per key line, the clearest kept (emotion specialist + pitch/rate
+    checks); every candidate logged with its scores."""
+    input:
+        item_file="results/conditions/B/{task}/items.jsonl",
+        specialist=config["study_b"]["rendering"]["specialist"],
+        code=package_code("conditions/study_b", "conditions/tts.py", "conditions/replies.py",
+                          "datasets", "specialists", "features", "judges/request.py"),
+    output:
+        renderings="results/conditions/B/{task}/renderings.tsv",
+        candidates="results/conditions/B/{task}/candidates.tsv",
+        audio=directory("results/conditions/B/{task}/audio"),
+    params:
+        cfg=lambda wc: study_b_task_param(wc.task),
+        seed=config["seed"],
+        sample_rate=config["datasets"]["sample_rate"],
+    log:
+        "logs/conditions/study_b_render/{task}.log",
+    benchmark:
+        "logs/conditions/study_b_render/{task}.bench.tsv"
+    wildcard_constraints:
+        task="single|positional|conversation",
+    threads: 1
+    script:
+        str(REPO / "scripts" / "study_b_render.py")
+
+
+rule study_b_reply_quality:
+    """Lexical quality of R0/R1 and (spoken) DNSMOS, for the balance table."""
+    input:
+        item_file="results/conditions/B/{task}/items.jsonl",
+        code=package_code("conditions/study_b", "conditions/tts.py", "conditions/replies.py",
+                          "datasets", "judges/request.py"),
+    output:
+        "results/conditions/B/{task}/reply_quality.tsv",
+    params:
+        speak=config["study_b"]["replies"]["speak"],
+        seed=config["seed"],
+    log:
+        "logs/conditions/study_b_reply_quality/{task}.log",
+    wildcard_constraints:
+        task="single|positional|conversation",
+    script:
+        str(REPO / "scripts" / "study_b_replies.py")
+
+
+rule study_b_trials:
+    """One Study B trial shard; depends only on its protocol/probe template and its
+    own cue file."""
+    input:
+        item_file="results/conditions/B/{task}/items.jsonl",
+        renderings="results/conditions/B/{task}/renderings.tsv",
+        system=str(STUDY_B_TEMPLATES / "system.txt"),
+        template=study_b_template,
+        cue=study_b_cue,
+        code=package_code("conditions/study_b", "conditions/replies.py", "judges/request.py",
+                          "datasets/audio.py", "datasets/synth"),
+    output:
+        "results/trials/B/{task}/{shard}.jsonl",
+    params:
+        kind=lambda wc: study_b_kind(wc.shard),
+        trajectory=lambda wc: config["study_b"]["tasks"]["positional"]["trajectory"],
+    log:
+        "logs/conditions/study_b_trials/{task}/{shard}.log",
+    wildcard_constraints:
+        task="single|positional|conversation",
+        shard="(pointwise|pairwise)-(none|soft|hard|transition)|probe-P|probe-O",
+    script:
+        str(REPO / "scripts" / "study_b_trials.py")
+# <<< study_b

@@ -43,3 +43,111 @@ rule study_a_metrics:
     script:
         "../scripts/study_a_metrics.py"
 # <<< study_a
+
+# >>> study_b
+rule study_b_score:
+    """One judge x one Study B shard -> one scored row per trial."""
+    input:
+        trials="results/trials/B/{task}/{shard}.jsonl",
+        responses="results/responses/{judge}/B/{task}/{shard}.jsonl",
+        code=package_code("stats"),
+    output:
+        "results/metrics/B/scored/{judge}/{task}/{shard}.tsv",
+    log:
+        "logs/metrics/study_b_score/{judge}/{task}/{shard}.log",
+    wildcard_constraints:
+        task="single|positional|conversation",
+        shard="(pointwise|pairwise)-(none|soft|hard|transition)|probe-P|probe-O",
+    script:
+        str(REPO / "scripts" / "study_b_score.py")
+
+
+rule study_b_accuracy:
+    """Accuracy (Wilson CI, valid n, n_invalid) per judge x task x protocol x cue."""
+    input:
+        scored=study_b_scored(),
+        code=package_code("stats", "conditions/study_b", "conditions/replies.py"),
+    output:
+        "results/metrics/B/accuracy.tsv",
+    params:
+        metric="accuracy",
+        n_boot=config["study_b"]["bootstrap"],
+        seed=config["seed"],
+    log:
+        "logs/metrics/study_b_accuracy.log",
+    script:
+        str(REPO / "scripts" / "study_b_metrics.py")
+
+
+rule study_b_protocol_gap:
+    """Pairwise - Pointwise with a paired bootstrap CI over items."""
+    input:
+        scored=study_b_scored(_sb_is_protocol),
+        code=package_code("stats", "conditions/study_b", "conditions/replies.py"),
+    output:
+        "results/metrics/B/protocol_gap.tsv",
+    params:
+        metric="protocol_gap",
+        n_boot=config["study_b"]["bootstrap"],
+        seed=config["seed"],
+    log:
+        "logs/metrics/study_b_protocol_gap.log",
+    script:
+        str(REPO / "scripts" / "study_b_metrics.py")
+
+
+rule study_b_cue_dependence:
+    """acc(hard or transition cue) - acc(no cue), paired over items."""
+    input:
+        scored=study_b_scored(_sb_is_cue_contrast),
+        code=package_code("stats", "conditions/study_b", "conditions/replies.py"),
+    output:
+        "results/metrics/B/cue_dependence.tsv",
+    params:
+        metric="cue_dependence",
+        n_boot=config["study_b"]["bootstrap"],
+        seed=config["seed"],
+    log:
+        "logs/metrics/study_b_cue_dependence.log",
+    script:
+        str(REPO / "scripts" / "study_b_metrics.py")
+
+
+rule study_b_states:
+    """(P, O, J) states per rendering, their distribution, the conditional Potemkin
+    rate and the staging probe (P's label fed to O)."""
+    input:
+        scored=study_b_scored(_sb_is_state_input),
+        item_files=lambda wc: [f"results/conditions/B/{t}/items.jsonl" for t in study_b_tasks()],
+        code=package_code("stats", "conditions/study_b", "conditions/replies.py"),
+    output:
+        states="results/metrics/B/states.tsv",
+        distribution="results/metrics/B/state_distribution.tsv",
+        potemkin="results/metrics/B/potemkin.tsv",
+    params:
+        metric="states",
+        n_boot=config["study_b"]["bootstrap"],
+        seed=config["seed"],
+    log:
+        "logs/metrics/study_b_states.log",
+    script:
+        str(REPO / "scripts" / "study_b_metrics.py")
+
+
+rule study_b_balance:
+    """R0 vs R1 quality gaps (lexical; DNSMOS when spoken) with bootstrap CIs."""
+    input:
+        quality=lambda wc: [f"results/conditions/B/{t}/reply_quality.tsv"
+                            for t in study_b_tasks()],
+        code=package_code("stats", "conditions/study_b", "conditions/replies.py"),
+    output:
+        "results/metrics/B/balance.tsv",
+    params:
+        metric="balance",
+        n_boot=config["study_b"]["bootstrap"],
+        seed=config["seed"],
+    log:
+        "logs/metrics/study_b_balance.log",
+    script:
+        str(REPO / "scripts" / "study_b_metrics.py")
+# <<< study_b

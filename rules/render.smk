@@ -36,3 +36,91 @@ rule study_a_figures:
     script:
         "../scripts/study_a_figures.py"
 # <<< study_a
+
+# >>> study_b
+rule study_b_table_accuracy:
+    input:
+        accuracy="results/metrics/B/accuracy.tsv",
+        code=package_code("render"),
+    output:
+        multiext("results/tables/study_b_accuracy", ".tsv", ".md", ".tex"),
+    params:
+        what="accuracy",
+    log:
+        "logs/render/study_b_table_accuracy.log",
+    script:
+        str(REPO / "scripts" / "study_b_outputs.py")
+
+
+rule study_b_table_protocol_gap:
+    input:
+        gap="results/metrics/B/protocol_gap.tsv",
+        code=package_code("render"),
+    output:
+        multiext("results/tables/study_b_protocol_gap", ".tsv", ".md", ".tex"),
+    params:
+        what="protocol_gap",
+    log:
+        "logs/render/study_b_table_protocol_gap.log",
+    script:
+        str(REPO / "scripts" / "study_b_outputs.py")
+
+
+rule study_b_table_balance:
+    input:
+        balance="results/metrics/B/balance.tsv",
+        code=package_code("render"),
+    output:
+        multiext("results/tables/study_b_balance", ".tsv", ".md", ".tex"),
+    params:
+        what="balance",
+    log:
+        "logs/render/study_b_table_balance.log",
+    script:
+        str(REPO / "scripts" / "study_b_outputs.py")
+
+
+rule study_b_table_potemkin:
+    input:
+        potemkin="results/metrics/B/potemkin.tsv",
+        accuracy="results/metrics/B/accuracy.tsv",
+        code=package_code("render"),
+    output:
+        multiext("results/tables/study_b_potemkin", ".tsv", ".md", ".tex"),
+    params:
+        what="potemkin",
+    log:
+        "logs/render/study_b_table_potemkin.log",
+    script:
+        str(REPO / "scripts" / "study_b_outputs.py")
+
+
+rule study_b_figure_states:
+    input:
+        distribution="results/metrics/B/state_distribution.tsv",
+        code=package_code("render"),
+    output:
+        multiext("figures/study_b_states", ".png", ".pdf"),
+    params:
+        what="states_figure",
+    log:
+        "logs/render/study_b_figure_states.log",
+    script:
+        str(REPO / "scripts" / "study_b_outputs.py")
+
+
+rule study_b_figure_heatmap:
+    input:
+        potemkin="results/metrics/B/potemkin.tsv",
+        gap="results/metrics/B/protocol_gap.tsv",
+        cue="results/metrics/B/cue_dependence.tsv",
+        code=package_code("render"),
+    output:
+        multiext("figures/study_b_heatmap", ".png", ".pdf"),
+    params:
+        what="heatmap",
+    log:
+        "logs/render/study_b_figure_heatmap.log",
+    script:
+        str(REPO / "scripts" / "study_b_outputs.py")
+# <<< study_b

@@ -67,6 +67,17 @@ def score_trials(trials: Sequence[Mapping[str, Any]], responses: Sequence[Mappin
     return pd.DataFrame(rows)
 
 
+def read_scored(path) -> pd.DataFrame:
+    """A scored shard TSV back with its types (bools, floats, None for no answer)."""
+    f = pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+    for col in ("valid", "oracle", "key_turn"):
+        f[col] = f[col].str.lower().eq("true")
+    for col in ("correct", "rendering", "turn"):
+        f[col] = pd.to_numeric(f[col].replace("", np.nan))
+    f["parsed"] = f["parsed"].where(f["parsed"] != "", None)
+    return f
+
+
 def cell(frame: pd.DataFrame) -> dict[str, Any]:
     """Accuracy with a Wilson interval over valid rows; n_invalid counted."""
     valid = frame[frame["valid"]]
@@ -251,5 +262,5 @@ def balance(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str], n_boot: i
 
 
 __all__ = ["STATES", "STATE_NAMES", "accuracy", "balance", "cell", "cue_dependence",
-           "paired_item_diff", "potemkin", "protocol_gap", "score_trials", "state_distribution",
+           "paired_item_diff", "potemkin", "read_scored", "protocol_gap", "score_trials", "state_distribution",
            "states"]

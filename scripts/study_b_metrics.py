@@ -1,0 +1,43 @@
+"""Study B metrics from scored shards: accuracy, protocol gap, cue dependence,
+states (+ distribution, Potemkin) or reply balance (params.metric)."""
+
+import pandas as pd
+
+from judgeaudit import logs
+from judgeaudit.conditions.study_b.build import LEXICAL_METRICS, items_by_task
+from judgeaudit.io import write_tsv_atomic
+from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.stats import study_b as SB
+
+smk = snakemake  # noqa: F821
+log = logs.setup(smk.log[0])
+metric = smk.params.metric
+n_boot = int(smk.params.n_boot)
+seed = int(smk.params.seed)
+
+
+def scored():
+    return pd.concat([SB.read_scored(p) for p in smk.input.scored], ignore_index=True)
+
+
+if metric == "accuracy":
+    write_tsv_atomic(smk.output[0], SB.accuracy(scored()))
+elif metric == "protocol_gap":
+    write_tsv_atomic(smk.output[0], SB.protocol_gap(scored(), n_boot=n_boot, seed=seed))
+elif metric == "cue_dependence":
+    write_tsv_atomic(smk.output[0], SB.cue_dependence(scored(), n_boot=n_boot, seed=seed))
+elif metric == "states":
+    st = SB.states(scored(), items_by_task(smk.input.item_files))
+    write_tsv_atomic(smk.output.states, st)
+    write_tsv_atomic(smk.output.distribution, SB.state_distribution(st))
+    write_tsv_atomic(smk.output.potemkin, SB.potemkin(st))
+elif metric == "balance":
+    rows = pd.concat([pd.read_csv(p, sep="\t") for p in smk.input.quality], ignore_index=True)
+    metrics = [m for m in (*LEXICAL_METRICS, "dnsmos_ovrl", "dnsmos_sig", "dnsmos_bak")
+               if m in rows.columns]
+    write_tsv_atomic(smk.output[0], SB.balance(rows.to_dict("records"), metrics,
+                                               n_boot=n_boot, seed=seed))
+else:
+    raise ValueError(f"study_b_metrics: unknown metric {metric!r}")
+log.info("study B metric %s written", metric)
+record_snakemake_job(smk)

@@ -1,0 +1,24 @@
+"""Study B renderings of one task: k candidates per key line, the clearest kept,
+every candidate logged. Thin: see judgeaudit.conditions.study_b.rendering."""
+
+import json
+from pathlib import Path
+
+from judgeaudit import logs
+from judgeaudit.conditions.study_b.build import render_task
+from judgeaudit.io import write_tsv_atomic
+from judgeaudit.provenance import record_snakemake_job
+
+smk = snakemake  # noqa: F821
+log = logs.setup(smk.log[0])
+cfg = json.loads(smk.params.cfg)
+Path(smk.output.audio).mkdir(parents=True, exist_ok=True)
+rows, cands = render_task(smk.input.item_file, cfg, int(smk.params.sample_rate),
+                          int(smk.params.seed), smk.input.specialist, smk.output.audio)
+write_tsv_atomic(smk.output.renderings, rows)
+write_tsv_atomic(smk.output.candidates, cands)
+key = cands[cands["key_line"]]
+log.info("study B %s: %d renderings, %d candidates (%d key-line), kept specialist score "
+         "mean %.3f", smk.wildcards.task, len(rows), len(cands), len(key),
+         key[key["accepted"]]["spec_score"].mean() if len(key) else float("nan"))
+record_snakemake_job(smk, extra={"n_candidates": len(cands)})

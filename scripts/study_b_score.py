@@ -1,0 +1,16 @@
+"""Score one judge's responses to one Study B trial shard (one row per trial)."""
+
+from judgeaudit import logs
+from judgeaudit.io import read_jsonl, write_tsv_atomic
+from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.stats.study_b import score_trials
+
+smk = snakemake  # noqa: F821
+log = logs.setup(smk.log[0])
+w = smk.wildcards
+scored = score_trials(read_jsonl(smk.input.trials), read_jsonl(smk.input.responses), w.judge,
+                      w.shard, what=smk.input.responses)
+write_tsv_atomic(smk.output[0], scored)
+log.info("study B %s %s/%s: %d trials, %d valid", w.judge, w.task, w.shard, len(scored),
+         int(scored["valid"].sum()))
+record_snakemake_job(smk)

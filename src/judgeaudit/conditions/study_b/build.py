@@ -1,0 +1,140 @@
+"""File-level Study B steps the rule scripts call (items, renderings, reply
+quality, trial shards). Each reads its inputs, validates them with clear errors
+and returns rows; the scripts write them atomically."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from judgeaudit.conditions.replies import ReplyBank, lexical_quality
+from judgeaudit.conditions.study_b import items as I
+from judgeaudit.conditions.study_b import protocols as PR
+from judgeaudit.conditions.study_b.rendering import audio_map, render_items
+from judgeaudit.io import read_jsonl
+
+log = logging.getLogger("judgeaudit.study_b")
+LEXICAL_METRICS = ("n_words", "n_chars", "flesch", "politeness")
+
+
+def _read_tsv(path: str | Path, what: str) -> pd.DataFrame:
+    try:
+        return pd.read_csv(path, sep="\t", dtype=str, keep_default_na=False)
+    except OSError as exc:
+        raise I.ItemError(f"{path}: cannot read {what} ({exc.strerror})") from exc
+
+
+def voices_for(rendering_cfg: dict, seed: int) -> list[str]:
+    if rendering_cfg.get("backend", "espeak") == "openai":
+        return list(rendering_cfg.get("openai", {}).get("voices") or ["alloy"])
+    from judgeaudit.datasets.synth.common import make_voices
+
+    return sorted(v.speaker for v in make_voices(
+        "sb", int(rendering_cfg.get("n_voices", 4)), ["m3", "f2", "m1", "f4"], [0, 8], seed,
+        "study_b"))
+
+
+def build_items(task: str, cfg: dict, seed: int, bank_path: str | Path,
+                table_path: str | Path) -> list[dict]:
+    """Items of one task from its source table: single = items.tsv (item_id,
+    transcript, emotion_a, emotion_b); positional / conversation = the dialogue
+    manifest (per-turn rows)."""
+    bank = ReplyBank.load(bank_path)
+    tcfg = cfg["tasks"][task]
+    voices = voices_for(cfg["rendering"], seed)
+    table = _read_tsv(table_path, f"{task} source table")
+    if task == "single":
+        items = I.single_items(table, bank, voices, seed, tcfg.get("n_items"), str(table_path))
+    elif task == "positional":
+        table["turn_index"] = table["turn_index"].astype(int)
+        items = I.positional_items(table, bank, voices, seed, tcfg.get("n_items"),
+                                   str(table_path))
+    elif task == "conversation":
+        table["turn_index"] = table["turn_index"].astype(int)
+        items = I.conversation_items(table, bank, voices, seed, tcfg["classes"],
+                                     tcfg.get("n_items"), str(table_path))
+    else:
+        raise I.ItemError(f"unknown Study B task {task!r}; expected one of {I.FAMILIES}")
+    for it in items:
+        I.check_item(it)
+        it["reply_bank_sha256"] = bank.sha256
+    if len(items) < 2:
+        raise I.ItemError(f"{table_path}: only {len(items)} {task} item(s); need at least 2")
+    return items
+
+
+def render_task(items_path: str | Path, cfg: dict, sample_rate: int, seed: int,
+                specialist_path: str | Path, out_dir: str | Path
+                ) -> tuple[pd.DataFrame, pd.DataFrame]:
+    from judgeaudit import specialists
+    from judgeaudit.conditions.tts import make_renderer
+
+    items = read_jsonl(items_path)
+    model = specialists.load("emotion", str(specialist_path))
+
+    def score(data: bytes) -> dict[str, float]:
+        return dict(model.predict_audio(data).scores)
+
+    renderer = make_renderer(cfg["rendering"], sample_rate, seed)
+    rows, cands = render_items(items, renderer, score, out_dir,
+                               int(cfg["rendering"]["k_candidates"]),
+                               float(cfg["rendering"]["margin"]))
+    return pd.DataFrame(rows), pd.DataFrame(cands)
+
+
+def reply_quality(items_path: str | Path, speak: bool, sample_rate: int, seed: int
+                  ) -> pd.DataFrame:
+    """Per item x reply (0/1): lexical measures, and DNSMOS (speechmos) of the
+    reply spoken by one neutral espeak voice when `speak`."""
+    items = read_jsonl(items_path)
+    rows = []
+    renderer = None
+    if speak:
+        from judgeaudit.conditions.tts import EspeakRenderer
+
+        renderer = EspeakRenderer(sample_rate=16000, seed=seed, n_voices=1, jitter=False)
+    for it in items:
+        for r, text in enumerate(it["replies"]):
+            row: dict[str, Any] = {"item_id": it["item_id"], "task": it["family"], "reply": r,
+                                   "text": text, **lexical_quality(text)}
+            if renderer is not None:
+                from speechmos import dnsmos
+
+                audio = renderer.render(text, "neutral", renderer.voice_ids()[0], -1,
+                                        f"reply|{it['item_id']}|{r}")
+                res = dnsmos.run(audio.samples.astype("float64"), sr=16000)
+                row.update({"dnsmos_ovrl": float(res["ovrl_mos"]),
+                            "dnsmos_sig": float(res["sig_mos"]),
+                            "dnsmos_bak": float(res["bak_mos"])})
+            rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def trials_for(items_path: str | Path, renderings_path: str | Path, shard: str,
+               template_paths: dict[str, str], cue_path: str | None,
+               trajectory: str = "all") -> list[dict]:
+    items = read_jsonl(items_path)
+    rend = _read_tsv(renderings_path, "renderings table").to_dict("records")
+    templates = {k: PR.Template.load(v) for k, v in template_paths.items()}
+    cue = PR.Template.load(cue_path) if cue_path else None
+    return PR.build_trials(items, audio_map(rend), shard, templates, cue, trajectory)
+
+
+def items_by_task(paths: Sequence[str | Path]) -> list[dict]:
+    out = []
+    for p in paths:
+        out.extend(read_jsonl(p))
+    return out
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True)
+
+
+__all__ = ["LEXICAL_METRICS", "build_items", "items_by_task", "render_task", "reply_quality",
+           "trials_for", "voices_for"]

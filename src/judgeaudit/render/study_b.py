@@ -1,0 +1,152 @@
+"""Study B tables and figures (the analogues of the paper's outputs).
+
+Tables (TSV with full precision and n / n_invalid; Markdown and LaTeX with
+`estimate [ci_low, ci_high]` cells):
+- study_b_accuracy: rows judges; columns Single Pointwise none/soft/hard, Single
+  Pairwise none/soft/hard, Positional Pointwise none/transition, Positional
+  Pairwise none/transition (+ Conversation columns when that task runs);
+- study_b_protocol_gap: Pairwise - Pointwise per judge x task x cue;
+- study_b_balance: R0 vs R1 quality gaps per task and metric;
+- study_b_potemkin: conditional Potemkin rate, staging accuracy, P and O accuracy.
+Figures: study_b_states (stacked bars of the 8 states per judge x task) and
+study_b_heatmap (conditional Potemkin rate, protocol collapse, cue dependence).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from judgeaudit.render.figures import plt, save_figure
+from judgeaudit.render.tables import fmt_ci, write_table
+
+TASK_LABEL = {"single": "Single", "positional": "Positional", "conversation": "Conversation"}
+TASK_ORDER = ("single", "positional", "conversation")
+CUE_ORDER = ("none", "soft", "hard", "transition")
+STATE_ORDER = ("111", "110", "101", "100", "011", "010", "001", "000")
+STATE_COLORS = {"111": "#1a9850", "110": "#d73027", "101": "#91cf60", "100": "#fc8d59",
+                "011": "#d9ef8b", "010": "#fee08b", "001": "#c7eae5", "000": "#7f7f7f"}
+
+
+def _colname(task: str, protocol: str, cue: str) -> str:
+    return f"{TASK_LABEL.get(task, task)} {protocol.capitalize()} {cue}"
+
+
+def accuracy_table(acc: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+    j = acc[acc["protocol"].isin(["pointwise", "pairwise"])].copy()
+    order = [_colname(t, p, c) for t in TASK_ORDER for p in ("pointwise", "pairwise")
+             for c in CUE_ORDER]
+    j["column"] = [_colname(t, p, c) for t, p, c in zip(j["task"], j["protocol"], j["cue"],
+                                                         strict=True)]
+    j["cell"] = [fmt_ci(e, lo, hi) + (f" ({int(ni)} inv.)" if ni else "")
+                 for e, lo, hi, ni in zip(j["estimate"], j["ci_low"], j["ci_high"],
+                                          j["n_invalid"], strict=True)]
+    wide = j.pivot_table(index="judge", columns="column", values="cell",
+                         aggfunc="first").reset_index()
+    keep = [c for c in order if c in wide.columns]
+    wide = wide[["judge", *keep]].fillna("-")
+    tsv = j.drop(columns=["cell"]).sort_values(["judge", "task", "protocol", "cue"])
+    write_table(wide, base, caption="Study B end-to-end accuracy (Wilson 95% CI; valid n "
+                "per cell in the TSV)", tsv_frame=tsv)
+    return wide
+
+
+def gap_table(gap: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+    g = gap.copy()
+    g["Pairwise - Pointwise"] = [fmt_ci(e, lo, hi) for e, lo, hi in
+                                 zip(g["estimate"], g["ci_low"], g["ci_high"], strict=True)]
+    show = g[["judge", "task", "cue", "pointwise", "pairwise", "Pairwise - Pointwise",
+              "n_items"]].sort_values(["task", "cue", "judge"])
+    write_table(show, base, caption="Study B protocol gap (paired bootstrap 95% CI over items)",
+                tsv_frame=gap)
+    return show
+
+
+def balance_table(bal: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+    b = bal.copy()
+    b["gap R1 - R0"] = [fmt_ci(e, lo, hi) for e, lo, hi in
+                        zip(b["gap"], b["gap_ci_low"], b["gap_ci_high"], strict=True)]
+    b["|gap|"] = [fmt_ci(e, lo, hi) for e, lo, hi in
+                  zip(b["abs_gap"], b["abs_gap_ci_low"], b["abs_gap_ci_high"], strict=True)]
+    show = b[["task", "metric", "mean_r0", "mean_r1", "gap R1 - R0", "|gap|", "n_items"]]
+    write_table(show, base, caption="Study B reply balance (bootstrap 95% CI over items)",
+                tsv_frame=bal)
+    return show
+
+
+def potemkin_table(pot: pd.DataFrame, acc: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+    probes = acc[acc["protocol"].isin(["probe_P", "probe_O"])].rename(
+        columns={"protocol": "metric"}).drop(columns=["cue"])
+    tidy = pd.concat([pot, probes], ignore_index=True)
+    tidy["cell"] = [fmt_ci(e, lo, hi) for e, lo, hi in
+                    zip(tidy["estimate"], tidy["ci_low"], tidy["ci_high"], strict=True)]
+    wide = tidy.pivot_table(index=["judge", "task"], columns="metric", values="cell",
+                            aggfunc="first").reset_index().fillna("-")
+    wide.columns = [str(c) for c in wide.columns]
+    write_table(wide, base, caption="Study B probes: P and O accuracy, conditional Potemkin "
+                "rate P(J=0 | P=1, O=1), staging accuracy (Wilson 95% CI)",
+                tsv_frame=tidy.drop(columns=["cell"]))
+    return wide
+
+
+def states_figure(dist: pd.DataFrame, base: str | Path) -> None:
+    tasks = [t for t in TASK_ORDER if t in set(dist["task"])]
+    judges = sorted(set(dist["judge"]))
+    fig, axes = plt.subplots(1, len(tasks), figsize=(3.2 * len(tasks) + 1.5, 3.2),
+                             sharey=True, squeeze=False)
+    for ax, task in zip(axes[0], tasks, strict=True):
+        d = dist[dist["task"] == task]
+        bottom = np.zeros(len(judges))
+        for s in STATE_ORDER:
+            vals = np.array([float(d[(d["judge"] == j) & (d["state"] == s)]["estimate"]
+                                   .fillna(0).sum()) for j in judges])
+            ax.bar(range(len(judges)), vals, bottom=bottom, color=STATE_COLORS[s], label=s,
+                   edgecolor="white", linewidth=0.4)
+            bottom += vals
+        ax.set_xticks(range(len(judges)), judges, rotation=45, ha="right")
+        ax.set_title(TASK_LABEL.get(task, task))
+        ax.set_ylim(0, 1)
+    axes[0][0].set_ylabel("share of renderings")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, [f"{lab} (P O J)" if i == 0 else lab for i, lab in enumerate(labels)],
+               loc="center right", fontsize=7, title="state")
+    fig.subplots_adjust(right=0.82)
+    save_figure(fig, base)
+
+
+def heatmap_figure(pot: pd.DataFrame, gap: pd.DataFrame, cue: pd.DataFrame,
+                   base: str | Path) -> pd.DataFrame:
+    """Rows judges; columns task x {conditional Potemkin, protocol collapse
+    (Pairwise - Pointwise, cue none), cue dependence (Pointwise hard/transition - none)}."""
+    cols, data = [], {}
+    p = pot[pot["metric"] == "conditional_potemkin"]
+    g = gap[gap["cue"] == "none"]
+    c = cue[cue["protocol"] == "pointwise"]
+    tasks = [t for t in TASK_ORDER if t in set(pot["task"]) | set(gap["task"])]
+    for task in tasks:
+        for name, frame in (("Potemkin", p), ("protocol collapse", g), ("cue dependence", c)):
+            col = f"{TASK_LABEL.get(task, task)}\n{name}"
+            cols.append(col)
+            sub = frame[frame["task"] == task]
+            data[col] = dict(zip(sub["judge"], sub["estimate"], strict=True))
+    judges = sorted(set(pot["judge"]) | set(gap["judge"]))
+    mat = pd.DataFrame({col: [data[col].get(j, np.nan) for j in judges] for col in cols},
+                       index=judges)
+    fig, ax = plt.subplots(figsize=(1.1 * len(cols) + 2, 0.45 * len(judges) + 1.6))
+    im = ax.imshow(mat.to_numpy(dtype=float), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
+    ax.set_xticks(range(len(cols)), cols, rotation=45, ha="right", fontsize=7)
+    ax.set_yticks(range(len(judges)), judges)
+    for i in range(len(judges)):
+        for k in range(len(cols)):
+            v = mat.iat[i, k]
+            ax.text(k, i, "-" if np.isnan(v) else f"{v:.2f}", ha="center", va="center",
+                    fontsize=7)
+    fig.colorbar(im, ax=ax, fraction=0.03)
+    save_figure(fig, base)
+    return mat
+
+
+__all__ = ["accuracy_table", "balance_table", "gap_table", "heatmap_figure", "potemkin_table",
+           "states_figure"]
