@@ -69,15 +69,24 @@ def cleanness_pairs(manifest: pd.DataFrame, n: int, seed: int, split: str | None
     clean = m[deg.isin(CLEAN_VALUES)].set_index("clip_id", drop=False)
     degraded = m[~deg.isin(CLEAN_VALUES) & m["source_clip"].astype(str).isin(clean.index)]
     rng = rng_for("cleanness-pairs", seed)
-    pairs = []
+    pools = []
     for src, grp in degraded.groupby("source_clip", sort=True):
-        row = grp.iloc[int(rng.integers(0, len(grp)))]
-        pairs.append(Pair(f"clean-{src}-{row['clip_id']}", "cleanness", _clip(clean.loc[src]),
-                          _clip(row), meta=(("degradation", str(row["degradation"])),)))
-    if len(pairs) < n:
-        raise ValueError(f"cleanness pairs: found {len(pairs)} clean/degraded pairs, need {n}")
-    idx = sorted(rng.choice(len(pairs), size=n, replace=False).tolist())
-    return [pairs[i] for i in idx]
+        order = rng.permutation(len(grp))
+        pools.append((src, [grp.iloc[int(i)] for i in order]))
+    total = sum(len(rows) for _, rows in pools)
+    if total < n:
+        raise ValueError(f"cleanness pairs: found {total} clean/degraded pairs, need {n}")
+    pairs: list[Pair] = []
+    depth = 0
+    while len(pairs) < n:  # round-robin over clean sources: spread pairs over sources
+        for src, rows in pools:
+            if depth < len(rows) and len(pairs) < n:
+                row = rows[depth]
+                pairs.append(Pair(f"clean-{src}-{row['clip_id']}", "cleanness",
+                                  _clip(clean.loc[src]), _clip(row),
+                                  meta=(("degradation", str(row["degradation"])),)))
+        depth += 1
+    return pairs
 
 
 def speaker_pairs(manifest: pd.DataFrame, n: int, seed: int, split: str | None = "test"
