@@ -1,0 +1,204 @@
+"""Embedded judges: the request reader, the control judges and the simulated
+judge's planted propensities (with a tiny fake perception on pure tones)."""
+
+from __future__ import annotations
+
+import io
+import json
+import wave
+
+import numpy as np
+import pytest
+from scipy.stats import binomtest
+
+from judgeaudit.io import read_jsonl, sha256_bytes
+from judgeaudit.judges.adapters.base import make_adapter
+from judgeaudit.judges.embedded import conventions as C
+from judgeaudit.judges.embedded.reader import read_request
+from judgeaudit.judges.request import AnswerSpec, AudioPart, LoadedRequest, Request, TextPart
+from judgeaudit.judges.shard import run_shard
+
+EMO = C.EMOTIONS
+SR = 16000
+FAKE = {"kind": "python", "factory": "judgeaudit.judges.embedded.perception:ToneFakePerception"}
+
+
+def pcm_tone(freq: float, amp: float = 0.3, seconds: float = 0.25, phase: float = 0.0) -> np.ndarray:
+    t = np.arange(int(seconds * SR)) / SR
+    return np.round(amp * 32767 * np.sin(2 * np.pi * freq * t + phase)).astype(np.int16)
+
+
+def wav(pcm: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(SR)
+        w.writeframes(pcm.astype("<i2").tobytes())
+    return buf.getvalue()
+
+
+def emo_clip(label: str, variant: int = 0) -> bytes:
+    return wav(pcm_tone(100.0 * (EMO.index(label) + 2), phase=0.01 * variant))
+
+
+def loaded(parts, allowed, system=None, key="label") -> LoadedRequest:
+    audio = {}
+    out = []
+    for p in parts:
+        if isinstance(p, bytes):
+            sha = sha256_bytes(p)
+            audio[sha] = p
+            out.append(AudioPart(sha, "wav"))
+        else:
+            out.append(TextPart(p))
+    return LoadedRequest(Request(system, tuple(out), AnswerSpec(key, tuple(allowed))), audio)
+
+
+def answer(provider: str, lr: LoadedRequest, **spec) -> str:
+    adapter = make_adapter("j", {"provider": provider, "perception": FAKE, **spec})
+    return json.loads(adapter.complete_sync(lr).raw_text)[lr.request.answer.key]
+
+
+QUESTION = "Question: which emotion does the speaker express? Answer with one of: " + ", ".join(EMO) + "."
+
+
+def test_reader_finds_labels_placement_framing_and_fallible():
+    lr = loaded([QUESTION, "Grading rubric: judge the voice. " + C.REFERENCE.format(label="sad"),
+                 emo_clip("happy"), C.FRAMED_BLOCK.format(label="angry"),
+                 C.UNFRAMED_BLOCK.format(label="calm"), C.FALLIBLE_INSTRUCTION],
+                EMO, system="You judge speech.\n" + C.REFERENCE.format(label="fearful"))
+    view = read_request(lr)
+    assert (view.task, view.attribute, view.audio_format) == ("classify", "emotion", "single")
+    got = [(lab.kind, lab.label, lab.placement, lab.framed) for lab in view.labels]
+    assert got == [("reference", "fearful", "system", False), ("reference", "sad", "rubric", False),
+                   ("block", "angry", "after", True), ("block", "calm", "after", False)]
+    assert view.fallible
+    # the vocabulary list in the question is not a cue
+    assert not read_request(loaded([QUESTION, emo_clip("sad")], EMO)).labels
+
+
+def test_control_judges_on_classification():
+    lr = loaded([QUESTION, emo_clip("happy"), C.FRAMED_BLOCK.format(label="angry")], EMO)
+    assert answer("listener", lr) == "happy"  # audio, ignores the block
+    assert answer("label_reader", lr) == "angry"  # copies the block
+    assert answer("first_slot", lr) == "neutral"
+    ref = loaded([C.REFERENCE.format(label="sad"), emo_clip("happy"), QUESTION], EMO)
+    assert answer("listener", ref) == "happy" and answer("label_reader", ref) == "sad"
+    # label-reader without any label: a fixed text-only answer, whatever the audio
+    a = answer("label_reader", loaded([QUESTION, emo_clip("happy")], EMO))
+    b = answer("label_reader", loaded([QUESTION, emo_clip("sad")], EMO))
+    assert a == b
+
+
+def test_concat_split_and_listener_has_no_lock():
+    loud, soft = pcm_tone(400, 0.5), pcm_tone(400, 0.1)
+    q = "Question: which clip is cleaner (less degraded)? Answer A or B."
+    for a, b, want in ((loud, soft, "A"), (soft, loud, "B")):
+        cat = wav(C.concat_pcm(a, b, SR))
+        pieces = C.split_pcm(np.frombuffer(cat[44:], "<i2"), SR)
+        assert len(pieces) == 2 and np.array_equal(pieces[0], a) and np.array_equal(pieces[1], b)
+        lr = loaded([q, "Clips A and B in one recording:", cat], ("A", "B"), key="choice")
+        view = read_request(lr)
+        assert view.audio_format == "concat" and view.attribute == "cleanness"
+        assert answer("listener", lr) == want
+        native = loaded([q, "Clip A:", wav(a), "Clip B:", wav(b)], ("A", "B"), key="choice")
+        assert read_request(native).audio_format == "native"
+        assert answer("listener", native) == want
+        assert answer("first_slot", native) == "A"
+
+
+def test_speaker_reference_clip():
+    ref, same, other = wav(pcm_tone(300)), wav(pcm_tone(300, 0.2)), wav(pcm_tone(700))
+    q = "Question: which clip is spoken by the same speaker as the reference clip?"
+    lr = loaded([q, "Reference clip:", ref, "Clip A:", other, "Clip B:", same], ("A", "B"), key="choice")
+    view = read_request(lr)
+    assert view.attribute == "speaker" and view.reference_clip is not None
+    assert answer("listener", lr) == "B"
+
+
+def _pair_requests(i: int, fmt: str):
+    a, b = pcm_tone(300 + i, 0.2 + 0.001 * i), pcm_tone(500 + i, 0.4)
+    q = "Question: which clip sounds more natural?"
+    out = []
+    for x, y in ((a, b), (b, a)):
+        if fmt == "concat":
+            out.append(loaded([q, "Clips A and B in one recording:", wav(C.concat_pcm(x, y, SR))],
+                              ("A", "B"), key="choice"))
+        else:
+            out.append(loaded([q, "Clip A:", wav(x), "Clip B:", wav(y)], ("A", "B"), key="choice"))
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["concat", "native"])
+def test_simulated_lock_is_shared_by_both_orders_and_recovers_rate(fmt):
+    lock = {"concat": {"first": 0.5, "second": 0.2}, "native": {"first": 0.1, "second": 0.3}}
+    sim = make_adapter("s", {"provider": "simulated", "perception": FAKE,
+                             "simulated": {"seed": 7, "lock": lock}})
+    n, first, second = 150, 0, 0
+    for i in range(n):
+        ab, ba = (json.loads(sim.complete_sync(r).raw_text)["choice"] for r in _pair_requests(i, fmt))
+        if ab == ba == "A":
+            first += 1
+        elif ab == ba == "B":
+            second += 1
+        else:
+            assert (ab, ba) == ("B", "A")  # unlocked pairs answer from perception (b is better)
+    for k, planted in (("first", first), ("second", second)):
+        ci = binomtest(planted, n).proportion_ci(0.99, method="wilson")
+        assert ci.low <= lock[fmt][k] <= ci.high, (fmt, k, planted)
+
+
+def test_simulated_follow_rates_and_determinism():
+    knobs = {"seed": 3, "follow_block": {"framed": 0.7, "unframed": 0.2, "with_audio": 0.4,
+                                         "with_audio_fallible": 0.1},
+             "follow_reference": {"system": 0.0, "after": 0.9}}
+    sim = make_adapter("s", {"provider": "simulated", "perception": FAKE, "simulated": knobs})
+    n = 200
+    counts = {"framed": 0, "unframed": 0, "with_audio": 0, "with_audio_fallible": 0, "after": 0, "system": 0}
+    for i in range(n):
+        q = f"{QUESTION} (item {i})"
+        reqs = {
+            "framed": loaded([q, "Acoustic description: ...", C.FRAMED_BLOCK.format(label="angry")], EMO),
+            "unframed": loaded([q, "Acoustic description: ...", C.UNFRAMED_BLOCK.format(label="angry")], EMO),
+            "with_audio": loaded([q, emo_clip("happy", i), C.FRAMED_BLOCK.format(label="angry")], EMO),
+            "with_audio_fallible": loaded([q, emo_clip("happy", i), C.FRAMED_BLOCK.format(label="angry"),
+                                           C.FALLIBLE_INSTRUCTION], EMO),
+            "after": loaded([q, emo_clip("happy", i), C.REFERENCE.format(label="angry")], EMO),
+            "system": loaded([q, emo_clip("happy", i)], EMO, system=C.REFERENCE.format(label="angry")),
+        }
+        for cond, lr in reqs.items():
+            got = json.loads(sim.complete_sync(lr).raw_text)["label"]
+            assert got == json.loads(sim.complete_sync(lr).raw_text)["label"]  # deterministic
+            counts[cond] += got == "angry"
+            if cond != "framed" and cond != "unframed":
+                assert got in ("angry", "happy")
+    planted = {**knobs["follow_block"], "after": 0.9, "system": 0.0}
+    for cond, k in counts.items():
+        ci = binomtest(k, n).proportion_ci(0.99, method="wilson")
+        assert ci.low <= planted[cond] <= ci.high, (cond, k)
+
+
+def test_embedded_judge_through_engine_and_cache(tmp_path):
+    clip = emo_clip("sad")
+    path = tmp_path / "c.wav"
+    path.write_bytes(clip)
+    trials = tmp_path / "trials.jsonl"
+    with open(trials, "w") as fh:
+        for i, label in enumerate(("angry", "happy", "sad")):
+            req = Request(None, (TextPart(QUESTION), AudioPart(sha256_bytes(clip), "wav", str(path)),
+                                 TextPart(C.FRAMED_BLOCK.format(label=label))), AnswerSpec("label", EMO))
+            fh.write(json.dumps({"trial_id": f"t{i}", "request": req.to_json(), "gold": "sad"}) + "\n")
+    spec = {"provider": "listener", "perception": FAKE}
+    out = tmp_path / "out.jsonl"
+    s1 = run_shard(trials, out, "listener", spec, tmp_path / "cache", progress=False)
+    rows = read_jsonl(out)
+    assert [r["parsed"] for r in rows] == ["sad"] * 3 and s1["sent"] == 3
+    s2 = run_shard(trials, out, "listener", spec, tmp_path / "cache", progress=False)
+    assert s2["sent"] == 0 and all(r["cache_hit"] for r in read_jsonl(out))
+    # another judge setting = another fingerprint = no stale replay
+    s3 = run_shard(trials, out, "sim", {"provider": "simulated", "perception": FAKE,
+                                         "simulated": {"follow_block": {"with_audio": 1.0}}},
+                   tmp_path / "cache", progress=False)
+    assert s3["sent"] == 3
+    assert [r["parsed"] for r in read_jsonl(out)] == ["angry", "happy", "sad"]
