@@ -2,6 +2,7 @@
 bad-input errors (corrupt WAV, malformed label files, unparseable filenames)."""
 
 import json
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -323,3 +324,43 @@ def test_ogg_and_flac_sources_are_read(tmp_path):
         d = derive(src, sha256_file(src), tmp_path / "cache", tmp_path / f"out_{sub}.wav")
         assert probe(d.path).sample_rate == 16000 and probe(d.path).channels == 1
         assert abs(d.duration_s - 0.5) < 0.05
+
+
+# ---- user-supplied archives (VoxCeleb1) and the BVCC gathering step ----
+
+def test_voxceleb_download_extracts_user_archive_and_fetches_trial_list(tmp_path):
+    src = voxceleb_tree(tmp_path / "vox")
+    stage = tmp_path / "stage"
+    (stage / "wav").mkdir(parents=True)
+    shutil.copytree(src / "wav", stage / "wav", dirs_exist_ok=True)
+    arc = zip_dir(stage, tmp_path / "vox1_test_wav.zip")
+    with serve() as (url, st):
+        st.files["/meta/veri_test2.txt"] = (src / "veri_test2.txt").read_bytes()
+        cfg = cfg_for("voxceleb1", source="download", archives=[str(arc)],
+                      trial_list_url=f"{url}/meta/veri_test2.txt", n_trials=4)
+        receipt = prepare_download("voxceleb1", cfg, tmp_path / "cache", seed=SEED)
+    root = Path(receipt["root"])
+    assert (root / "wav" / "id10270").is_dir()
+    cfg["trial_list"] = str(tmp_path / "cache" / "downloads" / "voxceleb1" / "veri_test2.txt")
+    written = ingest("voxceleb1", root, tmp_path / "data" / "voxceleb1", cfg, seed=SEED,
+                     cache_dir=tmp_path / "cache", workdir=tmp_path)
+    assert len(pd.read_csv(written["trials.tsv"], sep="\t")) == 4
+
+
+def test_bvcc_download_runs_the_gathering_step(tmp_path):
+    from judgeaudit.datasets.real.fixtures import tar_dir
+
+    pkg = bvcc_tree(tmp_path / "pkg" / "main")
+    (pkg / "gathered").mkdir()
+    for f in (pkg / "DATA" / "wav").glob("*.wav"):
+        f.rename(pkg / "gathered" / f.name)
+    arc = tar_dir(tmp_path / "pkg", tmp_path / "main.tar.gz")
+    with serve() as (url, st):
+        st.files["/main.tar.gz"] = arc.read_bytes()
+        cfg = cfg_for("bvcc", source="download", url=f"{url}/main.tar.gz")
+        with pytest.raises(LabelError, match="BVCC audio must be gathered"):
+            prepare_download("bvcc", cfg, tmp_path / "cache")
+        cfg["gather_command"] = "mkdir -p DATA/wav && cp gathered/*.wav DATA/wav/"
+        receipt = prepare_download("bvcc", cfg, tmp_path / "cache")
+    frame, _ = run(tmp_path, "bvcc", receipt["root"], n_pairs=2)
+    assert len(frame) == 6

@@ -72,3 +72,33 @@ def test_snakemake_ingests_emocf_local_dir(tmp_path, repo_root, snakemake_exe):
     assert res.returncode == 0, res.stderr[-3000:]
     validate_manifest(work / "data" / "emocf" / "manifest.tsv", root=work)
     assert (work / "data" / "emocf" / "items.tsv.prov.json").is_file()
+
+
+@pytest.mark.slow
+def test_snakemake_downloads_ravdess_from_loopback_server(tmp_path, repo_root, snakemake_exe):
+    import hashlib
+
+    from judgeaudit.datasets.real.fixtures import serve, zip_dir
+
+    src = ravdess_tree(tmp_path / "src", actors=(1, 2))
+    arc = zip_dir(src, tmp_path / "Audio_Speech_Actors_01-24.zip")
+    work = tmp_path / "work"
+    work.mkdir()
+    with serve() as (url, st):
+        st.files["/records/1188976/files/Audio_Speech_Actors_01-24.zip"] = arc.read_bytes()
+        st.drop_after["/records/1188976/files/Audio_Speech_Actors_01-24.zip"] = 50_000
+        overlay = tmp_path / "overlay.yaml"
+        overlay.write_text(yaml.safe_dump({"datasets": {
+            "download": {"backoff_s": 0.1},
+            "ravdess": {"source": "download",
+                        "url": f"{url}/records/1188976/files/Audio_Speech_Actors_01-24.zip",
+                        "md5": hashlib.md5(arc.read_bytes()).hexdigest(),
+                        "check_complete": False, "subset_per_class": 2}}}))
+        res = _snakemake(snakemake_exe, repo_root, work, overlay, "data/ravdess/manifest.tsv")
+    assert res.returncode == 0, res.stderr[-3000:]
+    receipt = json.loads((work / "data/ravdess/download.json").read_text())
+    assert receipt["files"][0]["attempts"] == 2 and receipt["files"][0]["md5"]
+    assert json.loads((work / "data/ravdess/download.json.prov.json").read_text())["rule"] == (
+        "download_ravdess")
+    assert len(pd.read_csv(work / "data/ravdess/manifest.tsv", sep="\t")) == 120
+    assert json.loads((work / "checksums" / "pins.json").read_text())
