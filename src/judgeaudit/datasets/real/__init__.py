@@ -24,10 +24,8 @@ from typing import Any
 
 import httpx
 
-from judgeaudit.io import sha256_file, write_json_atomic
-
 from . import bvcc, emocf, fleurs, od3, ravdess, voxceleb
-from .archive import safe_extract, stream_extract_tar
+from .archive import extract_once, stream_extract_tar
 from .base import ClipSpec, LabelError, build_manifest, write_outputs
 from .download import fetch
 
@@ -50,21 +48,6 @@ def _dl_kwargs(cfg: Mapping[str, Any], dl: Mapping[str, Any]) -> dict[str, Any]:
             "timeout_s": float(dl.get("timeout_s", 60.0))}
 
 
-def _extract_once(archive: Path, dest: Path) -> Path:
-    """Extract `archive` into `dest` unless a marker says this exact archive already was."""
-    marker = dest.with_name(dest.name + ".extracted.json")
-    digest = sha256_file(archive)
-    if dest.is_dir() and marker.is_file():
-        try:
-            if json.loads(marker.read_text())["archive_sha256"] == digest:
-                return dest
-        except (KeyError, json.JSONDecodeError):
-            pass
-    safe_extract(archive, dest)
-    write_json_atomic(marker, {"archive": str(archive), "archive_sha256": digest})
-    return dest
-
-
 def prepare_download(name: str, cfg: Mapping[str, Any], cache_dir: str | os.PathLike,
                      download_cfg: Mapping[str, Any] | None = None,
                      pins: str | os.PathLike | None = None, seed: int = 0) -> dict[str, Any]:
@@ -84,10 +67,10 @@ def prepare_download(name: str, cfg: Mapping[str, Any], cache_dir: str | os.Path
     if name == "ravdess":
         archive = get(cfg["url"], base / "Audio_Speech_Actors_01-24.zip", cfg.get("md5"),
                       cfg.get("sha256"))
-        root = _extract_once(archive, base / "extracted")
+        root = extract_once(archive, base / "extracted")
     elif name == "bvcc":
         archive = get(cfg["url"], base / "main.tar.gz", cfg.get("md5"), cfg.get("sha256"))
-        root = _extract_once(archive, base / "extracted")
+        root = extract_once(archive, base / "extracted")
         data = bvcc.find_root(root)
         if not (data / "wav").is_dir() or not any((data / "wav").glob("*.wav")):
             cmd = cfg.get("gather_command", "")
@@ -114,7 +97,7 @@ def prepare_download(name: str, cfg: Mapping[str, Any], cache_dir: str | os.Path
         root = base
     elif name == "voxceleb1":
         for i, arc in enumerate(cfg.get("archives", [])):
-            _extract_once(Path(arc), base / f"extracted{i}")
+            extract_once(Path(arc), base / f"extracted{i}")
         root = base / "extracted0" if cfg.get("archives") else None
         if root is None:
             raise LabelError("datasets.voxceleb1.source=download needs `archives` (the gated "

@@ -9,6 +9,7 @@ into place only when every member was written.
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import shutil
@@ -158,4 +159,23 @@ def safe_extract(
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
+def extract_once(archive: str | os.PathLike, dest: str | os.PathLike) -> Path:
+    """`safe_extract` unless a marker beside `dest` says this exact archive (by sha256)
+    was already extracted there."""
+    from judgeaudit.io import sha256_file, write_json_atomic
+
+    archive, dest = Path(archive), Path(dest)
+    marker = dest.with_name(dest.name + ".extracted.json")
+    digest = sha256_file(archive)
+    if dest.is_dir() and marker.is_file():
+        try:
+            if json.loads(marker.read_text(encoding="utf-8"))["archive_sha256"] == digest:
+                return dest
+        except (KeyError, json.JSONDecodeError):
+            pass
+    safe_extract(archive, dest)
+    write_json_atomic(marker, {"archive": str(archive), "archive_sha256": digest})
     return dest

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .archive import safe_extract
+from .archive import extract_once
 from .base import ClipSpec, LabelError, License, read_lines, seeded_rng
 
 LICENSE = License(
@@ -72,10 +72,7 @@ def audio_dir(root: Path, conf: str, split: str, work: Path) -> Path:
         return extracted
     tar = base / f"{split}.tar.gz"
     if tar.is_file():
-        dest = work / conf
-        if not (dest / split).is_dir():
-            safe_extract(tar, dest)
-        return dest / split
+        return extract_once(tar, work / conf / split) / split
     raise LabelError(f"{base}: neither {split}/ nor {split}.tar.gz found (FLEURS layout)")
 
 
