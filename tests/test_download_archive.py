@@ -115,3 +115,15 @@ def test_stream_extract_refuses_unsafe_member(tmp_path):
     arc = _tar(tmp_path / "a.tar.gz", [(_info("../x.wav", size=1), b"a")])
     with open(arc, "rb") as fh, pytest.raises(UnsafeArchiveError, match="'../x.wav'"):
         stream_extract_tar(fh, tmp_path / "out", {"x.wav"})
+
+
+def test_zip_symlink_escaping_target_is_refused(tmp_path):
+    import stat
+
+    info = zipfile.ZipInfo("Actor_01/link.wav")
+    info.external_attr = (stat.S_IFLNK | 0o777) << 16
+    arc = tmp_path / "link.zip"
+    with zipfile.ZipFile(arc, "w") as zf:
+        zf.writestr(info, "../../../etc/passwd")
+    with pytest.raises(UnsafeArchiveError, match="member 'Actor_01/link.wav' links to"):
+        safe_extract(arc, tmp_path / "out")
