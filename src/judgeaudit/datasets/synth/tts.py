@@ -1,40 +1,37 @@
 """espeak-ng speech synthesis through ctypes on the `espeakng-loader` wheel.
 
 The wheel ships `libespeak-ng.so` and the voice data, so no system package is
-needed. One engine is initialised per process (espeak-ng keeps global state and
-is not thread-safe); every call takes a module lock, sets the voice and all
-prosody parameters explicitly (nothing leaks between calls), synthesises in
-`AUDIO_OUTPUT_SYNCHRONOUS` mode with a callback that collects the samples, and
-resamples to the requested rate with `scipy.signal.resample_poly`.
-
-espeak-ng's own output is deterministic for a given text, voice and parameter
-set; the only randomness in its C code (breath/roughness noise of some voice
-variants) comes from its internal generator (`espeak_ng_SetRandSeed`) and libc
-`rand()`; both are re-seeded before every call, so
-the same request yields the same samples in any process.
+needed. espeak-ng keeps synthesis state in C statics that no API call resets
+(the pitch-flutter phase, wave phase and filter memories survive even
+`espeak_Terminate`/`espeak_Initialize`), so in one process an utterance's
+samples would depend on everything synthesised before it. `EspeakSynth`
+therefore keeps one initialised engine per process inside a small fork server
+(`_espeak_zygote.py`, stdlib + ctypes only): the server loads and initialises
+the library once and forks a child per utterance, so every utterance starts
+from the same pristine state. The child uses `AUDIO_OUTPUT_SYNCHRONOUS` with a
+synth callback that collects the samples, sets the voice (`espeak_SetVoiceByName`,
+e.g. "en-us+m3") and every prosody parameter explicitly, and re-seeds
+espeak-ng's noise generator (`espeak_ng_SetRandSeed`) and libc `rand()`. Same
+request -> same samples, in any process and in any call order. Calls are
+serialised with a lock; the output is resampled to the requested rate with
+`scipy.signal.resample_poly`.
 """
 
 from __future__ import annotations
 
-import ctypes
+import atexit
+import json
+import subprocess
+import sys
 import threading
 from dataclasses import dataclass
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 from scipy.signal import resample_poly
 
-# espeak_AUDIO_OUTPUT
-AUDIO_OUTPUT_SYNCHRONOUS = 2
-# espeak_PARAMETER
-_RATE, _VOLUME, _PITCH, _RANGE, _WORDGAP = 1, 2, 3, 4, 7
-_POS_CHARACTER = 1
-_CHARS_UTF8 = 1
-_SSML = 0x10
-_EE_OK = 0
-
-_CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_short), ctypes.c_int,
-                             ctypes.c_void_p)
+ZYGOTE = Path(__file__).with_name("_espeak_zygote.py")
 
 
 class SynthError(RuntimeError):
@@ -58,7 +55,7 @@ class Prosody:
 
 
 class EspeakSynth:
-    """A process-wide espeak-ng engine. Use `EspeakSynth.get()`."""
+    """The process-wide espeak-ng engine (a fork server). Use `EspeakSynth.get()`."""
 
     _instance: EspeakSynth | None = None
     _lock = threading.RLock()
@@ -66,86 +63,66 @@ class EspeakSynth:
     def __init__(self) -> None:
         import espeakng_loader
 
-        self._lib = ctypes.CDLL(espeakng_loader.get_library_path())
-        lib = self._lib
-        lib.espeak_Initialize.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_char_p,
-                                          ctypes.c_int]
-        lib.espeak_Initialize.restype = ctypes.c_int
-        lib.espeak_SetSynthCallback.argtypes = [_CALLBACK]
-        lib.espeak_SetSynthCallback.restype = None
-        lib.espeak_SetVoiceByName.argtypes = [ctypes.c_char_p]
-        lib.espeak_SetVoiceByName.restype = ctypes.c_int
-        lib.espeak_SetParameter.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_int]
-        lib.espeak_SetParameter.restype = ctypes.c_int
-        lib.espeak_Synth.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_uint,
-                                     ctypes.c_int, ctypes.c_uint, ctypes.c_uint,
-                                     ctypes.c_void_p, ctypes.c_void_p]
-        lib.espeak_Synth.restype = ctypes.c_int
-        lib.espeak_Synchronize.restype = ctypes.c_int
-        self._has_seed = hasattr(lib, "espeak_ng_SetRandSeed")
-        if self._has_seed:
-            lib.espeak_ng_SetRandSeed.argtypes = [ctypes.c_long]
-            lib.espeak_ng_SetRandSeed.restype = None
-        data_path = espeakng_loader.get_data_path()
-        sr = lib.espeak_Initialize(AUDIO_OUTPUT_SYNCHRONOUS, 0,
-                                   str(data_path).encode("utf-8"), 0)
-        if sr <= 0:
-            raise SynthError(f"espeak_Initialize failed (data path {data_path})")
-        self.native_rate = int(sr)
-        self._chunks: list[np.ndarray] = []
-
-        def _collect(wav, numsamples, events):  # noqa: ARG001 - C signature
-            if wav and numsamples > 0:
-                self._chunks.append(np.ctypeslib.as_array(wav, shape=(numsamples,)).copy())
-            return 0
-
-        self._callback = _CALLBACK(_collect)  # keep a reference: C holds the pointer
-        lib.espeak_SetSynthCallback(self._callback)
-        try:
-            self._libc = ctypes.CDLL(None)
-        except OSError:  # pragma: no cover - non-glibc platforms
-            self._libc = None
+        lib_path = str(espeakng_loader.get_library_path())
+        data_path = str(espeakng_loader.get_data_path())
+        self._proc = subprocess.Popen(
+            [sys.executable, "-I", str(ZYGOTE), lib_path, data_path],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )
+        first = self._proc.stdout.readline().decode().split()
+        if len(first) != 2 or first[0] != "READY":
+            err = self._proc.stderr.read().decode(errors="replace") if self._proc.poll() \
+                is not None else ""
+            raise SynthError(f"espeak-ng engine failed to start ({' '.join(first)} {err})"
+                             f" with library {lib_path} and data {data_path}")
+        self.native_rate = int(first[1])
+        atexit.register(self.close)
 
     @classmethod
     def get(cls) -> EspeakSynth:
         with cls._lock:
-            if cls._instance is None:
+            if cls._instance is None or cls._instance._proc.poll() is not None:
                 cls._instance = cls()
             return cls._instance
 
-    def _set(self, param: int, value: int, name: str) -> None:
-        if self._lib.espeak_SetParameter(param, int(value), 0) != _EE_OK:
-            raise SynthError(f"espeak_SetParameter({name}={value}) failed")
+    def close(self) -> None:
+        proc = self._proc
+        if proc.poll() is None:
+            try:
+                proc.stdin.close()
+                proc.wait(timeout=5)
+            except (OSError, subprocess.TimeoutExpired):
+                proc.kill()
+        for stream in (proc.stdout, proc.stderr):
+            if stream and not stream.closed:
+                stream.close()
 
     def synthesize_native(self, text: str, voice: str, prosody: Prosody,
                           ssml: bool = False) -> np.ndarray:
         """int16 samples at `self.native_rate` (22050 Hz for espeak-ng)."""
         if not text.strip():
             raise SynthError("empty text")
+        req = {"text": text, "voice": voice, "rate": int(prosody.rate),
+               "pitch": int(prosody.pitch), "pitch_range": int(prosody.pitch_range),
+               "volume": int(prosody.volume), "wordgap": int(prosody.wordgap),
+               "ssml": bool(ssml)}
         with self._lock:
-            if self._lib.espeak_SetVoiceByName(voice.encode("utf-8")) != _EE_OK:
-                raise SynthError(f"unknown espeak-ng voice {voice!r}")
-            self._set(_RATE, prosody.rate, "rate")
-            self._set(_VOLUME, prosody.volume, "volume")
-            self._set(_PITCH, prosody.pitch, "pitch")
-            self._set(_RANGE, prosody.pitch_range, "pitch_range")
-            self._set(_WORDGAP, prosody.wordgap, "wordgap")
-            if self._has_seed:
-                self._lib.espeak_ng_SetRandSeed(0)
-            if self._libc is not None:
-                self._libc.srand(0)
-            self._chunks = []
-            buf = ctypes.create_string_buffer(text.encode("utf-8"))
-            flags = _CHARS_UTF8 | (_SSML if ssml else 0)
-            err = self._lib.espeak_Synth(buf, len(buf), 0, _POS_CHARACTER, 0, flags,
-                                         None, None)
-            if err != _EE_OK:
-                raise SynthError(f"espeak_Synth failed with code {err} for voice {voice!r}")
-            self._lib.espeak_Synchronize()
-            chunks, self._chunks = self._chunks, []
-        if not chunks:
+            try:
+                self._proc.stdin.write((json.dumps(req) + "\n").encode())
+                self._proc.stdin.flush()
+                head = self._proc.stdout.readline().decode(errors="replace").rstrip("\n")
+                if head.startswith("OK "):
+                    data = self._proc.stdout.read(int(head[3:]))
+                else:
+                    data = None
+            except (BrokenPipeError, ValueError) as exc:
+                raise SynthError(f"espeak-ng engine died ({exc})") from exc
+        if data is None:
+            msg = head[4:] if head.startswith("ERR ") else f"no reply from engine ({head!r})"
+            raise SynthError(f"{msg} (voice {voice!r})")
+        if not data:
             raise SynthError(f"espeak-ng produced no audio for {text[:40]!r} ({voice})")
-        return np.concatenate(chunks).astype(np.int16, copy=False)
+        return np.frombuffer(data, dtype="<i2").astype(np.int16)
 
 
 def resample(x: np.ndarray, sr_in: int, sr_out: int) -> np.ndarray:
