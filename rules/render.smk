@@ -83,7 +83,6 @@ rule study_b_table_balance:
 rule study_b_table_potemkin:
     input:
         potemkin="results/metrics/B/potemkin.tsv",
-        accuracy="results/metrics/B/accuracy.tsv",
         code=package_code("render"),
     output:
         multiext("results/tables/study_b_potemkin", ".tsv", ".md", ".tex"),

@@ -29,7 +29,7 @@ elif what == "protocol_gap":
 elif what == "balance":
     R.balance_table(read(smk.input.balance), base(smk.output[0]))
 elif what == "potemkin":
-    R.potemkin_table(read(smk.input.potemkin), read(smk.input.accuracy), base(smk.output[0]))
+    R.potemkin_table(read(smk.input.potemkin), base(smk.output[0]))
 elif what == "states_figure":
     R.states_figure(read(smk.input.distribution), base(smk.output[0]))
 elif what == "heatmap":

@@ -76,17 +76,15 @@ def balance_table(bal: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     return show
 
 
-def potemkin_table(pot: pd.DataFrame, acc: pd.DataFrame, base: str | Path) -> pd.DataFrame:
-    probes = acc[acc["protocol"].isin(["probe_P", "probe_O"])].rename(
-        columns={"protocol": "metric"}).drop(columns=["cue"])
-    tidy = pd.concat([pot, probes], ignore_index=True)
+def potemkin_table(pot: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+    tidy = pot.copy()
     tidy["cell"] = [fmt_ci(e, lo, hi) for e, lo, hi in
                     zip(tidy["estimate"], tidy["ci_low"], tidy["ci_high"], strict=True)]
     wide = tidy.pivot_table(index=["judge", "task"], columns="metric", values="cell",
                             aggfunc="first").reset_index().fillna("-")
     wide.columns = [str(c) for c in wide.columns]
-    write_table(wide, base, caption="Study B probes: P and O accuracy, conditional Potemkin "
-                "rate P(J=0 | P=1, O=1), staging accuracy (Wilson 95% CI)",
+    write_table(wide, base, caption="Study B probes per rendering: P, O, J rates, conditional "
+                "Potemkin rate P(J=0 | P=1, O=1), staging accuracy (Wilson 95% CI)",
                 tsv_frame=tidy.drop(columns=["cell"]))
     return wide
 

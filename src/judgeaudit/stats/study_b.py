@@ -217,7 +217,8 @@ def state_distribution(st: pd.DataFrame) -> pd.DataFrame:
 
 
 def potemkin(st: pd.DataFrame) -> pd.DataFrame:
-    """Conditional Potemkin rate P(J=0 | P=1, O=1) and staging accuracy."""
+    """Conditional Potemkin rate P(J=0 | P=1, O=1), staging accuracy, and the
+    per-rendering P, O and J bit rates."""
     out = []
     for (judge, task), g in st.groupby(["judge", "task"]):
         cond = g[g["state"].isin(["111", "110"])]
@@ -225,6 +226,10 @@ def potemkin(st: pd.DataFrame) -> pd.DataFrame:
         row = {"judge": judge, "task": task, "metric": "conditional_potemkin",
                **proportion(k, len(cond), n_invalid=int((g["state"] == "").sum()))}
         out.append(row)
+        for bit in ("P", "O", "J"):
+            v = g[bit].dropna()
+            out.append({"judge": judge, "task": task, "metric": f"probe_{bit}",
+                        **proportion(int(v.sum()), len(v), n_invalid=int(g[bit].isna().sum()))})
         sv = g["staging"].dropna()
         out.append({"judge": judge, "task": task, "metric": "staging_accuracy",
                     **proportion(int(sv.sum()), len(sv),

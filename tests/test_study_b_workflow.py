@@ -1,0 +1,99 @@
+"""Study B workflow wiring: a change to one cue wording re-runs only the trial
+shards, responses and outputs that use that cue (Snakemake dry-run job lists on a
+tiny config in a temp copy of the workflow)."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+TARGETS = ["results/tables/study_b_accuracy.tsv", "results/tables/study_b_protocol_gap.tsv",
+           "results/tables/study_b_potemkin.tsv", "results/tables/study_b_balance.tsv",
+           "figures/study_b_states.png", "figures/study_b_heatmap.png"]
+CONFIG = """\
+study_a: {enabled: false}
+judges:
+  panel:
+    label-reader: {provider: label_reader}
+study_b:
+  judges: [label-reader]
+  tasks:
+    single: {n_items: 2, cues: [none, soft, hard]}
+    positional: {n_items: 2, cues: [none, transition]}
+    conversation: {enabled: false}
+"""
+
+
+def _smk(exe, repo, work, *args):
+    cmd = [exe, "-s", str(repo / "Snakefile"), "--directory", str(work), "--cores", "1",
+           *args]
+    res = subprocess.run(cmd, cwd=work, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-3000:]
+    return res.stdout + res.stderr
+
+
+def _jobs(text):
+    """(rule, first output) of every job in a dry-run listing."""
+    out = []
+    for block in re.split(r"\n(?=(?:local)?rule \w+:)", text):
+        m = re.match(r"(?:local)?rule (\w+):", block)
+        o = re.search(r"\n\s+output: ([^\n,]+)", block)
+        if m and o:
+            out.append((m.group(1), o.group(1).strip()))
+    return out
+
+
+@pytest.mark.slow
+def test_cue_change_reruns_only_its_shards(tmp_path, repo_root, snakemake_exe):
+    repo, work = tmp_path / "repo", tmp_path / "work"
+    repo.mkdir()
+    for name in ("Snakefile", "rules", "schemas", "scripts", "templates", "profiles"):
+        src = repo_root / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, repo / name)
+    shutil.copytree(repo_root / "src" / "judgeaudit", repo / "src" / "judgeaudit",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    work.mkdir()
+    (work / "config.yaml").write_text(CONFIG)
+
+    # pretend a full run happened: every file of the DAG exists, touched in DAG order
+    summary = _smk(snakemake_exe, repo, work, "--summary", *TARGETS)
+    for line in summary.splitlines():
+        parts = line.split("\t")
+        if len(parts) < 3 or parts[0] == "output_file":
+            continue
+        path = work / parts[0]
+        if parts[2] == "study_b_render" and path.name == "audio":
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
+    _smk(snakemake_exe, repo, work, "--touch", *TARGETS)
+    assert _jobs(_smk(snakemake_exe, repo, work, "-n", *TARGETS)) == []
+
+    (repo / "templates/study_b/cues/soft.txt").write_text("Listen to the voice, please.\n")
+    jobs = _jobs(_smk(snakemake_exe, repo, work, "-n", *TARGETS))
+    rules = {r for r, _ in jobs}
+    trials = sorted(o for r, o in jobs if r == "study_b_trials")
+    responses = sorted(o for r, o in jobs if r == "judge_shard")
+    assert trials == ["results/trials/B/single/pairwise-soft.jsonl",
+                      "results/trials/B/single/pointwise-soft.jsonl"]
+    assert responses == ["results/responses/label-reader/B/single/pairwise-soft.jsonl",
+                         "results/responses/label-reader/B/single/pointwise-soft.jsonl"]
+    # outputs that aggregate the soft cells re-run; probes, states, cue dependence
+    # (hard vs none), balance and renderings do not
+    assert {"study_b_accuracy", "study_b_protocol_gap", "study_b_table_accuracy"} <= rules
+    assert not rules & {"study_b_states", "study_b_cue_dependence", "study_b_balance",
+                        "study_b_render", "study_b_items", "study_b_figure_states",
+                        "study_b_table_potemkin", "study_b_table_balance"}
+    assert all("soft" in o for r, o in jobs if r in ("study_b_score",))
+
+    # the transition cue touches only positional shards
+    (repo / "templates/study_b/cues/transition.txt").write_text("Where does it change?\n")
+    jobs = _jobs(_smk(snakemake_exe, repo, work, "-n", *TARGETS))
+    trials = sorted(o for r, o in jobs if r == "study_b_trials")
+    assert "results/trials/B/positional/pointwise-transition.jsonl" in trials
+    assert all("/positional/" in t and "transition" in t or "soft" in t for t in trials)
