@@ -170,3 +170,16 @@ def test_llm_reply_writer_over_http(server, monkeypatch):
     monkeypatch.delenv("SB_TEST_KEY")
     with pytest.raises(ReplyBankError, match="SB_TEST_KEY"):
         LLMReplyWriter("gpt-test", api_key_env="SB_TEST_KEY", base_url=server)
+
+
+def test_llm_replies_replace_template_replies(server, monkeypatch):
+    from judgeaudit.conditions.study_b.build import apply_llm_replies
+
+    monkeypatch.setenv("SB_TEST_KEY", KEY)
+    w = LLMReplyWriter("gpt-test", api_key_env="SB_TEST_KEY", base_url=server)
+    item = dict(_item(), replies=["a", "b"])
+    apply_llm_replies([item], w)
+    assert item["replies"] == ["I hear you; let me help."] * 2
+    assert item["reply_source"]["model"] == "gpt-test-dated"
+    assert item["reply_source"]["targets"] == ["in a happy tone of voice",
+                                               "in a neutral tone of voice"]

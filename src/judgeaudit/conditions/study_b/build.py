@@ -60,11 +60,40 @@ def build_items(task: str, cfg: dict, seed: int, bank_path: str | Path,
                                      tcfg.get("n_items"), str(table_path))
     else:
         raise I.ItemError(f"unknown Study B task {task!r}; expected one of {I.FAMILIES}")
+    if cfg["replies"].get("source", "templates") == "llm":
+        from judgeaudit.conditions.replies import LLMReplyWriter
+
+        llm = cfg["replies"].get("llm", {})
+        apply_llm_replies(items, LLMReplyWriter(llm.get("model", "gpt-4o-mini-2024-07-18"),
+                                                llm.get("api_key_env", "OPENAI_API_KEY"),
+                                                llm.get("base_url") or None))
     for it in items:
         I.check_item(it)
         it["reply_bank_sha256"] = bank.sha256
     if len(items) < 2:
         raise I.ItemError(f"{table_path}: only {len(items)} {task} item(s); need at least 2")
+    return items
+
+
+def llm_targets(item: dict) -> list[str]:
+    """What each reply must fit, in words an LLM writer is given."""
+    if item["family"] == "positional":
+        text = {t["turn"]: t["text"] for t in item["turns"]}
+        return [f"(their voice changed from {item['baseline_emotion']} to "
+                f"{item['shift_emotion']} at the line \"{text[p]}\"; respond to that line)"
+                for p in item["shift_turns"]]
+    return [f"in a {e} tone of voice" for e in item["labels"]]
+
+
+def apply_llm_replies(items: list[dict], writer) -> list[dict]:
+    """Real mode: replace the template replies by LLM-written ones; the generated
+    text, the model id and the targets are stored in the item."""
+    for it in items:
+        transcript = [f"{t['role']}: {t['text']}" for t in it["turns"]]
+        outs = [writer.write(transcript, target) for target in llm_targets(it)]
+        it["replies"] = [o["reply"] for o in outs]
+        it["reply_source"] = {"kind": "llm", "model": outs[0]["model"],
+                              "targets": [o["target"] for o in outs]}
     return items
 
 
