@@ -31,7 +31,7 @@ class EmbeddedAdapter(Adapter):
         return self._perception
 
     def fingerprint_fields(self) -> dict[str, Any]:
-        return {"embedded_version": EMBEDDED_VERSION}
+        return {"embedded_version": EMBEDDED_VERSION, "lexicon_version": L.LEXICON_VERSION}
 
     def decide(self, view, loaded: LoadedRequest) -> str:
         raise NotImplementedError
@@ -70,7 +70,8 @@ class ListenerAdapter(EmbeddedAdapter):
 
     def fingerprint_fields(self) -> dict[str, Any]:
         pspec = self.spec.get("perception") or {}
-        return {"embedded_version": EMBEDDED_VERSION, "perception_kind": pspec.get("kind", "specialists"),
+        return {"embedded_version": EMBEDDED_VERSION, "lexicon_version": L.LEXICON_VERSION,
+                "perception_kind": pspec.get("kind", "specialists"),
                 "perception_factory": pspec.get("factory"), "perception_options": pspec.get("options"),
                 "models": model_hashes(pspec)}
 

@@ -31,6 +31,10 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+#: bump when the Study B decision logic or the lexicon changes (enters the embedded
+#: judges' cache fingerprint, so no stale cached answer is replayed)
+LEXICON_VERSION = 1
+
 EMOTION_WORDS: dict[str, tuple[str, ...]] = {
     "neutral": ("details", "facts", "step by step", "information", "straightforward",
                 "summary", "noted"),
@@ -365,7 +369,7 @@ def simulated_answer(loaded, perception, seed: int = 0, audio_accuracy: float = 
 
 
 __all__ = [
-    "EMOTION_WORDS", "label_reader_answer", "listener_answer", "noisy_scores",
+    "EMOTION_WORDS", "LEXICON_VERSION", "label_reader_answer", "listener_answer", "noisy_scores",
     "simulated_answer", "text_only_choice", "StudyBView", "answer", "emotion_scores", "is_study_b", "oracle_answer",
     "quoted_turn", "read_request", "reply_emotion", "reply_for_emotion",
 ]
