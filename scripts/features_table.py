@@ -9,14 +9,20 @@ from judgeaudit.logs import setup
 from judgeaudit.provenance import record_snakemake_job
 from judgeaudit.specialists.workflow import base_dirs, read_manifest
 
-smk = snakemake  # noqa: F821
-log = setup(smk.log[0])
-cfg = json.loads(smk.params.cfg)
-screen = ScreenConfig(cfg["min_duration_s"], cfg["silence_dbfs"], cfg["saturation_fraction"])
-manifest = read_manifest(smk.input.manifest)
-table = extract_table(manifest, cfg["feature_set"], smk.params.cache_dir, smk.threads,
-                      base_dirs(smk.input.manifest), screen)
-counts = table["status"].value_counts().to_dict()
-log.info("%s: %d clips, status counts %s", smk.wildcards.dataset, len(table), counts)
-write_tsv_atomic(smk.output.table, table)
-record_snakemake_job(smk, extra={"status_counts": counts})
+
+def main(smk):
+    log = setup(smk.log[0])
+    cfg = json.loads(smk.params.cfg)
+    screen = ScreenConfig(cfg["min_duration_s"], cfg["silence_dbfs"], cfg["saturation_fraction"])
+    manifest = read_manifest(smk.input.manifest)
+    table = extract_table(manifest, cfg["feature_set"], smk.params.cache_dir, smk.threads,
+                          base_dirs(smk.input.manifest), screen)
+    counts = table["status"].value_counts().to_dict()
+    log.info("%s: %d clips, status counts %s", smk.wildcards.dataset, len(table), counts)
+    write_tsv_atomic(smk.output.table, table)
+    record_snakemake_job(smk, extra={"status_counts": counts})
+
+
+# guarded: the feature extractor's spawned workers re-import this module
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

@@ -7,16 +7,22 @@ from judgeaudit.logs import setup
 from judgeaudit.provenance import record_snakemake_job
 from judgeaudit.specialists.workflow import train
 
-smk = snakemake  # noqa: F821
-log = setup(smk.log[0])
-kind = smk.wildcards.kind
-cfg = json.loads(smk.params.cfg)
-fcfg = json.loads(smk.params.features)
-if "whisper" in smk.input.keys():
-    cfg["model_path"] = smk.input.whisper
-screen = ScreenConfig(fcfg["min_duration_s"], fcfg["silence_dbfs"], fcfg["saturation_fraction"])
-out_dir = smk.output.model.rsplit("/", 1)[0]
-meta = train(kind, smk.input.manifest, cfg, out_dir, smk.params.cache_dir, smk.threads,
-             smk.params.seed, screen, smk.input.get("trials"))
-log.info("%s specialist: version %s", kind, meta["version"])
-record_snakemake_job(smk, extra={"version": meta["version"]})
+
+def main(smk):
+    log = setup(smk.log[0])
+    kind = smk.wildcards.kind
+    cfg = json.loads(smk.params.cfg)
+    fcfg = json.loads(smk.params.features)
+    if "whisper" in smk.input.keys():
+        cfg["model_path"] = smk.input.whisper
+    screen = ScreenConfig(fcfg["min_duration_s"], fcfg["silence_dbfs"], fcfg["saturation_fraction"])
+    out_dir = smk.output.model.rsplit("/", 1)[0]
+    meta = train(kind, smk.input.manifest, cfg, out_dir, smk.params.cache_dir, smk.threads,
+                 smk.params.seed, screen, smk.input.get("trials"))
+    log.info("%s specialist: version %s", kind, meta["version"])
+    record_snakemake_job(smk, extra={"version": meta["version"]})
+
+
+# guarded: the feature extractor's spawned workers re-import this module
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

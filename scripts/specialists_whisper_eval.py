@@ -9,18 +9,24 @@ from judgeaudit.provenance import record_snakemake_job
 from judgeaudit.specialists.adapters import WhisperLID
 from judgeaudit.specialists.workflow import base_dirs, read_manifest
 
-smk = snakemake  # noqa: F821
-log = setup(smk.log[0])
-languages = smk.params.languages.split(",")
-model = WhisperLID(smk.input.whisper, languages, cpu_threads=smk.threads)
-manifest = read_manifest(smk.input.manifest)
-test = manifest[manifest["split"] == "test"]
-rows = []
-for clip_id, rel in zip(test["clip_id"], test["path"], strict=True):
-    p = model.predict_audio(resolve_clip_path(rel, base_dirs(smk.input.manifest)).read_bytes())
-    rows.append({"clip_id": clip_id, "split": "test", "label": p.label,
-                 **{f"score_{c}": round(p.scores[c], 6) for c in languages},
-                 "status": p.status, "version": p.version})
-log.info("whisper LID on %d test clips", len(rows))
-write_tsv_atomic(smk.output.table, pd.DataFrame(rows))
-record_snakemake_job(smk)
+
+def main(smk):
+    log = setup(smk.log[0])
+    languages = smk.params.languages.split(",")
+    model = WhisperLID(smk.input.whisper, languages, cpu_threads=smk.threads)
+    manifest = read_manifest(smk.input.manifest)
+    test = manifest[manifest["split"] == "test"]
+    rows = []
+    for clip_id, rel in zip(test["clip_id"], test["path"], strict=True):
+        p = model.predict_audio(resolve_clip_path(rel, base_dirs(smk.input.manifest)).read_bytes())
+        rows.append({"clip_id": clip_id, "split": "test", "label": p.label,
+                     **{f"score_{c}": round(p.scores[c], 6) for c in languages},
+                     "status": p.status, "version": p.version})
+    log.info("whisper LID on %d test clips", len(rows))
+    write_tsv_atomic(smk.output.table, pd.DataFrame(rows))
+    record_snakemake_job(smk)
+
+
+# guarded: the feature extractor's spawned workers re-import this module
+if __name__ == "__main__":
+    main(snakemake)  # noqa: F821

@@ -17,6 +17,7 @@ import json
 import logging
 import multiprocessing
 import os
+import sys
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -30,7 +31,7 @@ from judgeaudit.io import atomic_path, sha256_bytes, sha256_json, write_text_ato
 log = logging.getLogger(__name__)
 
 OPENSMILE_SETS = ("eGeMAPSv02", "ComParE_2016", "emobase", "GeMAPSv01b")
-OTHER_SETS = ("mfcc_stats", "dnsmos", "resemblyzer")
+OTHER_SETS = ("mfcc_stats", "dnsmos", "dnsmos_p808", "resemblyzer")
 DNSMOS_NAMES = ("dnsmos_ovrl", "dnsmos_sig", "dnsmos_bak", "dnsmos_p808")
 EMBED_DIM = 256
 FEATURE_SETS = OPENSMILE_SETS + OTHER_SETS
@@ -121,22 +122,36 @@ DNSMOS_WINDOW = int(9.01 * MFCC_SR)
 DNSMOS_MAX_WINDOWS = 3
 
 
+def _dnsmos_windows(x: np.ndarray, sr: int) -> list[np.ndarray]:
+    y = np.clip(_to_16k(x, sr), -1.0, 1.0).astype(np.float32)
+    if y.size < DNSMOS_WINDOW:
+        y = np.tile(y, int(np.ceil(DNSMOS_WINDOW / y.size)))[:DNSMOS_WINDOW]
+    n_win = min(DNSMOS_MAX_WINDOWS, (y.size - DNSMOS_WINDOW) // MFCC_SR + 1)
+    starts = np.linspace(0, y.size - DNSMOS_WINDOW, n_win).astype(int)
+    return [y[s : s + DNSMOS_WINDOW] for s in starts]
+
+
+def _p808(seg: np.ndarray) -> float:
+    m = _dnsmos_model()
+    mel = np.asarray(m.audio_melspec(audio=seg[:-160]), dtype=np.float32)[None]
+    return float(m.p808_onnx_sess.run(None, {"input_1": mel})[0][0][0])
+
+
+def _dnsmos_p808(x: np.ndarray, sr: int) -> np.ndarray:
+    """DNSMOS P.808 MOS alone: its small mel-spectrogram model costs ~5% of the
+    full DNSMOS (the SIG/BAK/OVRL model reads the raw 9 s waveform)."""
+    return np.asarray([np.mean([_p808(s) for s in _dnsmos_windows(x, sr)])], float)
+
+
 def _dnsmos(x: np.ndarray, sr: int) -> np.ndarray:
     """DNSMOS (ovrl, sig, bak, p808) as speechmos computes it, but a short clip is
     tiled to exactly one 9.01 s window (speechmos doubles it, then scores up to 8
     overlapping copies of the same audio) and a long one is scored on at most
     DNSMOS_MAX_WINDOWS evenly spaced windows."""
     m = _dnsmos_model()
-    y = np.clip(_to_16k(x, sr), -1.0, 1.0).astype(np.float32)
-    if y.size < DNSMOS_WINDOW:
-        y = np.tile(y, int(np.ceil(DNSMOS_WINDOW / y.size)))[:DNSMOS_WINDOW]
-    n_win = min(DNSMOS_MAX_WINDOWS, (y.size - DNSMOS_WINDOW) // MFCC_SR + 1)
-    starts = np.linspace(0, y.size - DNSMOS_WINDOW, n_win).astype(int)
     rows = []
-    for s in starts:
-        seg = y[s : s + DNSMOS_WINDOW]
-        mel = np.asarray(m.audio_melspec(audio=seg[:-160]), dtype=np.float32)[None]
-        p808 = float(m.p808_onnx_sess.run(None, {"input_1": mel})[0][0][0])
+    for seg in _dnsmos_windows(x, sr):
+        p808 = _p808(seg)
         sig_raw, bak_raw, ovr_raw = m.onnx_sess.run(None, {"input_1": seg[None]})[0][0]
         sig, bak, ovr = m.get_polyfit_val(sig_raw, bak_raw, ovr_raw, False)
         rows.append((ovr, sig, bak, p808))
@@ -170,6 +185,8 @@ def feature_names(feature_set: str) -> tuple[str, ...]:
             names += _mfcc_names()
         elif part == "dnsmos":
             names += DNSMOS_NAMES
+        elif part == "dnsmos_p808":
+            names += ["dnsmos_p808"]
         elif part == "resemblyzer":
             names += [f"emb_{i:03d}" for i in range(EMBED_DIM)]
         else:
@@ -185,6 +202,8 @@ def compute(x: np.ndarray, sr: int, feature_set: str) -> np.ndarray:
             out.append(_mfcc_stats(x, sr))
         elif part == "dnsmos":
             out.append(_dnsmos(x, sr))
+        elif part == "dnsmos_p808":
+            out.append(_dnsmos_p808(x, sr))
         elif part == "resemblyzer":
             out.append(_resemblyzer(x, sr))
         else:
@@ -324,7 +343,10 @@ def extract_table(
     cache_arg = str(cache_dir) if cache_dir else None
     jobs = [(paths[i], shas[i], feature_set, cache_arg, asdict(screen_cfg)) for i in todo]
     if n_jobs > 1 and len(jobs) > 1:
-        ctx = multiprocessing.get_context("spawn")
+        # fork: fast start and no re-import of the caller's __main__ (a Snakemake
+        # script); spawn only when torch is already loaded here (its thread pools do
+        # not survive a fork), in which case the caller must guard its __main__.
+        ctx = multiprocessing.get_context("spawn" if "torch" in sys.modules else "fork")
         with cf.ProcessPoolExecutor(max_workers=n_jobs, mp_context=ctx) as pool:
             chunk = max(1, len(jobs) // (n_jobs * 8))
             for i, res in zip(todo, pool.map(_work, jobs, chunksize=chunk), strict=True):

@@ -60,7 +60,7 @@ def _select_c(x, y, groups, model: str, grid: Sequence[float], seed: int) -> tup
     n_groups = len(set(groups))
     if len(grid) <= 1 or n_groups < 3 or model == "random_forest":
         return float(grid[0]) if grid else 1.0, {}
-    cv = GroupKFold(n_splits=min(4, n_groups))
+    cv = GroupKFold(n_splits=min(3, n_groups))
     scores = {}
     for c in grid:
         s = cross_val_score(_estimator(model, c, seed), x, y, groups=groups, cv=cv)

@@ -1,6 +1,12 @@
-"""Speaker specialist: resemblyzer d-vectors (weights ship in the wheel), cosine
-similarity, and a same/different threshold set at the equal-error point of the
-train-split trials."""
+"""Speaker specialist: resemblyzer d-vectors (weights ship in the wheel), a linear
+back-end fitted on the train-split speakers (LDA with shrinkage, or just centring),
+cosine similarity, and a same/different threshold at the equal-error point of the
+train-split trials.
+
+Why a back-end: resemblyzer was trained on human voices; the espeak voices of the
+synthetic corpus sit close together in its raw space (test EER ~10%). An LDA
+projection learnt on the train speakers only (as in any i-vector/x-vector recipe)
+separates them (test EER ~3%); no test speaker is involved in fitting it."""
 
 from __future__ import annotations
 
@@ -12,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from judgeaudit.features.audio import DEFAULT_SCREEN, ScreenConfig
-from judgeaudit.features.extract import EMBED_DIM, feature_names, featurize_bytes
+from judgeaudit.features.extract import feature_names, featurize_bytes
+from judgeaudit.io import sha256_bytes as sha256_file_bytes
 from judgeaudit.io import sha256_file
 from judgeaudit.specialists.base import Memo, SpecialistError, read_meta, write_meta
 
@@ -55,63 +62,142 @@ def _weights_tag() -> str:
 
 def trial_scores(emb: pd.DataFrame, trials: pd.DataFrame) -> np.ndarray:
     """Cosine similarity for each trial (clip_a, clip_b) from an embedding table
-    (clip_id + emb_* columns of unit vectors)."""
-    names = list(feature_names(FEATURE_SET))
+    (clip_id + emb_* columns)."""
+    names = [c for c in emb.columns if c.startswith("emb_")]
     table = emb.set_index("clip_id")
     missing = sorted((set(trials["clip_a"]) | set(trials["clip_b"])) - set(table.index))
     if missing:
         raise SpecialistError(f"speaker trials name clips missing from the embeddings: "
                               f"{missing[:5]}")
-    a = table.loc[trials["clip_a"].astype(str), names].to_numpy(float)
-    b = table.loc[trials["clip_b"].astype(str), names].to_numpy(float)
+    a = _unit(table.loc[trials["clip_a"].astype(str), names].to_numpy(float))
+    b = _unit(table.loc[trials["clip_b"].astype(str), names].to_numpy(float))
     return np.nan_to_num(np.sum(a * b, axis=1), nan=0.0)
 
 
+def _unit(x: np.ndarray) -> np.ndarray:
+    x = np.nan_to_num(np.atleast_2d(x))
+    n = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.where(n > 0, n, 1.0)
+
+
+PROJECTIONS = ("lda", "center", "none")
+
+
+def fit_projection(x: np.ndarray, speakers: np.ndarray, kind: str = "lda",
+                   shrinkage: float = 0.5) -> dict[str, np.ndarray]:
+    """Back-end {'mean', 'matrix'} from train-split embeddings and their speakers."""
+    mean = x.mean(axis=0)
+    if kind == "none":
+        return {"mean": np.zeros_like(mean), "matrix": np.eye(x.shape[1])}
+    if kind == "center":
+        return {"mean": mean, "matrix": np.eye(x.shape[1])}
+    if kind != "lda":
+        raise SpecialistError(f"speaker projection {kind!r}: expected one of {PROJECTIONS}")
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+
+    n_spk = len(set(speakers))
+    if n_spk < 3:
+        raise SpecialistError(f"speaker LDA back-end needs >= 3 train speakers, got {n_spk}")
+    lda = LinearDiscriminantAnalysis(solver="eigen", shrinkage=shrinkage).fit(x, speakers)
+    k = min(n_spk - 1, x.shape[1])
+    return {"mean": mean, "matrix": lda.scalings_[:, :k]}
+
+
+def project(x: np.ndarray, proj: dict[str, np.ndarray]) -> np.ndarray:
+    return _unit((np.atleast_2d(x) - proj["mean"]) @ proj["matrix"])
+
+
 class ResemblyzerSpeaker:
-    """`embed_audio(bytes)` -> unit d-vector; `similarity(a, b)`; `same_speaker(a, b)`."""
+    """`embed_audio(bytes)` -> unit embedding after the back-end; `similarity(a, b)`
+    (cosine); `same_speaker(a, b)` (similarity >= the train-EER threshold)."""
 
     kind = "speaker"
     backend = "resemblyzer"
 
-    def __init__(self, meta: dict, screen_cfg: ScreenConfig = DEFAULT_SCREEN):
+    def __init__(self, meta: dict, projection: dict[str, np.ndarray],
+                 screen_cfg: ScreenConfig = DEFAULT_SCREEN):
         self.meta = meta
         self.version = meta["version"]
         self.threshold = float(meta.get("threshold", 0.75))
+        self.projection = projection
         self.screen_cfg = screen_cfg
         self._memo = Memo()
 
     @classmethod
-    def fit(cls, emb: pd.DataFrame, trials: pd.DataFrame,
+    def fit(cls, emb: pd.DataFrame, trials: pd.DataFrame, projection: str = "lda",
+            shrinkage: float = 0.5,
             screen_cfg: ScreenConfig = DEFAULT_SCREEN) -> ResemblyzerSpeaker:
-        """Threshold at the EER point of the (train-split) trials."""
-        if "split" in trials.columns and set(trials["split"]) - {"train"}:
-            raise SpecialistError("speaker fit(): trials must all be train-split trials")
-        scores = trial_scores(emb, trials)
+        """Back-end on the (train-split) clips of `emb` (clip_id, speaker, split,
+        status, emb_*), threshold at the EER point of the (train-split) trials."""
+        for frame, what in ((emb, "embeddings"), (trials, "trials")):
+            if "split" in frame.columns and set(frame["split"]) - {"train"}:
+                raise SpecialistError(f"speaker fit(): {what} must all be train-split rows")
+        ok = emb[emb["status"] == "ok"]
+        raw_names = list(feature_names(FEATURE_SET))
+        proj = fit_projection(ok[raw_names].to_numpy(float), ok["speaker"].astype(str).to_numpy(),
+                              projection, shrinkage)
+        z = project(emb[raw_names].to_numpy(float), proj)
+        ztab = pd.DataFrame(z, columns=[f"emb_{i:03d}" for i in range(z.shape[1])])
+        ztab.insert(0, "clip_id", emb["clip_id"].to_numpy())
+        scores = trial_scores(ztab, trials)
         rate, thr = eer(scores, trials["same"].astype(int).to_numpy())
+        import io
+
+        import joblib
+
+        buf = io.BytesIO()
+        joblib.dump(proj, buf)
+        digest = sha256_file_bytes(buf.getvalue())
         meta = {"kind": "speaker", "backend": cls.backend, "feature_set": FEATURE_SET,
+                "projection": projection, "shrinkage": shrinkage, "dim": int(z.shape[1]),
                 "threshold": thr, "train_eer": rate, "n_train_trials": len(trials),
-                "screen": screen_cfg.__dict__,
-                "version": f"speaker-resemblyzer-{_weights_tag()}"}
-        log.info("speaker: train EER %.3f at threshold %.3f", rate, thr)
-        return cls(meta, screen_cfg)
+                "train_speakers": sorted(set(ok["speaker"].astype(str))),
+                "train_clips": sorted(ok["clip_id"].astype(str)),
+                "screen": screen_cfg.__dict__, "model_file": "model.joblib",
+                "version": f"speaker-resemblyzer-{_weights_tag()}-{projection}-{digest[:12]}"}
+        log.info("speaker: train EER %.3f at threshold %.3f (%s back-end, %d dims)", rate, thr,
+                 projection, z.shape[1])
+        obj = cls(meta, proj, screen_cfg)
+        obj._bytes = buf.getvalue()
+        return obj
 
     def save(self, model_dir: str | os.PathLike) -> Path:
+        from judgeaudit.io import write_bytes_atomic
+
+        write_bytes_atomic(Path(model_dir) / "model.joblib", self._bytes)
         write_meta(model_dir, self.meta)
         return Path(model_dir) / "model.json"
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> ResemblyzerSpeaker:
+        import joblib
+
+        from judgeaudit.specialists.base import meta_path
+
         meta = read_meta(path)
-        return cls(meta, ScreenConfig(**meta.get("screen", {})))
+        proj = joblib.load(meta_path(path).parent / meta.get("model_file", "model.joblib"))
+        return cls(meta, proj, ScreenConfig(**meta.get("screen", {})))
+
+    def embed_table(self, emb: pd.DataFrame) -> pd.DataFrame:
+        """Projected embeddings of a raw resemblyzer feature table."""
+        raw = emb[list(feature_names(FEATURE_SET))].to_numpy(float)
+        z = project(raw, self.projection)
+        z[(emb["status"] != "ok").to_numpy()] = 0.0
+        out = pd.DataFrame(np.round(z, 6), columns=[f"emb_{i:03d}" for i in range(z.shape[1])])
+        out.insert(0, "clip_id", emb["clip_id"].to_numpy())
+        out["status"] = emb["status"].to_numpy()
+        out["version"] = self.version
+        return out
 
     def _embed(self, data: bytes) -> np.ndarray:
         status, values = featurize_bytes(data, FEATURE_SET, self.screen_cfg)
         if status != "ok":
-            return np.zeros(EMBED_DIM)
-        return values
+            return np.zeros(self.projection["matrix"].shape[1])
+        return project(values, self.projection)[0]
 
     def embed_audio(self, wav_bytes: bytes) -> np.ndarray:
-        """Unit-norm 256-d d-vector of a clip (zeros for a silent/unusable clip)."""
+        """Unit-norm speaker embedding of a clip after the back-end (zeros for a
+        silent/unusable clip); compare two with a dot product."""
         return self._memo.get_or(bytes(wav_bytes), self._embed)
 
     def similarity(self, a: bytes, b: bytes) -> float:

@@ -128,10 +128,10 @@ def train(kind: str, manifest_path: str | os.PathLike, cfg: Mapping[str, Any],
             raise SpecialistError(f"{what}: train trials use non-train clips {leaked[:5]}")
         clips = frame[frame["clip_id"].isin(train_ids)].reset_index(drop=True)
         emb = features_for(manifest_path, clips, FEATURE_SET, cache_dir, n_jobs, screen_cfg)
-        model = ResemblyzerSpeaker.fit(emb, trials, screen_cfg)
-        model.meta["train_speakers"] = sorted(set(clips["speaker"]))
+        model = ResemblyzerSpeaker.fit(emb, trials.drop(columns=["split"]),
+                                       cfg.get("projection", "lda"),
+                                       cfg.get("shrinkage", 0.5), screen_cfg)
         model.save(out_dir)
-        write_bytes_atomic(out_dir / "model.joblib", _dump({"threshold": model.threshold}))
         return model.meta
     return _adapter_meta(kind, backend, cfg, out_dir)
 
@@ -199,10 +199,7 @@ def predict(kind: str, model_path: str | os.PathLike, manifest_path: str | os.Pa
         out = model.predict_table(table)
     elif meta["backend"] == "resemblyzer":
         table = features_for(manifest_path, frame, fs, cache_dir, n_jobs, screen_cfg)
-        emb_cols = [c for c in table.columns if c.startswith("emb_")]
-        out = table[["clip_id", *emb_cols, "status"]].copy()
-        out[emb_cols] = out[emb_cols].round(6)
-        out["version"] = model.version
+        out = model.embed_table(table)
     else:  # real-mode adapters run on the bytes
         from judgeaudit.features.extract import resolve_clip_path
 
