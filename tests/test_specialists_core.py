@@ -178,3 +178,17 @@ def test_model_json_is_plain_metadata(trained):
     assert on_disk["kind"] == "emotion" and on_disk["backend"] == "sklearn"
     assert on_disk["version"].startswith("emotion-logreg-eGeMAPSv02-")
     assert (out / "model.joblib").exists()
+
+
+def test_one_command_train_eval(corpus, tmp_path, capsys):
+    from judgeaudit.specialists.__main__ import main
+
+    rc = main(["train-eval", "--kind", "emotion", "--manifest", str(corpus), "--out",
+               str(tmp_path / "out"), "--feature-set", "eGeMAPSv02", "--c-grid", "1.0",
+               "--cache-dir", str(tmp_path / "cache"), "--jobs", "1"])
+    assert rc == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["n_test"] == 18 and 0 <= report["wilson95"][0] <= report["accuracy"]
+    table = pd.read_csv(tmp_path / "out" / "accuracy.tsv", sep="\t")
+    assert table.loc[0, "method"] == "wilson"
+    assert (tmp_path / "out" / "model.json").exists()
