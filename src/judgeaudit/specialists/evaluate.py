@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from judgeaudit.specialists.base import SpecialistError, check_vocabulary
+from judgeaudit.specialists.base import EMOTIONS, SpecialistError, check_vocabulary
 
 COLUMNS = ["specialist", "dataset", "split", "metric", "estimate", "ci_low", "ci_high", "n",
            "n_invalid", "method", "target", "meets_target", "version"]
@@ -48,6 +48,8 @@ def classification(kind: str, dataset: str, pred: pd.DataFrame, manifest: pd.Dat
     """(table row, confusion matrix gold x predicted) on the test split."""
     m = _test_rows(pred, manifest, f"{kind} on {dataset}")
     classes = [c.removeprefix("score_") for c in pred.columns if c.startswith("score_")]
+    if set(classes) <= set(EMOTIONS):  # RAVDESS order in the confusion matrix
+        classes = [c for c in EMOTIONS if c in classes]
     check_vocabulary(m[label_col].astype(str), classes, f"{kind} gold labels of {dataset}")
     missing = int(m["label"].isna().sum())
     invalid = int((m["status"].fillna("missing") != "ok").sum()) if "status" in m else missing
