@@ -35,7 +35,7 @@ def toy_clips(root: Path, n: int) -> pd.DataFrame:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--clips", type=int, default=64)
+    ap.add_argument("--clips", type=int, default=200)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--feature-set", default="eGeMAPSv02")
     ap.add_argument("--manifest", help="use the first --clips clips of this manifest")
@@ -43,8 +43,10 @@ def main() -> None:
     feature_names(args.feature_set)  # warm the parent (both runs pay nothing for it)
     with tempfile.TemporaryDirectory() as tmp:
         if args.manifest:
+            from judgeaudit.specialists.workflow import base_dirs
+
             clips = pd.read_csv(args.manifest, sep="\t", dtype=str).head(args.clips)
-            base = [Path.cwd(), Path(args.manifest).parent]
+            base = base_dirs(args.manifest)
         else:
             clips = toy_clips(Path(tmp), args.clips)
             base = [Path(tmp)]
