@@ -8,8 +8,9 @@ as wrong: every cell reports the valid n and n_invalid.
 
 State bits per rendering (item x A0/A1) of one judge and task:
   P  perception probe correct (single / conversation: the emotion of the key
-     turn; positional: the trajectory is right at every user turn from the
-     earlier to the later candidate shift turn, i.e. it locates the shift);
+     turn; positional: the trajectory is right at the first user turn (the
+     starting state) and at every user turn from the earlier to the later
+     candidate shift turn, i.e. it locates the shift);
   O  oracle probe correct (stated label = the true label);
   J  native pointwise judgment (cue `none`) correct.
 State "PO J" as a 3-character string, e.g. "110" = Potemkin (perceives and maps,
@@ -158,7 +159,8 @@ def _p_bits(p: pd.DataFrame, items: Mapping[str, dict]) -> dict[tuple[str, int],
             out[(iid, int(v))] = {"P": row["correct"] if row["valid"] else math.nan,
                                   "stage_label": row["parsed"] if row["valid"] else None}
             continue
-        span = item.get("span_turns") or item["key_turns"]
+        user = [t["turn"] for t in item["turns"] if t["role"] == "user"]
+        span = sorted({user[0], *(item.get("span_turns") or item["key_turns"])})
         key = g[g["turn"].isin(span)]
         if len(key) != len(span) or not key["valid"].all():
             out[(iid, int(v))] = {"P": math.nan, "stage_label": None}

@@ -196,7 +196,8 @@ def build_trials(items: Sequence[dict], audio: Audio, shard: str,
                 last = _user_turns(item)[-1]
                 asks = [(last, f" in turn {last}")]
             else:
-                turns = _user_turns(item) if trajectory == "all" else list(item["span_turns"])
+                turns = (_user_turns(item) if trajectory == "all"
+                         else sorted({_user_turns(item)[0], *item["span_turns"]}))
                 asks = [(t, f" in turn {t}") for t in turns]
             emo = {t["turn"]: t["emotions"] for t in item["turns"]}
             for v in (0, 1):

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 #: bump when the Study B decision logic or the lexicon changes (enters the embedded
 #: judges' cache fingerprint, so no stale cached answer is replayed)
-LEXICON_VERSION = 1
+LEXICON_VERSION = 2
 
 EMOTION_WORDS: dict[str, tuple[str, ...]] = {
     "neutral": ("details", "facts", "step by step", "information", "straightforward",
@@ -191,21 +191,27 @@ def _dialogue_turns(view: StudyBView, slot: str | None) -> list[int]:
     return sorted(t for s, t in view.audio if s == slot and t is not None)
 
 
-def _shift_evidence(per_turn: dict[int, Scores], candidates: Sequence[int]) -> dict[int, float]:
+def _shift_evidence(per_turn: dict[int, Scores], candidates: Sequence[int],
+                    target: str | None) -> dict[int, float]:
     """Change-point evidence that the speaker's emotion shifts at each candidate
-    turn: the emotion of the first turn is the starting state; a shift at c means
-    the turns before c sound like it and the turns from c on do not."""
+    turn. The shifted emotion is the one the replies address (`target`); the
+    starting emotion is the first turn's most likely other emotion. A shift at c
+    means turns before c sound more like the start than the target, and turns
+    from c on the reverse: evidence = sum over turns of +-(s(target) - s(start))."""
     turns = sorted(per_turn)
     if not turns:
         return {}
     first = per_turn[turns[0]]
-    start = max(first, key=lambda e: (first[e], e)) if first else None
+    if target is None:
+        target = max(per_turn[turns[-1]], key=lambda e: (per_turn[turns[-1]][e], e))
+    others = {e: v for e, v in first.items() if e != target}
+    start = max(others, key=lambda e: (others[e], e)) if others else None
     out = {}
     for c in candidates:
         s = 0.0
         for t in turns:
-            p_start = float(per_turn[t].get(start, 0.0))
-            s += p_start if t < c else 1.0 - p_start
+            d = float(per_turn[t].get(target, 0.0)) - float(per_turn[t].get(start, 0.0))
+            s += d if t >= c else -d
         out[c] = s / len(turns)
     return out
 
@@ -223,7 +229,9 @@ def _fit(view: StudyBView, slot: str | None, audio_bytes: Callable[[int], bytes]
         and len(set(reply_turns.values())) == len(reply_turns)
     if positional:
         per_turn = {t: perceive(audio_bytes(_turn_audio(view, slot, t))) for t in turns}
-        evidence = _shift_evidence(per_turn, [t for t in reply_turns.values()])
+        emos = {reply_emotion(text) for text in view.replies.values()}
+        target = emos.pop() if len(emos) == 1 else None
+        evidence = _shift_evidence(per_turn, [t for t in reply_turns.values()], target)
         return {rid: evidence.get(t, 0.0) for rid, t in reply_turns.items()}
     # emotion of the single recording, or of the last turn of a dialogue
     idx = _turn_audio(view, slot, turns[-1]) if turns else _turn_audio(view, slot, None)
