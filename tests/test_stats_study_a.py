@@ -201,3 +201,21 @@ def test_rf_adj_excludes_clips_where_wrong_label_is_heard():
     assert adj["estimate"] == pytest.approx(
         len([1 for t in trials if t["condition"] == "before" and t["facts"]["clip_id"][-1] in "12345"])
         / adj["n"])
+
+
+def test_planted_table_uses_cluster_ci_for_repeated_clips():
+    m = pd.DataFrame([
+        {"judge": "s", "task": "emotion", "family": "blueprint", "condition": "wrong_block",
+         "seed": "all", "metric": "rf", "estimate": 0.5, "ci_low": 0.45, "ci_high": 0.55,
+         "n": 400, "n_invalid": 0, "method": "wilson", "boot_low": 0.38, "boot_high": 0.62,
+         "n_clusters": 80},
+        {"judge": "s", "task": "pair_x", "family": "pairwise", "condition": "concat",
+         "seed": "all", "metric": "locked_first", "estimate": 0.3, "ci_low": 0.2,
+         "ci_high": 0.42, "n": 40, "n_invalid": 0, "method": "wilson", "boot_low": np.nan,
+         "boot_high": np.nan, "n_clusters": np.nan},
+    ])
+    spec = {"follow_block": {"framed": 0.6}, "lock": {"concat": {"first": 0.5}}}
+    t = sa.planted_table(m, {"s": spec})
+    assert list(t["knob"]) == ["follow_block.framed", "lock.concat.first"]
+    assert list(t["ci_method"]) == ["cluster_bootstrap", "wilson"]
+    assert list(t["inside"]) == [True, False]

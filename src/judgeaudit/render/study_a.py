@@ -80,8 +80,8 @@ def table_planted(p: pd.DataFrame, base: Path) -> None:
         show["estimate [95% CI]"] = [fmt_ci(e, lo, hi) for e, lo, hi in
                                      zip(show["estimate"], show["ci_low"], show["ci_high"],
                                          strict=True)]
-        show = show[["judge", "knob", "task", "metric", "planted", "estimate [95% CI]", "n",
-                     "inside"]]
+        show = show[["judge", "knob", "task", "metric", "planted", "estimate [95% CI]",
+                     "ci_method", "n", "n_invalid", "inside"]]
         share = p["inside"].mean()
         caption = (f"Simulated judges: planted rate vs estimate; {int(p['inside'].sum())} of "
                    f"{len(p)} ({share:.0%}) inside their 95% CI")

@@ -291,7 +291,7 @@ PLANTED_BLOCK = {"framed": ("wrong_block", "rf"), "unframed": ("wrong_no_frame",
                  "with_audio": ("wrong_with_audio", "rf_adj"),
                  "with_audio_fallible": ("wrong_with_audio_fallible", "rf_adj")}
 PLANTED_COLUMNS = ["judge", "knob", "task", "condition", "metric", "planted", "estimate",
-                   "ci_low", "ci_high", "n", "n_invalid", "inside"]
+                   "ci_low", "ci_high", "ci_method", "n", "n_invalid", "inside"]
 
 
 def planted_targets(spec: dict[str, Any]) -> list[tuple[str, str, str, float]]:
@@ -312,8 +312,9 @@ def planted_targets(spec: dict[str, Any]) -> list[tuple[str, str, str, float]]:
 
 
 def planted_table(metrics_df: pd.DataFrame, specs: dict[str, dict[str, Any]]) -> pd.DataFrame:
-    """Each planted rate beside its estimate, Wilson 95% CI and an `inside` flag, for
-    every task where the knob's condition was run (seed-pooled rows)."""
+    """Each planted rate beside its estimate, 95% CI and an `inside` flag, for every
+    task where the knob's condition was run (seed-pooled rows). The CI is the
+    clip-level cluster bootstrap where a clip was judged repeatedly, else Wilson."""
     rows = []
     pooled = metrics_df[metrics_df["seed"].astype(str) == POOLED]
     for judge, spec in sorted(specs.items()):
@@ -321,10 +322,15 @@ def planted_table(metrics_df: pd.DataFrame, specs: dict[str, dict[str, Any]]) ->
         for knob, cond, metric, planted in planted_targets(spec):
             hit = mine[(mine["condition"] == cond) & (mine["metric"] == metric)]
             for _, r in hit.sort_values("task").iterrows():
-                inside = bool(r["ci_low"] - 1e-12 <= planted <= r["ci_high"] + 1e-12) \
-                    if r["n"] > 0 else False
+                # repeated measures of a clip (seeds; identical requests when two seeds
+                # give the same wrong label) -> the clip-level cluster bootstrap interval
+                boot = pd.notna(r.get("boot_low")) and pd.notna(r.get("boot_high"))
+                lo, hi = (r["boot_low"], r["boot_high"]) if boot else (r["ci_low"], r["ci_high"])
+                inside = bool(lo - 1e-12 <= planted <= hi + 1e-12) if r["n"] > 0 else False
                 rows.append({"judge": judge, "knob": knob, "task": r["task"], "condition": cond,
                              "metric": metric, "planted": planted, "estimate": r["estimate"],
-                             "ci_low": r["ci_low"], "ci_high": r["ci_high"], "n": int(r["n"]),
-                             "n_invalid": int(r["n_invalid"]), "inside": inside})
+                             "ci_low": lo, "ci_high": hi,
+                             "ci_method": "cluster_bootstrap" if boot else r["method"],
+                             "n": int(r["n"]), "n_invalid": int(r["n_invalid"]),
+                             "inside": inside})
     return pd.DataFrame(rows, columns=PLANTED_COLUMNS)
