@@ -266,3 +266,17 @@ def test_positional_items_validate(bank):
     assert [L.quoted_turn(r, turns) for r in it["replies"]] == [int(x) for x in it["labels"]]
     assert it["shift_turns"] == [3, 7] and it["key_turns"] == [3, 5]
     assert it["span_turns"] == [3, 5, 7]
+
+
+def test_states_figure_reads_states_from_tsv(tmp_path):
+    """States written to TSV come back as integers ("010" -> 10); the figure must
+    still stack every state."""
+    from judgeaudit.render import study_b as R
+
+    dist = pd.DataFrame([{"judge": "j", "task": "single", "state": s, "estimate": e}
+                         for s, e in (("111", 0.5), ("010", 0.25), ("011", 0.25))])
+    dist.to_csv(tmp_path / "d.tsv", sep="\t", index=False)
+    back = pd.read_csv(tmp_path / "d.tsv", sep="\t")
+    heights = R.states_figure(back, tmp_path / "fig")
+    assert heights.loc["j", "single"] == pytest.approx(1.0)
+    assert (tmp_path / "fig.png").exists() and (tmp_path / "fig.pdf").exists()

@@ -89,11 +89,15 @@ def potemkin_table(pot: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     return wide
 
 
-def states_figure(dist: pd.DataFrame, base: str | Path) -> None:
+def states_figure(dist: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+    """Stacked bars; returns the stacked height per task x judge (1.0 when every
+    state was drawn)."""
+    dist = dist.assign(state=dist["state"].astype(str).str.zfill(3))  # "010" read as 10
     tasks = [t for t in TASK_ORDER if t in set(dist["task"])]
     judges = sorted(set(dist["judge"]))
     fig, axes = plt.subplots(1, len(tasks), figsize=(3.2 * len(tasks) + 1.5, 3.2),
                              sharey=True, squeeze=False)
+    heights = {}
     for ax, task in zip(axes[0], tasks, strict=True):
         d = dist[dist["task"] == task]
         bottom = np.zeros(len(judges))
@@ -103,6 +107,7 @@ def states_figure(dist: pd.DataFrame, base: str | Path) -> None:
             ax.bar(range(len(judges)), vals, bottom=bottom, color=STATE_COLORS[s], label=s,
                    edgecolor="white", linewidth=0.4)
             bottom += vals
+        heights[task] = dict(zip(judges, bottom, strict=True))
         ax.set_xticks(range(len(judges)), judges, rotation=45, ha="right")
         ax.set_title(TASK_LABEL.get(task, task))
         ax.set_ylim(0, 1)
@@ -112,6 +117,7 @@ def states_figure(dist: pd.DataFrame, base: str | Path) -> None:
                loc="center right", fontsize=7, title="state")
     fig.subplots_adjust(right=0.82)
     save_figure(fig, base)
+    return pd.DataFrame(heights)
 
 
 def heatmap_figure(pot: pd.DataFrame, gap: pd.DataFrame, cue: pd.DataFrame,
