@@ -15,7 +15,7 @@ TINY = {
         "synth_emotion": {"n_voices": 4, "n_sentences": 1, "n_repetitions": 1,
                           "subset_per_class": 1, "test_fraction": 0.5},
         "synth_language": {"n_voices": 2, "clips_per_voice": 2, "test_fraction": 0.5},
-        "synth_speaker": {"n_voices": 4, "n_utterances": 2, "n_trials_per_split": 4},
+        "synth_speaker": {"n_voices": 6, "n_utterances": 2, "n_trials_per_split": 4},
         "synth_naturalness": {"n_voices": 2, "n_sentences": 1, "test_fraction": 0.5},
     },
     "specialists": {"emotion": {"feature_set": "eGeMAPSv02"}},
@@ -30,8 +30,8 @@ TARGETS = ["study_a_tables", "study_a_figures"]
 
 
 def _run(exe, repo, work, *extra, check=True):
-    cmd = [exe, "-s", str(repo / "Snakefile"), "--directory", str(work), "--cores", "2",
-           "--configfile", str(work / "tiny.yaml"), *extra, *TARGETS]
+    cmd = [exe, *TARGETS, "-s", str(repo / "Snakefile"), "--directory", str(work),
+           "--cores", "2", *extra, "--configfile", str(work / "tiny.yaml")]
     res = subprocess.run(cmd, capture_output=True, text=True, timeout=1500)
     if check and res.returncode != 0:
         raise AssertionError(res.stdout[-3000:] + res.stderr[-5000:])
