@@ -48,6 +48,9 @@ def run_shard(
     """Judge every trial of a shard and write its responses. Returns a summary."""
     items = read_trials(trials_path)
     adapter = make_adapter(judge_name, spec)
+    if hasattr(adapter, "perception_store"):
+        # specialist outputs shared across judges and shards (embedded judges only)
+        adapter.perception_store = str(Path(cache_dir) / "perception.sqlite")
     options = EngineOptions.from_spec(spec, audio_root=audio_root, progress=progress,
                                       **option_overrides)
     with ResponseCache(cache_dir) as cache:

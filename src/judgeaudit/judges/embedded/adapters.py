@@ -23,11 +23,12 @@ class EmbeddedAdapter(Adapter):
     def __init__(self, name: str, spec: dict[str, Any], perception=None):
         super().__init__(name, spec)
         self._perception = perception
+        self.perception_store: str | None = None  # set by run_shard: <cache_dir>/perception.sqlite
 
     @property
     def perception(self):
         if self._perception is None:
-            self._perception = make_perception(self.spec.get("perception"))
+            self._perception = make_perception(self.spec.get("perception"), self.perception_store)
         return self._perception
 
     def fingerprint_fields(self) -> dict[str, Any]:

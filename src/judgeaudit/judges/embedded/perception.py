@@ -8,6 +8,9 @@ path)`), memoising per clip content.
 from __future__ import annotations
 
 import importlib
+import json
+import sqlite3
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -28,11 +31,57 @@ class Perception(Protocol):
     def speaker_embedding(self, wav: bytes) -> np.ndarray: ...
 
 
-class SpecialistPerception:
-    """Perception through the trained/offline specialists; models load lazily."""
+class PerceptionStore:
+    """Persistent memo of specialist outputs keyed by (kind, model version, audio
+    sha256), shared by every perceiving judge and shard: the listener and each
+    simulated judge hear the same clips, and DNSMOS/openSMILE per clip dominate
+    embedded judge time. Values are plain JSON; a retrained model has a new
+    version string, so stale entries are never read."""
 
-    def __init__(self, models: Mapping[str, str | Path]):
+    def __init__(self, path: str | Path):
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(path), timeout=60, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS perception (kind TEXT, model TEXT, audio TEXT,"
+            " value TEXT NOT NULL, PRIMARY KEY (kind, model, audio))"
+        )
+        self._db.commit()
+
+    def get(self, kind: str, model: str, audio: str) -> Any | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT value FROM perception WHERE kind=? AND model=? AND audio=?",
+                (kind, model, audio),
+            ).fetchone()
+        return None if row is None else json.loads(row[0])
+
+    def put(self, kind: str, model: str, audio: str, value: Any) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO perception VALUES (?, ?, ?, ?)",
+                (kind, model, audio, json.dumps(value)),
+            )
+            self._db.commit()
+
+
+class _Pred:
+    """A cached specialist prediction (label + per-class scores)."""
+
+    def __init__(self, label: str, scores: Mapping[str, float]):
+        self.label = label
+        self.scores = dict(scores)
+
+
+class SpecialistPerception:
+    """Perception through the trained/offline specialists; models load lazily and
+    results are memoised per clip content (in memory, and on disk when a store is
+    given)."""
+
+    def __init__(self, models: Mapping[str, str | Path], store: PerceptionStore | None = None):
         self.paths = {k: str(v) for k, v in models.items() if v}
+        self.store = store
         self._models: dict[str, Any] = {}
         self._memo: dict[tuple[str, str], Any] = {}
 
@@ -45,14 +94,28 @@ class SpecialistPerception:
             self._models[kind] = specialists.load(kind, self.paths[kind])
         return self._models[kind]
 
-    def _cached(self, kind: str, wav: bytes, fn):
+    def _cached(self, kind: str, wav: bytes, fn, encode=lambda v: v, decode=lambda v: v):
         key = (kind, sha256_bytes(wav))
         if key not in self._memo:
-            self._memo[key] = fn()
+            value = None
+            if self.store is not None:
+                version = str(getattr(self._model(kind), "version", ""))
+                stored = self.store.get(kind, version, key[1])
+                value = None if stored is None else decode(stored)
+            if value is None:
+                value = fn()
+                if self.store is not None:
+                    self.store.put(kind, version, key[1], encode(value))
+            self._memo[key] = value
         return self._memo[key]
 
     def _predict(self, kind: str, wav: bytes):
-        return self._cached(kind, wav, lambda: self._model(kind).predict_audio(wav))
+        return self._cached(
+            kind, wav, lambda: self._model(kind).predict_audio(wav),
+            encode=lambda p: {"label": str(p.label),
+                              "scores": {str(k): float(v) for k, v in dict(p.scores).items()}},
+            decode=lambda d: _Pred(d["label"], d["scores"]),
+        )
 
     def emotion(self, wav: bytes) -> str:
         return str(self._predict("emotion", wav).label)
@@ -67,17 +130,22 @@ class SpecialistPerception:
         return float(self._cached("naturalness", wav, lambda: self._model("naturalness").score_audio(wav)))
 
     def speaker_embedding(self, wav: bytes) -> np.ndarray:
-        return np.asarray(self._cached("speaker", wav,
-                                       lambda: self._model("speaker").embed_audio(wav)))
+        return np.asarray(self._cached(
+            "speaker", wav, lambda: self._model("speaker").embed_audio(wav),
+            encode=lambda v: [float(x) for x in np.asarray(v).ravel()],
+            decode=lambda v: np.asarray(v, dtype=float),
+        ))
 
 
-def make_perception(spec: Mapping[str, Any] | None) -> Perception:
+def make_perception(spec: Mapping[str, Any] | None,
+                    store_path: str | Path | None = None) -> Perception:
     """`{"kind": "specialists", "models": {emotion: path, ...}}` (default) or
     `{"kind": "python", "factory": "package.module:callable"}` (tests, custom)."""
     spec = dict(spec or {})
     kind = spec.get("kind", "specialists")
     if kind == "specialists":
-        return SpecialistPerception(spec.get("models") or {})
+        store = PerceptionStore(store_path) if store_path else None
+        return SpecialistPerception(spec.get("models") or {}, store)
     if kind == "python":
         mod, _, attr = str(spec.get("factory", "")).partition(":")
         if not mod or not attr:

@@ -1,0 +1,56 @@
+"""The persistent perception store: a clip heard by one judge is not re-analysed
+by another judge or shard, and a retrained model (new version) is re-run."""
+
+import numpy as np
+
+from judgeaudit.judges.embedded.perception import PerceptionStore, SpecialistPerception
+
+
+class CountingModel:
+    def __init__(self, version):
+        self.version = version
+        self.calls = 0
+
+    def predict_audio(self, wav):
+        self.calls += 1
+
+        class P:
+            label = "angry" if wav.startswith(b"A") else "sad"
+            scores = {"angry": 0.7, "sad": 0.3}
+
+        return P()
+
+    def embed_audio(self, wav):
+        self.calls += 1
+        return np.array([0.6, 0.8])
+
+
+def _perception(store, model):
+    p = SpecialistPerception({"emotion": "unused", "speaker": "unused"}, store)
+    p._models = {"emotion": model, "speaker": model}
+    return p
+
+
+def test_second_judge_reads_the_store(tmp_path):
+    store_path = tmp_path / "perception.sqlite"
+    first = CountingModel("v1")
+    p1 = _perception(PerceptionStore(store_path), first)
+    assert p1.emotion(b"A-clip") == "angry"
+    assert p1.emotion_scores(b"A-clip") == {"angry": 0.7, "sad": 0.3}
+    assert np.allclose(p1.speaker_embedding(b"A-clip"), [0.6, 0.8])
+    assert first.calls == 2  # emotion once (memoised), embedding once
+
+    second = CountingModel("v1")
+    p2 = _perception(PerceptionStore(store_path), second)
+    assert p2.emotion(b"A-clip") == "angry"
+    assert np.allclose(p2.speaker_embedding(b"A-clip"), [0.6, 0.8])
+    assert second.calls == 0
+    assert p2.emotion(b"B-clip") == "sad" and second.calls == 1
+
+
+def test_new_model_version_is_not_served_stale_values(tmp_path):
+    store_path = tmp_path / "perception.sqlite"
+    _perception(PerceptionStore(store_path), CountingModel("v1")).emotion(b"A-clip")
+    retrained = CountingModel("v2")
+    _perception(PerceptionStore(store_path), retrained).emotion(b"A-clip")
+    assert retrained.calls == 1
