@@ -84,3 +84,23 @@ def test_snakemake_stops_before_any_job_on_bad_config(tmp_path, repo_root, snake
     out = proc.stdout + proc.stderr
     assert "datasets.synth_emotion.n_voices" in out
     assert not (tmp_path / "data").exists()
+
+
+def test_real_mode_overlay_validates_and_plans_downloads(tmp_path, repo_root, snakemake_exe):
+    """The real-mode overlay is schema-valid and its DAG plans the real corpora's
+    download/ingest rules and the API judges' shards (dry run: no network used)."""
+    from judgeaudit.config import load_config
+
+    cfg = load_config(repo_root / "config.yaml", repo_root / "configs" / "real.yaml")
+    assert cfg["judges"]["panel"]["gpt-audio"]["api_key_env"] == "OPENAI_API_KEY"
+    proc = subprocess.run(
+        [snakemake_exe, "-s", str(repo_root / "Snakefile"), "--directory", str(tmp_path),
+         "-n", "--cores", "1", "--configfile", str(repo_root / "config.yaml"),
+         str(repo_root / "configs" / "real.yaml")],
+        capture_output=True, text=True, timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = proc.stdout + proc.stderr
+    for rule in ("download_ravdess", "ingest_ravdess", "ingest_fleurs", "ingest_emocf"):
+        assert f"rule {rule}:" in out
+    assert "judge=gpt-audio" in out and "judge=qwen3-omni" in out
