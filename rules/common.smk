@@ -24,8 +24,8 @@ def package_code(*stages):
 
     Always includes the shared core modules; `stages` are subpackages
     (e.g. "datasets", "judges") or single modules (e.g. "stats/ci.py")."""
-    files = {PKG / name for name in ("__init__.py", "io.py", "logs.py", "config.py")}
-    files |= set((PKG / "provenance").rglob("*.py"))
+    core = ("__init__.py", "io.py", "logs.py", "config.py", "provenance/__init__.py")
+    files = {PKG / name for name in core}
     for stage in stages:
         target = PKG / stage
         files |= set(target.rglob("*.py")) if target.is_dir() else {target}
@@ -521,3 +521,16 @@ TARGETS["study_b"] = lambda: (
     + [f"figures/{f}.{ext}" for f in STUDY_B_FIGURES for ext in ("png", "pdf")]
 ) if config["study_b"]["enabled"] and study_b_tasks() else []
 # <<< study_b helpers
+
+# >>> report helpers
+def report_inputs(ext):
+    """Every table (`.tsv` under results/tables) or figure (`.png`) other stages
+    deliver to `rule all`."""
+    stages = [s for s in sorted(TARGETS) if s != "report"]
+    return sorted({t for s in stages for t in TARGETS[s]()
+                   if t.endswith(ext) and (t.startswith("results/tables/") or
+                                           t.startswith("figures/"))})
+
+
+TARGETS["report"] = lambda: ["results/report.html"]
+# <<< report helpers

@@ -123,3 +123,20 @@ rule study_b_figure_heatmap:
     script:
         str(REPO / "scripts" / "study_b_outputs.py")
 # <<< study_b
+
+# >>> report
+rule report:
+    """One HTML page over every table and figure, each linked to its provenance
+    record and its trace (rules, inputs, judge responses)."""
+    input:
+        tables=lambda wc: report_inputs(".tsv"),
+        figures=lambda wc: report_inputs(".png"),
+        code=package_code("render", "provenance"),
+    output:
+        html="results/report.html",
+    log:
+        "logs/render/report.log",
+    threads: 1
+    script:
+        "../scripts/report.py"
+# <<< report

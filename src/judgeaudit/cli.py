@@ -8,7 +8,8 @@ import sys
 from pathlib import Path
 
 from judgeaudit.config import ConfigError, load_config
-from judgeaudit.provenance import RECORD_SUFFIX, read_record, record_path
+from judgeaudit.provenance import RECORD_SUFFIX, record_path
+from judgeaudit.provenance.trace import trace
 
 
 def _cmd_check_config(args: argparse.Namespace) -> int:
@@ -19,34 +20,6 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
         return 2
     print(json.dumps(cfg, indent=2, sort_keys=True) if args.show else "config OK")
     return 0
-
-
-def trace(output: str, depth: int = 0, max_depth: int = 20, seen: set | None = None) -> list[str]:
-    """Walk provenance records from `output` back through the inputs that have records."""
-    seen = set() if seen is None else seen
-    lines: list[str] = []
-    pad = "  " * depth
-    if not record_path(output).exists():
-        lines.append(f"{pad}{output}  (no provenance record: source file or not made by a rule)")
-        return lines
-    rec = read_record(output)
-    code = rec.get("code", {})
-    lines.append(
-        f"{pad}{output}  <- rule {rec['rule']} | commit {str(code.get('git_commit'))[:10]}"
-        f"{' (dirty)' if code.get('git_dirty') else ''} | config {rec['config_sha256'][:12]}"
-    )
-    if output in seen or depth >= max_depth:
-        return lines
-    seen.add(output)
-    for inp in rec.get("inputs", []):
-        if inp.get("role") == "code":
-            continue
-        if record_path(inp["path"]).exists():
-            lines.extend(trace(inp["path"], depth + 1, max_depth, seen))
-        else:
-            sha = (inp.get("sha256") or "")[:12]
-            lines.append(f"{pad}  {inp['path']}  sha256 {sha}")
-    return lines
 
 
 def _cmd_trace(args: argparse.Namespace) -> int:

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 CHUNK = 1 << 20
+_UMASK = os.umask(0)
+os.umask(_UMASK)
 
 
 def sha256_file(path: str | os.PathLike) -> str:
@@ -51,6 +53,8 @@ def atomic_path(path: str | os.PathLike, suffix: str | None = None) -> Iterator[
     tmp_path = Path(tmp)
     try:
         yield tmp_path
+        # mkstemp creates 0600 files; give outputs the usual umask-derived mode
+        os.chmod(tmp_path, 0o666 & ~_UMASK)
         os.replace(tmp_path, path)
     finally:
         if tmp_path.exists():
