@@ -115,6 +115,22 @@ def test_corrupt_wav_names_the_path(tmp_path):
     assert not (tmp_path / "data" / "ravdess" / "manifest.tsv").exists()
 
 
+def test_half_truncated_wav_in_local_ravdess_is_named(tmp_path):
+    root = ravdess_tree(tmp_path / "R", actors=(1, 2), seconds=0.5)
+    bad = root / "Actor_01" / "03-01-03-01-02-01-01.wav"
+    data = bad.read_bytes()
+    bad.write_bytes(data[: len(data) // 2])  # an interrupted copy: header promises more
+    with pytest.raises(AudioError) as err:
+        run(tmp_path, "ravdess", root, check_complete=False, subset_per_class=2)
+    msg = str(err.value)
+    assert str(bad) in msg and "truncated WAV" in msg and "declares" in msg
+    assert not (tmp_path / "data" / "ravdess" / "manifest.tsv").exists()
+    # an intact copy of the same clip is accepted again
+    bad.write_bytes(data)
+    frame, _ = run(tmp_path, "ravdess", root, check_complete=False, subset_per_class=2)
+    assert len(frame) == 120
+
+
 def test_derived_copies_are_cached(tmp_path):
     root = ravdess_tree(tmp_path / "R", actors=(1, 2))
     frame, _ = run(tmp_path, "ravdess", root, check_complete=False, subset_per_class=2)
