@@ -150,10 +150,15 @@ def test_fleurs_ingest_filters_duration_and_keeps_transcripts(tmp_path, packed):
     frame, _ = run(tmp_path, "fleurs", root, languages={"en": "en_us", "de": "de_de"},
                    n_per_language=0)
     assert sorted(frame.language.unique()) == ["de", "en"]
-    assert len(frame) == 6  # 3 per language; the 1 s clip is dropped
+    assert len(frame) == 12  # 3 per language and official split; the 1 s clips are dropped
     assert frame.duration_s.between(3, 15).all()
     assert frame.transcript.str.startswith("Sentence").all()
-    assert (frame.split == "test").all()
+    # official splits: test.tsv -> test, train.tsv -> train
+    assert frame.split.value_counts().to_dict() == {"test": 6, "train": 6}
+    assert set(frame[frame.split == "train"].orig_path.str.extract(r"/(train|test)/")[0]) == {
+        "train"}
+    info = json.loads((tmp_path / "data" / "fleurs" / "LICENSE_INFO.json").read_text())
+    assert info["split_policy"] == "official" and info["n_train_speakers"] == 6
 
 
 def test_fleurs_malformed_tsv_names_file_and_line(tmp_path):
@@ -174,24 +179,29 @@ def test_fleurs_download_from_hub_layout(tmp_path):
                       base_url=f"{url}/datasets/google/fleurs/resolve/main")
         receipt = prepare_download("fleurs", cfg, tmp_path / "cache",
                                    pins=tmp_path / "pins.json")
-        assert len(receipt["files"]) == 2
+        assert len(receipt["files"]) == 4  # tsv + tar for the test and train splits
         frame, _ = run(tmp_path, "fleurs", receipt["root"], source="download",
                        languages={"fr": "fr_fr"})
-    assert len(frame) == 3 and set(frame.language) == {"fr"}
-    assert len(json.loads((tmp_path / "pins.json").read_text())) == 2
+    assert len(frame) == 6 and set(frame.language) == {"fr"}
+    assert set(frame.split) == {"train", "test"}
+    assert len(json.loads((tmp_path / "pins.json").read_text())) == 4
 
 
 # ---- BVCC ----
 
 def test_bvcc_ingest_with_mos_raters_and_pairs(tmp_path):
     root = bvcc_tree(tmp_path / "main")
-    frame, written = run(tmp_path, "bvcc", root, n_pairs=3, pair_min_gap=1.0)
+    frame, written = run(tmp_path, "bvcc", root, n_pairs=3, pair_min_gap=1.0, sets=["test"])
     assert len(frame) == 6
     assert frame.system.str.startswith("sys").all() and frame.utterance.str.startswith("utt").all()
     assert (frame.n_ratings == 4).all()
     assert frame.score.between(1, 5).all()
     pairs = pd.read_csv(written["pairs.tsv"], sep="\t")
-    assert len(pairs) == 3 and (pairs.better_score - pairs.worse_score >= 1.0).all()
+    assert (pairs.groupby("split").size() <= 3).all() and set(pairs.split) == {"train", "test"}
+    assert (pairs.better_score - pairs.worse_score >= 1.0).all()
+    split = dict(zip(frame.clip_id, frame.split, strict=True))
+    assert all(split[a] == split[b] == s for a, b, s in
+               zip(pairs.better_clip, pairs.worse_clip, pairs.split, strict=True))
 
 
 def test_bvcc_malformed_mos_list_names_file_and_line(tmp_path):
@@ -201,7 +211,7 @@ def test_bvcc_malformed_mos_list_names_file_and_line(tmp_path):
     lines[2] = lines[2].split(",")[0] + ",excellent"
     mos.write_text("\n".join(lines) + "\n")
     with pytest.raises(LabelError, match=rf"{mos}:3: MOS 'excellent' is not a number"):
-        run(tmp_path, "bvcc", root)
+        run(tmp_path, "bvcc", root, sets=["test"])
 
 
 def test_bvcc_missing_clip_names_the_path(tmp_path):
@@ -209,7 +219,7 @@ def test_bvcc_missing_clip_names_the_path(tmp_path):
     victim = sorted((root / "DATA" / "wav").glob("*.wav"))[1]
     victim.unlink()
     with pytest.raises(AudioError, match=rf"{victim}: audio file missing"):
-        run(tmp_path, "bvcc", root)
+        run(tmp_path, "bvcc", root, sets=["test"])
 
 
 # ---- VoxCeleb1 ----
@@ -219,7 +229,10 @@ def test_voxceleb_speakers_from_path_and_trials(tmp_path):
     frame, written = run(tmp_path, "voxceleb1", root, n_trials=6)
     trials = pd.read_csv(written["trials.tsv"], sep="\t")
     assert len(trials) == 6 and trials.same.sum() == 3
-    assert set(frame.speaker) <= {"vox1_id10270", "vox1_id10271", "vox1_id10272"}
+    test = frame[frame.split == "test"]
+    assert set(test.speaker) <= {"vox1_id10270", "vox1_id10271", "vox1_id10272"}
+    # dev speakers (outside id10270-id10309) are the official train split
+    assert set(frame[frame.split == "train"].speaker) == {"vox1_id10001", "vox1_id10002"}
     spk = dict(zip(frame.clip_id, frame.speaker, strict=True))
     assert all((spk[a] == spk[b]) == bool(s)
                for a, b, s in zip(trials.clip_a, trials.clip_b, trials.same, strict=True))
@@ -378,5 +391,5 @@ def test_bvcc_download_runs_the_gathering_step(tmp_path):
             prepare_download("bvcc", cfg, tmp_path / "cache")
         cfg["gather_command"] = "mkdir -p DATA/wav && cp gathered/*.wav DATA/wav/"
         receipt = prepare_download("bvcc", cfg, tmp_path / "cache")
-    frame, _ = run(tmp_path, "bvcc", receipt["root"], n_pairs=2)
+    frame, _ = run(tmp_path, "bvcc", receipt["root"], n_pairs=2, sets=["test"])
     assert len(frame) == 6

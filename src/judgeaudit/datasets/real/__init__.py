@@ -26,7 +26,7 @@ import httpx
 
 from . import bvcc, emocf, fleurs, od3, ravdess, voxceleb
 from .archive import extract_once, stream_extract_tar
-from .base import ClipSpec, LabelError, build_manifest, write_outputs
+from .base import ClipSpec, LabelError, build_manifest, split_table, write_outputs
 from .download import fetch
 
 log = logging.getLogger("judgeaudit.datasets.real")
@@ -221,6 +221,8 @@ def ingest(name: str, root: str | os.PathLike, out_dir: str | os.PathLike,
             r = bad.iloc[0]
             raise LabelError(f"{r.orig_path}: duration {r.duration_s:.2f}s disagrees with the "
                              f"TSV num_samples (outside {lo}-{hi}s)")
+    summary.setdefault("split_policy", "none (evaluation only: every clip is test)")
+    tables["splits.tsv"] = split_table(manifest, summary["split_policy"])
     summary["source"] = cfg.get("source")
     summary["root"] = str(root)
     return write_outputs(out_dir, manifest, LICENSES[name], tables=tables, summary=summary,

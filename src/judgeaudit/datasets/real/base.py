@@ -8,6 +8,12 @@ returns the manifest frame. Columns: the common ones (`path`, `sha256`,
 `duration_s`, `sample_rate`, `channels` describe the derived copy), the
 attribute columns, then `orig_path`, `orig_sha256`, `orig_format`,
 `orig_sample_rate`, `orig_channels` describing the corpus file.
+
+Splits: every corpus records how its train/test split was made (`split_policy`:
+`official` = the corpus's own split, `seeded_speaker_disjoint` = a seeded split
+by speaker made at ingest) in LICENSE_INFO.json and `splits.tsv` (one row per
+speaker); `check_speaker_disjoint` refuses a split that puts a speaker on both
+sides, naming the speakers.
 """
 
 from __future__ import annotations
@@ -193,3 +199,98 @@ def read_lines(path: Path) -> Iterable[tuple[int, str]]:
         for lineno, line in enumerate(fh, 1):
             if line.strip():
                 yield lineno, line.rstrip("\n").rstrip("\r")
+
+
+# ---- splits -------------------------------------------------------------------------
+#: How a corpus's train/test split was made (recorded in LICENSE_INFO.json and splits.tsv).
+SPLIT_POLICIES = ("official", "seeded_speaker_disjoint")
+
+
+def seeded_speaker_split(speakers: Iterable[str], test_fraction: float, seed: int,
+                         *names: str) -> dict[str, str]:
+    """A seeded speaker-disjoint split: round(test_fraction * n) speakers (at least one,
+    and at least one left for train when there are two or more) go to test."""
+    spk = sorted(set(speakers))
+    if not spk:
+        return {}
+    rng = seeded_rng(seed, *names, "speaker-split")
+    n_test = int(round(len(spk) * test_fraction))
+    n_test = min(max(n_test, 1), len(spk) - 1) if len(spk) > 1 else 1
+    test = {spk[int(i)] for i in rng.permutation(len(spk))[:n_test]}
+    return {s: "test" if s in test else "train" for s in spk}
+
+
+def shared_speakers(specs: Iterable[ClipSpec]) -> list[str]:
+    """Speakers that have clips in both the train and the test split."""
+    by: dict[str, set[str]] = {}
+    for s in specs:
+        by.setdefault(s.speaker, set()).add(s.split)
+    return sorted(k for k, v in by.items() if {"train", "test"} <= v)
+
+
+def check_speaker_disjoint(specs: Sequence[ClipSpec], what: str) -> None:
+    """LabelError naming the speakers found in both train and test."""
+    both = shared_speakers(specs)
+    if both:
+        raise LabelError(
+            f"{what}: {len(both)} speaker(s) have clips in both train and test, e.g. "
+            f"{both[:10]}; the study needs speaker-disjoint splits (use "
+            "split_policy: auto or seeded for a seeded speaker-disjoint split)")
+
+
+def split_summary(specs: Sequence[ClipSpec], policy: str, **extra: Any) -> dict[str, Any]:
+    """What goes into LICENSE_INFO.json about the split."""
+    out: dict[str, Any] = {"split_policy": policy}
+    for split in ("train", "test"):
+        spk = sorted({s.speaker for s in specs if s.split == split})
+        out[f"n_{split}_speakers"] = len(spk)
+        out[f"n_{split}_clips"] = sum(1 for s in specs if s.split == split)
+    out.update(extra)
+    return out
+
+
+def split_table(manifest: pd.DataFrame, policy: str) -> pd.DataFrame:
+    """`splits.tsv`: one row per speaker with its split, clip count and the policy."""
+    if manifest.empty:
+        return pd.DataFrame(columns=["speaker", "split", "n_clips", "split_policy"])
+    g = (manifest.groupby(["speaker", "split"], sort=True).size().rename("n_clips")
+         .reset_index())
+    g["split_policy"] = policy
+    return g
+
+
+def apply_split_policy(specs: list[ClipSpec], policy: str, test_fraction: float, seed: int,
+                       name: str) -> tuple[list[ClipSpec], dict[str, Any]]:
+    """Give `specs` (carrying the corpus's official split, if any) their final split.
+
+    policy `official`: keep the official split; a speaker on both sides is an error
+    naming them. `seeded`: a seeded speaker-disjoint split (`test_fraction` of the
+    speakers held out). `auto`: official when it is speaker-disjoint and has both
+    train and test speakers, otherwise seeded -- with a WARNING saying why (the
+    reason is recorded in the summary as `split_fallback`)."""
+    if policy not in ("auto", "official", "seeded"):
+        raise LabelError(f"datasets.{name}.split_policy: {policy!r} is not one of "
+                         "auto, official, seeded")
+    reason = ""
+    if policy == "official":
+        check_speaker_disjoint(specs, f"{name} official split")
+    elif policy == "auto":
+        both = shared_speakers(specs)
+        splits = {s.split for s in specs}
+        if both:
+            reason = (f"the official split puts {len(both)} speaker(s) on both sides "
+                      f"(e.g. {both[:5]})")
+        elif not {"train", "test"} <= splits:
+            reason = f"the official split has only {sorted(splits)} clips"
+    if policy == "seeded" or reason:
+        if reason:
+            log.warning("%s: %s; using a seeded speaker-disjoint split instead "
+                        "(test_fraction=%s)", name, reason, test_fraction)
+        assign = seeded_speaker_split((s.speaker for s in specs), test_fraction, seed, name)
+        for s in specs:
+            s.split = assign[s.speaker]
+        used = "seeded_speaker_disjoint"
+    else:
+        used = "official"
+    check_speaker_disjoint(specs, f"{name} {used} split")  # holds by construction
+    return specs, split_summary(specs, used, **({"split_fallback": reason} if reason else {}))

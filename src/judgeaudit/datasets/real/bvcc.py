@@ -8,6 +8,15 @@
 The official Zenodo package ships the ratings and gathering scripts; the audio is
 assembled from the Blizzard/VCC sources by those scripts (`gather_command`), or
 the user points `local_dir` at the prepared folder.
+
+Splits: the official main-track sets map to study splits (train -> train,
+val -> train, test -> test; the set is kept in `bvcc_set`). The speaking "voice"
+is the system (BVCC publishes no speaker ids), and the official sets share
+systems, so the study split must be made by system: with `split_policy: auto`
+(default) the official split is used only if it is system-disjoint, otherwise a
+seeded system-disjoint split of the ingested clips is made (a WARNING names how
+many systems the official sets share); `official` refuses a shared system by
+name, `seeded` always re-splits.
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ from typing import Any
 
 import pandas as pd
 
-from .base import ClipSpec, LabelError, License, read_lines, seeded_rng
+from .base import ClipSpec, LabelError, License, apply_split_policy, read_lines, seeded_rng
 
 LICENSE = License(
     name="BVCC (VoiceMOS Challenge 2022 main track)",
@@ -43,6 +52,7 @@ URL = "https://zenodo.org/records/6572573/files/main.tar.gz?download=1"
 NAME_RE = re.compile(r"^(sys[0-9A-Za-z]+)-(utt[0-9A-Za-z]+)\.wav$")
 SETS = {"train": ("train_mos_list.txt", "TRAINSET"), "val": ("val_mos_list.txt", "DEVSET"),
         "test": ("test_mos_list.txt", "TESTSET")}
+STUDY_SPLIT = {"train": "train", "val": "train", "test": "test"}
 
 
 def find_root(root: Path) -> Path:
@@ -88,7 +98,7 @@ def rater_counts(path: Path) -> Counter:
 def specs(root: str | Path, cfg: Mapping[str, Any], seed: int) -> tuple[list[ClipSpec], dict]:
     data = find_root(Path(root))
     out, summary = [], {"sets": {}}
-    for set_name in cfg.get("sets", ["test"]):
+    for set_name in cfg.get("sets", ["train", "val", "test"]):
         mos_file, ratings_file = SETS[set_name]
         rows = parse_mos_list(data / "sets" / mos_file)
         raters = rater_counts(data / "sets" / ratings_file)
@@ -100,15 +110,16 @@ def specs(root: str | Path, cfg: Mapping[str, Any], seed: int) -> tuple[list[Cli
                 source=data / "wav" / name,
                 # Speaker identity is not published; the system is the speaking "voice".
                 speaker=f"bvcc_{system}",
-                # Every BVCC clip is evaluation material here (nothing trains on it);
-                # the official set is kept in `bvcc_set`. One split keeps the
-                # systems (= speakers) disjoint across splits.
-                split="test",
+                # Official set -> study split; made system-disjoint below.
+                split=STUDY_SPLIT[set_name],
                 attrs={"score": mos, "system": system, "utterance": utt,
                        "n_ratings": int(raters[name]) if raters else None,
                        "bvcc_set": set_name},
             ))
         summary["sets"][set_name] = {"n": len(rows), "rater_counts": bool(raters)}
+    out, split_info = apply_split_policy(out, cfg.get("split_policy", "auto"),
+                                         float(cfg.get("test_fraction", 0.25)), seed, "bvcc")
+    summary.update(split_info)
     return out, summary
 
 

@@ -68,56 +68,70 @@ def tar_dir(src: str | os.PathLike, dest: str | os.PathLike, arc_prefix: str = "
 
 
 def fleurs_tree(root: str | os.PathLike, langs=None, n: int = 3, split: str = "test",
-                packed: bool = True) -> Path:
-    """data/<conf>/<split>.tsv + data/<conf>/audio/<split>.tar.gz (or extracted)."""
+                packed: bool = True, splits: tuple[str, ...] | None = None) -> Path:
+    """data/<conf>/<split>.tsv + data/<conf>/audio/<split>.tar.gz (or extracted) for each
+    official split in `splits` (default: `split` and "train")."""
     root = Path(root)
     langs = langs or {"en": "en_us", "de": "de_de"}
+    splits = splits or tuple(dict.fromkeys((split, "train")))
     for li, (_lang, conf) in enumerate(sorted(langs.items())):
         base = root / "data" / conf
-        stage = base / "_stage" / split
-        lines = []
-        for i in range(n + 1):  # the last one is too short (filtered out)
-            secs = 3.5 + i if i < n else 1.0
-            fname = f"{1000 + i}{li}.wav"
-            tone(stage / fname, 200 + 30 * i, secs, sr=16000)
-            lines.append("\t".join([str(i), fname, f"Sentence {i} in {conf}.",
-                                    f"sentence {i} in {conf}", "s e n", str(int(secs * 16000)),
-                                    "FEMALE" if i % 2 else "MALE"]))
-        (base / f"{split}.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
-        if packed:
+        for si, sp in enumerate(splits):
+            stage = base / "_stage" / sp
+            lines = []
+            for i in range(n + 1):  # the last one is too short (filtered out)
+                secs = 3.5 + i if i < n else 1.0
+                fname = f"{1000 + 100 * si + i}{li}.wav"
+                tone(stage / fname, 200 + 30 * i + 7 * si, secs, sr=16000)
+                lines.append("\t".join([str(i), fname, f"Sentence {i} in {conf}.",
+                                        f"sentence {i} in {conf}", "s e n",
+                                        str(int(secs * 16000)), "FEMALE" if i % 2 else "MALE"]))
+            (base / f"{sp}.tsv").write_text("\n".join(lines) + "\n", encoding="utf-8")
             (base / "audio").mkdir(parents=True, exist_ok=True)
-            tar_dir(base / "_stage", base / "audio" / f"{split}.tar.gz")
-        else:
-            (base / "audio").mkdir(parents=True, exist_ok=True)
-            os.replace(stage, base / "audio" / split)
+            if packed:
+                tar_dir(base / "_stage" / sp, base / "audio" / f"{sp}.tar.gz", arc_prefix=f"{sp}/")
+            else:
+                os.replace(stage, base / "audio" / sp)
         _rmtree(base / "_stage")
     return root
 
 
-def bvcc_tree(root: str | os.PathLike, n: int = 6) -> Path:
+def bvcc_tree(root: str | os.PathLike, n: int = 6, sets=("test",),
+              shared_systems: bool = True) -> Path:
+    """DATA/wav + DATA/sets/<set>_mos_list.txt (+ per-rating lists). With
+    `shared_systems` every set uses the same systems (as the official BVCC sets do);
+    otherwise each set has its own systems."""
+    from judgeaudit.datasets.real.bvcc import SETS
+
     data = Path(root) / "DATA"
     (data / "sets").mkdir(parents=True, exist_ok=True)
-    mos, ratings = [], []
-    for i in range(n):
-        name = f"sys{i % 3:04x}-utt{i:06x}.wav"
-        tone(data / "wav" / name, 180 + 15 * i, 0.4)
-        score = 1.25 + 0.7 * i
-        mos.append(f"{name},{score:.3f}")
-        for r in range(4):
-            ratings.append(f"sys{i % 3:04x},{name},{max(1, min(5, round(score)))},rater{r}")
-    (data / "sets" / "test_mos_list.txt").write_text("\n".join(mos) + "\n")
-    (data / "sets" / "TESTSET").write_text("\n".join(ratings) + "\n")
+    for k, set_name in enumerate(sets):
+        mos, ratings = [], []
+        for i in range(n):
+            system = f"sys{i % 3:04x}" if shared_systems else f"sys{16 * k + i % 3:04x}"
+            name = f"{system}-utt{256 * k + i:06x}.wav"
+            tone(data / "wav" / name, 180 + 15 * i + 3 * k, 0.4)
+            score = 1.25 + 0.7 * i
+            mos.append(f"{name},{score:.3f}")
+            for r in range(4):
+                ratings.append(f"{system},{name},{max(1, min(5, round(score)))},rater{r}")
+        mos_file, ratings_file = SETS[set_name]
+        (data / "sets" / mos_file).write_text("\n".join(mos) + "\n")
+        (data / "sets" / ratings_file).write_text("\n".join(ratings) + "\n")
     return Path(root)
 
 
-def voxceleb_tree(root: str | os.PathLike) -> Path:
+def voxceleb_tree(root: str | os.PathLike, dev_speakers=("id10001", "id10002")) -> Path:
+    """wav/<spk>/<video>/<n>.wav for three verification test speakers (in the trial
+    list veri_test2.txt) and `dev_speakers` (not in it)."""
     root = Path(root)
     rels = []
-    for s, spk in enumerate(("id10270", "id10271", "id10272")):
+    for s, spk in enumerate(("id10270", "id10271", "id10272", *dev_speakers)):
         for v, video in enumerate(("abcDEF123_x", "ghiJKL456_y")):
             rel = f"{spk}/{video}/{v + 1:05d}.wav"
             tone(root / "wav" / rel, 120 + 40 * s + 5 * v, 0.5)
-            rels.append(rel)
+            if spk not in dev_speakers:
+                rels.append(rel)
     lines = []
     for a in rels:
         for b in rels:

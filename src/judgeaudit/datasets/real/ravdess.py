@@ -10,6 +10,7 @@ actor (01..24; odd = male, even = female).
 
 from __future__ import annotations
 
+import logging
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import EMOTIONS, ClipSpec, LabelError, License, seeded_rng
+from .base import EMOTIONS, ClipSpec, LabelError, License, seeded_rng, split_summary
 
 LICENSE = License(
     name="RAVDESS (speech, audio-only)",
@@ -33,6 +34,7 @@ LICENSE = License(
     ),
     non_commercial=True,
 )
+log = logging.getLogger("judgeaudit.datasets.real")
 URL = "https://zenodo.org/records/1188976/files/Audio_Speech_Actors_01-24.zip?download=1"
 MD5 = "bc696df654c87fed845eb13823edef8a"
 
@@ -161,7 +163,8 @@ def actor_splits(actors: Sequence[int], test_fraction: float, seed: int) -> dict
     return split
 
 
-def study_subset(found: Sequence[tuple[Path, RavdessName]], per_class: int, seed: int) -> set[str]:
+def study_subset(found: Sequence[tuple[Path, RavdessName]], per_class: int, seed: int,
+                 complete: bool = True) -> set[str]:
     """Keys (Actor_XX/filename) of the balanced study subset: `per_class` clips per
     emotion, spread over actors (each actor gets floor or ceil of per_class/n_actors),
     the extra slots alternating between genders and rotating over actors across
@@ -176,6 +179,10 @@ def study_subset(found: Sequence[tuple[Path, RavdessName]], per_class: int, seed
     for emotion in EMOTIONS:
         actors = by_emotion.get(emotion, {})
         available = sum(len(v) for v in actors.values())
+        if available == 0 and not complete:
+            log.warning("RAVDESS partial copy: no %r clips, so the study subset has none",
+                        emotion)
+            continue
         if available < per_class:
             raise LabelError(
                 f"RAVDESS: emotion {emotion!r} has {available} clips, fewer than "
@@ -231,7 +238,8 @@ def specs(root: str | Path, cfg: Mapping[str, Any], seed: int) -> tuple[list[Cli
     split = actor_splits(actors, float(cfg.get("test_fraction", 0.25)), seed)
     subset_split = cfg.get("subset_split", "all")
     pool = [(p, n) for p, n in found if subset_split == "all" or split[n.actor] == subset_split]
-    subset = study_subset(pool, int(cfg.get("subset_per_class", 30)), seed)
+    subset = study_subset(pool, int(cfg.get("subset_per_class", 30)), seed,
+                          complete=bool(cfg.get("check_complete", True)))
     out = []
     for path, n in found:
         key = f"{path.parent.name}/{path.name}"
@@ -255,6 +263,7 @@ def specs(root: str | Path, cfg: Mapping[str, Any], seed: int) -> tuple[list[Cli
         "subset_per_class": per_class,
         "subset_total": int(np.sum(list(per_class.values()))),
         "subset_split": subset_split,
+        **split_summary(out, "seeded_speaker_disjoint"),
     }
     return out, summary
 

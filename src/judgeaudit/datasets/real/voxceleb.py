@@ -4,10 +4,23 @@
 Layout: `wav/<speaker id>/<YouTube id>/<nnnnn>.wav`; trial list `veri_test2.txt`
 (VoxCeleb1-O cleaned), lines `<1|0> <spk/yt/nnnnn.wav> <spk/yt/nnnnn.wav>`.
 Speaker ids come from the path. The workflow never asks for credentials.
+
+Splits: the official VoxCeleb1 verification split holds out speakers
+id10270-id10309 (the test speakers of the trial list); every other speaker is
+"dev" and becomes the study's train split. When `iden_split.txt` (the official
+identification split, lines `<1|2|3> idNNNNN/<video>/NNNNN.wav`) is in the folder it
+is read instead (1, 2 -> train, 3 -> test); that split shares speakers across its
+sides by design, so `split_policy: auto` falls back to the verification split by
+speaker id, and `official` refuses it, naming the shared speakers. Train clips are a
+seeded sample of `n_train_speakers` dev speakers x `n_train_per_speaker` clips found
+under wav/. A copy with the test speakers only (vox1_test_wav) has no dev speakers:
+`auto` then holds out a seeded share of the test speakers as train speakers (the
+trials that touch them are dropped), and says so.
 """
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,7 +28,18 @@ from typing import Any
 
 import pandas as pd
 
-from .base import ClipSpec, LabelError, License, read_lines, seeded_rng
+from .base import (
+    ClipSpec,
+    LabelError,
+    License,
+    check_speaker_disjoint,
+    read_lines,
+    seeded_rng,
+    seeded_speaker_split,
+    split_summary,
+)
+
+log = logging.getLogger("judgeaudit.datasets.real")
 
 LICENSE = License(
     name="VoxCeleb1",
@@ -29,6 +53,8 @@ LICENSE = License(
 )
 TRIAL_LIST_URL = "https://mm.kaist.ac.kr/datasets/voxceleb/meta/veri_test2.txt"
 REL_RE = re.compile(r"^(id\d{5})/([^/]+)/(\d{5})\.wav$")
+TEST_SPEAKERS = frozenset(f"id{n}" for n in range(10270, 10310))  # verification test set
+IDEN_SPLIT = {"1": "train", "2": "train", "3": "test"}
 
 
 def find_wav_root(root: Path) -> Path:
@@ -77,24 +103,123 @@ def select(trials: list[tuple[int, str, str, int]], n: int, seed: int):
     return sorted(out)
 
 
+def parse_iden_split(path: Path) -> dict[str, str]:
+    """idNNNNN/<video>/NNNNN.wav -> study split, from the official iden_split.txt."""
+    out = {}
+    for lineno, line in read_lines(path):
+        parts = line.split()
+        if len(parts) != 2 or parts[0] not in IDEN_SPLIT or not REL_RE.match(parts[1]):
+            raise LabelError(f"{path}:{lineno}: expected '<1|2|3> idNNNNN/<video>/NNNNN.wav', "
+                             f"got {line!r}")
+        out[parts[1]] = IDEN_SPLIT[parts[0]]
+    return out
+
+
+def _clip(wav_root: Path, rel: str, split: str) -> ClipSpec:
+    spk, video, utt = REL_RE.match(rel).groups()
+    return ClipSpec(clip_id=clip_id(rel), source=wav_root / rel, speaker=f"vox1_{spk}",
+                    split=split, attrs={"video_id": video, "utterance_id": utt,
+                                        "voxceleb_path": rel})
+
+
+def scan_wavs(wav_root: Path) -> dict[str, list[str]]:
+    """speaker id -> sorted relative clip paths found under wav/."""
+    out: dict[str, list[str]] = {}
+    for p in sorted(wav_root.glob("id*/*/*.wav")):
+        rel = p.relative_to(wav_root).as_posix()
+        if REL_RE.match(rel):
+            out.setdefault(rel.split("/")[0], []).append(rel)
+    return out
+
+
+def _split_of(root: Path, speakers: list[str], policy: str, cfg: Mapping[str, Any],
+              seed: int) -> tuple[dict[str, str], dict[str, Any]]:
+    """Speaker id -> study split, and what the summary records about it."""
+    info: dict[str, Any] = {}
+    iden = root / "iden_split.txt"
+    if iden.is_file() and policy in ("auto", "official"):
+        by_clip = parse_iden_split(iden)
+        sides: dict[str, set[str]] = {}
+        for rel, split in by_clip.items():
+            sides.setdefault(rel.split("/")[0], set()).add(split)
+        shared = sorted(s for s, v in sides.items() if len(v) > 1)
+        if not shared:
+            info["split_source"] = str(iden)
+            return {s: next(iter(sides[s])) for s in speakers if s in sides}, info
+        if policy == "official":
+            raise LabelError(
+                f"{iden}: the identification split puts {len(shared)} speaker(s) on both "
+                f"sides, e.g. {[f'vox1_{s}' for s in shared[:10]]}; the study needs "
+                "speaker-disjoint splits (remove iden_split.txt to use the verification "
+                "split, or set datasets.voxceleb1.split_policy: auto)")
+        log.warning("voxceleb1: %s shares %d speakers between its splits; using the "
+                    "verification split by speaker id instead", iden, len(shared))
+        info["split_fallback"] = f"{iden.name} shares {len(shared)} speakers"
+    if policy == "seeded":
+        assign = seeded_speaker_split(speakers, float(cfg.get("test_fraction", 0.25)), seed,
+                                      "voxceleb1")
+        info["split_source"] = "seeded"
+        return assign, info
+    assign = {s: "test" if s in TEST_SPEAKERS else "train" for s in speakers}
+    info["split_source"] = "verification test speakers id10270-id10309"
+    if "train" not in assign.values() and policy == "auto":
+        test_spk = sorted(s for s in speakers if s in TEST_SPEAKERS)
+        held = seeded_speaker_split(test_spk, 1.0 - float(cfg.get("test_fraction", 0.25)),
+                                    seed, "voxceleb1", "train-from-test")
+        # seeded_speaker_split labels its `fraction` share "test": here that share trains
+        assign = {s: "train" if held.get(s) == "test" else "test" for s in speakers}
+        msg = ("no dev (non-test) speakers in the copy: a seeded share of the test "
+               "speakers is used for training and their trials are dropped")
+        log.warning("voxceleb1: %s", msg)
+        info["split_fallback"] = msg
+        info["split_source"] = "seeded"
+    return assign, info
+
+
 def specs(root: str | Path, trial_list: Path, cfg: Mapping[str, Any], seed: int
           ) -> tuple[list[ClipSpec], pd.DataFrame, dict]:
-    wav_root = find_wav_root(Path(root))
-    trials = select(parse_trials(trial_list), int(cfg.get("n_trials", 200)), seed)
+    root = Path(root)
+    wav_root = find_wav_root(root)
+    policy = cfg.get("split_policy", "auto")
+    if policy not in ("auto", "official", "seeded"):
+        raise LabelError(f"datasets.voxceleb1.split_policy: {policy!r} is not one of "
+                         "auto, official, seeded")
+    all_trials = parse_trials(trial_list)
+    found = scan_wavs(wav_root)
+    trial_spk = {r.split("/")[0] for t in all_trials for r in t[1:3]}
+    speakers = sorted(set(found) | trial_spk)
+    assign, info = _split_of(root, speakers, policy, cfg, seed)
+    missing = sorted(set(speakers) - set(assign))
+    if missing:
+        raise LabelError(f"voxceleb1: speakers {missing[:10]} are not in the split file "
+                         f"{info.get('split_source')}")
+    test_trials = [t for t in all_trials
+                   if assign[t[1].split("/")[0]] == "test" and assign[t[2].split("/")[0]] == "test"]
+    trials = select(test_trials, int(cfg.get("n_trials", 200)), seed)
     rels = sorted({r for t in trials for r in t[1:3]})
-    out = []
-    for rel in rels:
-        spk, video, utt = REL_RE.match(rel).groups()
-        out.append(ClipSpec(clip_id=clip_id(rel), source=wav_root / rel,
-                            speaker=f"vox1_{spk}", split="test",
-                            attrs={"video_id": video, "utterance_id": utt,
-                                   "voxceleb_path": rel}))
+    out = [_clip(wav_root, rel, "test") for rel in rels]
+    # training clips: a seeded sample of train speakers' clips found under wav/
+    train_spk = sorted(s for s in found if assign.get(s) == "train")
+    n_spk, n_per = int(cfg.get("n_train_speakers", 40)), int(cfg.get("n_train_per_speaker", 8))
+    rng = seeded_rng(seed, "voxceleb1", "train")
+    if n_spk and len(train_spk) > n_spk:
+        train_spk = sorted(train_spk[int(i)] for i in rng.choice(len(train_spk), n_spk,
+                                                                 replace=False))
+    for spk in train_spk:
+        clips = found[spk]
+        if n_per and len(clips) > n_per:
+            clips = sorted(clips[int(i)] for i in rng.choice(len(clips), n_per, replace=False))
+        out.extend(_clip(wav_root, rel, "train") for rel in clips)
+    check_speaker_disjoint(out, "voxceleb1")
     table = pd.DataFrame(
         [{"trial_id": f"vox1_t{line:06d}", "clip_a": clip_id(a), "clip_b": clip_id(b),
           "same": same, "split": "test"} for line, a, b, same in trials],
         columns=["trial_id", "clip_a", "clip_b", "same", "split"])
-    summary = {"n_trials": len(trials), "n_same": int(table["same"].sum()),
-               "n_clips": len(out), "trial_list": str(trial_list)}
+    used = "seeded_speaker_disjoint" if info.get("split_source") == "seeded" else "official"
+    summary = {"n_trials": len(trials), "n_trials_in_list": len(all_trials),
+               "n_same": int(table["same"].sum()), "n_clips": len(out),
+               "trial_list": str(trial_list),
+               **split_summary(out, used, **info)}
     return out, table, summary
 
 
