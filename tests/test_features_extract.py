@@ -24,7 +24,7 @@ def _write(tmp_path, name, x):
 def test_screen_reasons():
     cfg = ScreenConfig(min_duration_s=0.25, silence_dbfs=-60, saturation_fraction=0.5)
     assert screen(voice(duration_s=1.0), SR, cfg) == "ok"
-    assert screen(np.zeros(SR, np.float32), SR, cfg) == "silent"
+    assert screen(np.zeros(SR, np.float32), SR, cfg) == "no_speech"
     assert screen(voice(duration_s=0.1), SR, cfg) == "too_short"
     assert screen(np.zeros(0, np.float32), SR, cfg) == "empty"
     square = np.sign(np.sin(np.linspace(0, 400, SR))).astype(np.float32)
@@ -73,7 +73,7 @@ def test_table_status_cache_and_sha_check(tmp_path, monkeypatch):
     ])
     cache = tmp_path / "cache"
     t1 = fx.extract_table(clips, "eGeMAPSv02", cache, n_jobs=1)
-    assert list(t1["status"]) == ["ok", "ok", "silent", "too_short"]
+    assert list(t1["status"]) == ["ok", "ok", "no_speech", "too_short"]
     assert t1.loc[t1.status == "ok"].iloc[:, 3:].notna().all().all()
     assert t1.loc[t1.status != "ok"].iloc[:, 3:].isna().all().all()
     entries = list((cache / "features" / "eGeMAPSv02").rglob("*.npz"))

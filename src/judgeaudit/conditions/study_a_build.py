@@ -8,6 +8,7 @@ Shards (CONTRACTS section 3, `results/trials/A/<task>/<shard>.jsonl`):
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +25,7 @@ from judgeaudit.conditions.study_a import (
     select_balanced,
 )
 
+log = logging.getLogger(__name__)
 CLASSIFICATION_TASKS = ("emotion", "language")
 CLASSIFICATION_SHARDS = ("blueprint", "reference", "conflict")
 PAIR_CRITERIA = ("naturalness", "cleanness", "speaker", "emotion")
@@ -58,8 +60,17 @@ def load_clipset(task: str, cfg: dict[str, Any], manifest: str | Path,
     if m.empty:
         raise ValueError(f"{task}: no clips left in '{manifest}' after subset/split filters "
                          f"(subset_column={cfg.get('subset_column')!r}, split={cfg.get('split')!r})")
-    m = select_balanced(m, label_col, cfg.get("per_class") or None, stable_seed(seed, task))
     preds = read_table(predictions, f"{task} specialist predictions", ("clip_id", "label"))
+    if "status" in preds.columns:  # clips the specialist's screen excluded have no label
+        bad = preds[preds["status"].astype(str) != "ok"]
+        dropped = m[m["clip_id"].isin(set(bad["clip_id"]))]
+        if len(dropped):
+            log.warning("%s: %d clip(s) excluded from the study: the specialist's screen "
+                        "found no usable speech (%s), e.g. %s", task, len(dropped),
+                        bad[bad["clip_id"].isin(set(dropped["clip_id"]))]["status"]
+                        .value_counts().to_dict(), list(dropped["clip_id"][:5]))
+            m = m[~m["clip_id"].isin(set(dropped["clip_id"]))]
+    m = select_balanced(m, label_col, cfg.get("per_class") or None, stable_seed(seed, task))
     preds = preds.drop_duplicates("clip_id").set_index("clip_id")["label"].astype(str)
     missing = sorted(set(m["clip_id"]) - set(preds.index))
     if missing:

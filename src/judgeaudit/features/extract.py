@@ -364,6 +364,12 @@ def extract_table(
             matrix[i] = values
     head = pd.DataFrame({"clip_id": clips["clip_id"].astype(str).tolist(),
                          "sha256": out_shas, "status": statuses})
+    screened = head["status"] != "ok"
+    if screened.any():
+        bad = head[screened]
+        log.warning("%s: %d of %d clips excluded by the screen %s (no features; e.g. %s)",
+                    feature_set, len(bad), len(head), bad["status"].value_counts().to_dict(),
+                    list(bad["clip_id"][:5]))
     return pd.concat([head, pd.DataFrame(matrix, columns=list(names))], axis=1)
 
 

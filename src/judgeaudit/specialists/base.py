@@ -43,9 +43,14 @@ class Prediction:
     label: str
     scores: dict[str, float] = field(default_factory=dict)
     version: str = ""
-    #: "ok", or the screening reason (silent, too_short...) when the clip gave no
-    #: features; the scores are then uniform.
+    #: "ok", or the screening reason (no_speech, too_short...) when the clip gave no
+    #: features. Such a clip is excluded: label "" and no scores (never a default
+    #: label or uniform scores), see `excluded_prediction`.
     status: str = "ok"
+
+    @property
+    def excluded(self) -> bool:
+        return self.status != "ok"
 
     def __post_init__(self) -> None:
         if self.scores and self.label not in self.scores:
@@ -53,6 +58,13 @@ class Prediction:
                 f"prediction label {self.label!r} is not in the specialist's vocabulary "
                 f"{sorted(self.scores)}"
             )
+
+
+def excluded_prediction(status: str, version: str = "") -> Prediction:
+    """The prediction of a clip the screen excluded: no label, no scores, its reason."""
+    if status == "ok":
+        raise SpecialistError("excluded_prediction needs a screening reason, not 'ok'")
+    return Prediction("", {}, version, status)
 
 
 def check_vocabulary(labels: Sequence[str], vocabulary: Sequence[str], what: str) -> None:

@@ -26,6 +26,7 @@ from judgeaudit.specialists.base import (
     Prediction,
     SpecialistError,
     check_vocabulary,
+    excluded_prediction,
     read_meta,
     write_meta,
 )
@@ -143,10 +144,9 @@ class FeatureClassifier:
         return cls(meta["kind"], meta["feature_set"], meta["classes"], pipe, meta, screen)
 
     # ---- prediction -----------------------------------------------------------------
-    def _uniform(self, status: str) -> Prediction:
-        k = len(self.classes)
-        return Prediction(self.classes[0], {c: 1.0 / k for c in self.classes}, self.version,
-                          status)
+    def _excluded(self, status: str) -> Prediction:
+        """A screened-out clip gets no label and no scores, only its reason."""
+        return excluded_prediction(status, self.version)
 
     def predict_features(self, x: np.ndarray) -> list[Prediction]:
         probs = self.pipeline.predict_proba(np.atleast_2d(x))
@@ -159,7 +159,9 @@ class FeatureClassifier:
     def _predict_bytes(self, data: bytes) -> Prediction:
         status, values = featurize_bytes(data, self.feature_set, self.screen_cfg)
         if status != "ok":
-            return self._uniform(status)
+            log.warning("%s specialist: clip %s... excluded (%s): no label, no scores",
+                        self.kind, sha256_bytes(data)[:12], status)
+            return self._excluded(status)
         return self.predict_features(values)[0]
 
     def predict_audio(self, wav_bytes: bytes) -> Prediction:
@@ -183,8 +185,14 @@ class FeatureClassifier:
                 preds[i] = p
         for i, (clip_id, status) in enumerate(zip(table["clip_id"], table["status"],
                                                   strict=True)):
-            p = preds[i] or self._uniform(str(status))
+            p = preds[i] or self._excluded(str(status))
             rows.append({"clip_id": clip_id, "label": p.label,
-                         **{f"score_{c}": round(p.scores[c], 6) for c in self.classes},
+                         **{f"score_{c}": (round(p.scores[c], 6) if p.scores else np.nan)
+                            for c in self.classes},
                          "status": str(status), "version": self.version})
+        if not ok.all():
+            counts = table.loc[~ok, "status"].astype(str).value_counts().to_dict()
+            log.warning("%s specialist: %d of %d clips excluded by the screen %s; they get "
+                        "no label (status column)", self.kind, int((~ok).sum()), len(table),
+                        counts)
         return pd.DataFrame(rows)

@@ -221,7 +221,10 @@ def predict(kind: str, model_path: str | os.PathLike, manifest_path: str | os.Pa
                              "status": "ok", "version": model.version})
         out = pd.DataFrame(rows)
     if kind in ("emotion", "language") and "label" in out:
-        check_vocabulary(out["label"], getattr(model, "classes", out["label"].unique()),
+        # screened-out clips carry no label (status says why); check the rest
+        ok = out["status"] == "ok" if "status" in out else slice(None)
+        check_vocabulary(out.loc[ok, "label"],
+                         getattr(model, "classes", out["label"].unique()),
                          f"{kind} predictions")
     out.insert(1, "split", frame["split"].to_numpy())
     return out

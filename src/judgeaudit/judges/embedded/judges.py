@@ -9,6 +9,10 @@
 - `listener`: audio-grounded cascade: runs perception on the audio it is sent and
   ignores side labels. Without audio it uses an oracle statement (the Study B O
   probe states the label as the premise) and otherwise guesses from the text hash.
+  When perception reports that a clip it needs has no speech (`NO_SPEECH`, the
+  specialist's screen excluded it) the listener and the simulated judge answer
+  "no_speech": outside the allowed answers, so the reply is counted as invalid,
+  never turned into a default label or a guess.
 - `simulated`: perception plus planted shortcut propensities (see `SimKnobs`).
   All draws are deterministic functions of (seed, purpose, content) so caching
   and reruns agree; the pairwise lock draw is keyed on the sorted sample hashes of
@@ -24,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from judgeaudit.judges.embedded import conventions as C
-from judgeaudit.judges.embedded.perception import Perception
+from judgeaudit.judges.embedded.perception import NO_SPEECH, Perception
 from judgeaudit.judges.embedded.reader import RequestView, clip_seed_material
 from judgeaudit.judges.parse import match_label
 
@@ -137,8 +141,22 @@ def oracle_label(view: RequestView) -> str | None:
 
 
 # ---------------------------------------------------------------- listener
+def no_speech(view: RequestView, perception: Perception) -> bool:
+    """True when a clip the judge must perceive (emotion/language) has no speech."""
+    if not view.has_audio:
+        return False
+    if view.task == "classify":
+        fn = perception.language if view.attribute == "language" else perception.emotion
+        return fn(view.clips[0].wav) == NO_SPEECH
+    if view.task == "pairwise" and view.attribute != "emotion":
+        return False  # naturalness / cleanness / speaker: scores, not labels
+    return any(perception.emotion(c.wav) == NO_SPEECH for c in view.clips)
+
+
 def listener(view: RequestView, perception: Perception) -> str:
     answer: str | None = None
+    if no_speech(view, perception):
+        return NO_SPEECH
     if view.task == "classify" and view.has_audio:
         fn = perception.language if view.attribute == "language" else perception.emotion
         answer = to_allowed(fn(view.clips[0].wav), view)
@@ -202,6 +220,8 @@ def _noisy(label: str, options: tuple[str, ...], knobs: SimKnobs, clip_id: str) 
 def simulated(view: RequestView, perception: Perception, knobs: SimKnobs,
               request_id: str) -> str:
     """`request_id` = the request's content hash (replicates draw independently)."""
+    if no_speech(view, perception):
+        return NO_SPEECH
     if view.task == "pairwise":
         fmt = view.audio_format if view.audio_format in knobs.lock else "native"
         p = knobs.lock.get(fmt, {})

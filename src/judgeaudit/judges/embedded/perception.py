@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import importlib
 import json
+import logging
 import sqlite3
 import threading
+from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -20,6 +22,10 @@ import numpy as np
 from judgeaudit.io import sha256_bytes
 
 KINDS = ("emotion", "language", "naturalness", "speaker")  # judgeaudit.specialists kinds
+#: What `emotion()` / `language()` return for a clip the specialist's screen excluded
+#: (no speech detected, too short...): never a label of the vocabulary.
+NO_SPEECH = "no_speech"
+log = logging.getLogger("judgeaudit.judges.perception")
 
 
 @runtime_checkable
@@ -67,11 +73,12 @@ class PerceptionStore:
 
 
 class _Pred:
-    """A cached specialist prediction (label + per-class scores)."""
+    """A cached specialist prediction (label + per-class scores + screening status)."""
 
-    def __init__(self, label: str, scores: Mapping[str, float]):
+    def __init__(self, label: str, scores: Mapping[str, float], status: str = "ok"):
         self.label = label
         self.scores = dict(scores)
+        self.status = status
 
 
 class SpecialistPerception:
@@ -84,6 +91,8 @@ class SpecialistPerception:
         self.store = store
         self._models: dict[str, Any] = {}
         self._memo: dict[tuple[str, str], Any] = {}
+        #: (kind, reason) -> distinct clips the specialists' screen excluded
+        self.excluded: Counter = Counter()
 
     def _model(self, kind: str):
         if kind not in self._models:
@@ -110,21 +119,36 @@ class SpecialistPerception:
         return self._memo[key]
 
     def _predict(self, kind: str, wav: bytes):
-        return self._cached(
+        key = (kind, sha256_bytes(wav))
+        fresh = key not in self._memo
+        pred = self._cached(
             kind, wav, lambda: self._model(kind).predict_audio(wav),
             encode=lambda p: {"label": str(p.label),
-                              "scores": {str(k): float(v) for k, v in dict(p.scores).items()}},
-            decode=lambda d: _Pred(d["label"], d["scores"]),
+                              "scores": {str(k): float(v) for k, v in dict(p.scores).items()},
+                              "status": str(getattr(p, "status", "ok"))},
+            decode=lambda d: _Pred(d["label"], d["scores"], d.get("status", "ok")),
         )
+        status = str(getattr(pred, "status", "ok"))
+        if fresh and status != "ok":
+            self.excluded[(kind, status)] += 1
+            log.warning("%s perception: clip %s... excluded by the specialist's screen (%s); "
+                        "the judge perceives %r, not a label (%d such clips so far)", kind,
+                        key[1][:12], status, NO_SPEECH, sum(self.excluded.values()))
+        return pred
+
+    def _label(self, kind: str, wav: bytes) -> str:
+        p = self._predict(kind, wav)
+        return NO_SPEECH if str(getattr(p, "status", "ok")) != "ok" else str(p.label)
 
     def emotion(self, wav: bytes) -> str:
-        return str(self._predict("emotion", wav).label)
+        return self._label("emotion", wav)
 
     def emotion_scores(self, wav: bytes) -> dict[str, float]:
+        """Per-class scores; empty for an excluded clip (no speech)."""
         return {str(k): float(v) for k, v in dict(self._predict("emotion", wav).scores).items()}
 
     def language(self, wav: bytes) -> str:
-        return str(self._predict("language", wav).label)
+        return self._label("language", wav)
 
     def quality(self, wav: bytes) -> float:
         return float(self._cached("naturalness", wav, lambda: self._model("naturalness").score_audio(wav)))
