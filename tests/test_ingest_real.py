@@ -251,17 +251,81 @@ def test_voxceleb_malformed_trial_list_names_file_and_line(tmp_path):
 
 # ---- EmoCF ----
 
-def test_emocf_transcript_matched_pairs(tmp_path):
+def test_emocf_items_are_the_real_counterfactual_pairs(tmp_path):
+    from judgeaudit.datasets.real.fixtures import EMOCF_GROUPS
+
     root = emocf_tree(tmp_path / "emocf")
     frame, written = run(tmp_path, "emocf", root)
     items = pd.read_csv(written["items.tsv"], sep="\t")
-    assert len(items) == 6  # 2 sentences x C(3, 2) emotion pairs
-    assert (items.emotion_a != items.emotion_b).all()
-    tr = dict(zip(frame.clip_id, frame.transcript, strict=True))
-    assert all(tr[a] == tr[b] == t
-               for a, b, t in zip(items.clip_a, items.clip_b, items.transcript, strict=True))
-    assert set(frame.emotion) == {"angry", "sad", "happy"}
-    assert (frame.orig_sample_rate == 24000).all()
+    complete = [g for g in EMOCF_GROUPS if len(g[4]) == 2]
+    assert len(items) == len(complete) == 5  # one item per complete prefix group
+    emap = {"fear": "fearful", "sadness": "sad", "neutral": "neutral", "surprise": "surprised",
+            "joy": "happy", "anger": "angry", "disgust": "disgust"}
+    want = {f"{src}_{sid}": (sent, emap[exp[0]], emap[exp[1]], f"emocf_{src}")
+            for src, sid, sent, exp, _ in complete}
+    got = {r.source_prefix: (r.transcript, r.emotion_a, r.emotion_b, r.voice)
+           for r in items.itertuples()}
+    assert got == want  # same prefix + sentence, in the item's own two expected emotions
+    # both clips of an item share the prefix: never two sources' renderings mixed
+    assert all(a.startswith(f"emocf_{k}_") and b.startswith(f"emocf_{k}_")
+               for a, b, k in zip(items.clip_a, items.clip_b, items.source_prefix, strict=True))
+    # "You're actually praying." under two sources gives two items, not cross pairs
+    assert (items.transcript == "You're actually praying.").sum() == 2
+    # speakers from the data (the source id), not one hard-coded voice
+    assert frame.speaker.nunique() == 4 and "emocf_tts" not in set(frame.speaker)
+    spk = dict(zip(frame.clip_id, frame.speaker, strict=True))
+    assert all(spk[a] == spk[b] == v
+               for a, b, v in zip(items.clip_a, items.clip_b, items.voice, strict=True))
+    assert len(frame) == 10 and (frame.orig_sample_rate == 24000).all()
+    info = json.loads(written["LICENSE_INFO.json"].read_text())
+    assert info["n_incomplete_groups"] == 1 and info["n_groups"] == 6
+
+
+def test_emocf_labels_only_copy_plans_and_fails_at_the_audio_stage(tmp_path):
+    from judgeaudit.datasets.real import emocf
+
+    root = emocf_tree(tmp_path / "labels_only", audio=False)
+    clips, items, summary = emocf.plan(root, cfg_for("emocf"), SEED)  # no audio needed
+    assert len(items) == 5 and len(clips) == 10 and summary["n_speakers"] == 4
+    with pytest.raises(AudioError) as err:
+        run(tmp_path, "emocf", root)
+    first = sorted(str(c.source) for c in clips)[0]
+    assert first in str(err.value) and "10 of the 10 files" in str(err.value)
+    assert not (tmp_path / "data" / "emocf" / "manifest.tsv").exists()
+    # one file present, the rest missing: the message names a missing one
+    emocf_tree(tmp_path / "full")
+    src = tmp_path / "full" / Path(first).name
+    shutil.copy(src, first)
+    with pytest.raises(AudioError, match=r"audio file missing \(9 of the 10"):
+        run(tmp_path, "emocf", root)
+
+
+@pytest.mark.parametrize(("field", "value", "reason"), [
+    ("sentence", "Something else.", "has sentence"),
+    ("expected_emotions", ["fear", "anger"], "expected_emotions"),
+    ("emotion", "anger", "ends with|does not end with"),
+])
+def test_emocf_inconsistent_group_names_file_and_line(tmp_path, field, value, reason):
+    root = emocf_tree(tmp_path / "emocf")
+    idx = root / "audio_inputs.jsonl"
+    rows = idx.read_text().splitlines()
+    rows[1] = json.dumps(dict(json.loads(rows[1]), **{field: value}))
+    idx.write_text("\n".join(rows) + "\n")
+    with pytest.raises(LabelError, match=rf"{idx}:2: .*({reason})"):
+        run(tmp_path, "emocf", root)
+
+
+def test_emocf_rendering_outside_expected_emotions_is_an_error(tmp_path):
+    root = emocf_tree(tmp_path / "emocf")
+    idx = root / "audio_inputs.jsonl"
+    rows = idx.read_text().splitlines()
+    row = json.loads(rows[1])  # ..._sadness.wav of a (fear, sadness) item
+    (root / row["filename"]).rename(root / row["filename"].replace("sadness", "anger"))
+    rows[1] = json.dumps(dict(row, filename=row["filename"].replace("sadness", "anger"),
+                              emotion="anger"))
+    idx.write_text("\n".join(rows) + "\n")
+    with pytest.raises(LabelError, match=rf"{idx}:2: .*not one of the item's expected"):
+        run(tmp_path, "emocf", root)
 
 
 def test_emocf_bad_label_names_file_and_line(tmp_path):
@@ -274,16 +338,16 @@ def test_emocf_bad_label_names_file_and_line(tmp_path):
         run(tmp_path, "emocf", root)
 
 
-def test_emocf_download_fetches_index_and_each_file(tmp_path):
+def test_emocf_download_fetches_index_and_the_planned_files(tmp_path):
     src = emocf_tree(tmp_path / "hub")
     with serve() as (url, st):
         st.files.update(tree_files(src, prefix="datasets/WillHeld/EmoCF/resolve/main/"))
-        cfg = cfg_for("emocf", source="download",
+        cfg = cfg_for("emocf", source="download", n_items=2,
                       base_url=f"{url}/datasets/WillHeld/EmoCF/resolve/main")
-        receipt = prepare_download("emocf", cfg, tmp_path / "cache")
-    assert len(receipt["files"]) == 1 + 6
-    frame, _ = run(tmp_path, "emocf", receipt["root"])
-    assert len(frame) == 6
+        receipt = prepare_download("emocf", cfg, tmp_path / "cache", seed=SEED)
+    assert len(receipt["files"]) == 1 + 4  # the index, then 2 items x 2 renderings
+    frame, written = run(tmp_path, "emocf", receipt["root"], n_items=2)
+    assert len(frame) == 4 and len(pd.read_csv(written["items.tsv"], sep="\t")) == 2
 
 
 # ---- OD3 ----

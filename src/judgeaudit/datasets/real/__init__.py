@@ -90,10 +90,11 @@ def prepare_download(name: str, cfg: Mapping[str, Any], cache_dir: str | os.Path
         checks = cfg.get("sha256", {}) or {}
         url = cfg.get("base_url", emocf.BASE_URL)
         index = get(f"{url}/{emocf.INDEX}", base / emocf.INDEX, sha256=checks.get(emocf.INDEX))
-        emap = {**emocf.DEFAULT_EMOTION_MAP, **cfg.get("emotion_map", {})}
-        for row in emocf.parse_index(index, emap):
-            get(f"{url}/{row['filename']}", base / row["filename"],
-                sha256=checks.get(row["filename"]))
+        # plan the items from the labels alone, then fetch only their audio
+        clips, _, _ = emocf.plan(index.parent, cfg, seed)
+        for clip in clips:
+            rel = clip.source.relative_to(index.parent).as_posix()
+            get(f"{url}/{rel}", base / rel, sha256=checks.get(rel))
         root = base
     elif name == "voxceleb1":
         for i, arc in enumerate(cfg.get("archives", [])):

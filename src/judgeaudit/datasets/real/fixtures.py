@@ -141,16 +141,38 @@ def voxceleb_tree(root: str | os.PathLike, dev_speakers=("id10001", "id10002")) 
     return root
 
 
-def emocf_tree(root: str | os.PathLike) -> Path:
+#: (source id, sentence id, sentence, expected emotions, renderings present) of the
+#: EmoCF-like fixture: the real layout's groups, including one sentence under two
+#: sources (two different items, never paired across) and an incomplete group.
+EMOCF_GROUPS = (
+    ("5ea734f39a31b90ee2f7b8e0", "aaee06c6", "You're going to have pay for this.",
+     ("fear", "sadness"), ("fear", "sadness")),
+    ("67acae4d2601703808e7e666", "4b67c01e", "I still have some of their old toys.",
+     ("neutral", "sadness"), ("neutral", "sadness")),
+    ("6699258fcd1cb9db035de794", "54345e2f", "You're actually praying.",
+     ("fear", "surprise"), ("fear", "surprise")),
+    ("664cd1c6545aa0f362493dd9", "54345e2f", "You're actually praying.",
+     ("surprise", "joy"), ("joy", "surprise")),
+    ("6699258fcd1cb9db035de794", "b4ba40a3", "You're really going out there?",
+     ("anger", "disgust"), ("anger", "disgust")),
+    ("5a063c2d844c7a00015e477d", "e5fd8745", "You're going my way!",
+     ("surprise", "joy"), ("surprise",)),  # incomplete: one rendering only
+)
+
+
+def emocf_tree(root: str | os.PathLike, audio: bool = True) -> Path:
+    """`audio_inputs.jsonl` + `<source>_<sentence id>_<emotion>.wav` (24 kHz) in the
+    released EmoCF layout (see EMOCF_GROUPS); `audio=False` makes a labels-only copy."""
     root = Path(root)
+    root.mkdir(parents=True, exist_ok=True)
     rows = []
-    sentences = ["I can't believe you did that.", "The meeting is at noon."]
-    for s, sent in enumerate(sentences):
-        for e, emotion in enumerate(("anger", "sadness", "happiness")):
-            fname = f"audio/s{s}_{emotion}.wav"
-            tone(root / fname, 200 + 50 * e + 10 * s, 0.4, sr=24000)
+    for g, (src, sid, sent, expected, present) in enumerate(EMOCF_GROUPS):
+        for e, emotion in enumerate(present):
+            fname = f"{src}_{sid}_{emotion}.wav"
+            if audio:
+                tone(root / fname, 200 + 50 * e + 10 * g, 0.4, sr=24000)
             rows.append({"filename": fname, "emotion": emotion, "sentence": sent,
-                         "expected_emotions": [emotion]})
+                         "expected_emotions": list(expected)})
     (root / "audio_inputs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     return root
 
