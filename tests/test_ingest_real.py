@@ -228,6 +228,8 @@ def test_voxceleb_speakers_from_path_and_trials(tmp_path):
     root = voxceleb_tree(tmp_path / "vox1")
     frame, written = run(tmp_path, "voxceleb1", root, n_trials=6)
     trials = pd.read_csv(written["trials.tsv"], sep="\t")
+    assert len(trials[trials.split == "train"]) == 6  # C(4, 2) pairs of the dev clips
+    trials = trials[trials.split == "test"]
     assert len(trials) == 6 and trials.same.sum() == 3
     test = frame[frame.split == "test"]
     assert set(test.speaker) <= {"vox1_id10270", "vox1_id10271", "vox1_id10272"}
@@ -437,7 +439,8 @@ def test_voxceleb_download_extracts_user_archive_and_fetches_trial_list(tmp_path
     cfg["trial_list"] = str(tmp_path / "cache" / "downloads" / "voxceleb1" / "veri_test2.txt")
     written = ingest("voxceleb1", root, tmp_path / "data" / "voxceleb1", cfg, seed=SEED,
                      cache_dir=tmp_path / "cache", workdir=tmp_path)
-    assert len(pd.read_csv(written["trials.tsv"], sep="\t")) == 4
+    trials = pd.read_csv(written["trials.tsv"], sep="\t")
+    assert (trials.split == "test").sum() == 4
 
 
 def test_bvcc_download_runs_the_gathering_step(tmp_path):

@@ -86,8 +86,13 @@ def test_voxceleb_layout_verification_split(tmp_path, emodb_dir):
     assert all(10270 <= int(s[2:]) <= 10309 for s in test_ids)
     trials = pd.read_csv(written["trials.tsv"], sep="\t")
     split = dict(zip(frame.clip_id, frame.split, strict=True))
-    assert len(trials) == 66  # all pairs of the 4 x 3 test clips
-    assert {split[c] for c in pd.concat([trials.clip_a, trials.clip_b])} == {"test"}
+    test_trials, train_trials = trials[trials.split == "test"], trials[trials.split == "train"]
+    assert len(test_trials) == 66  # all pairs of the 4 x 3 test clips
+    assert {split[c] for c in pd.concat([test_trials.clip_a, test_trials.clip_b])} == {"test"}
+    # train trials for the speaker back-end: only train clips, both kinds
+    assert len(train_trials) == 153 and set(train_trials.same) == {0, 1}  # C(18, 2)
+    assert {split[c] for c in pd.concat([train_trials.clip_a, train_trials.clip_b])} == {
+        "train"}
 
 
 def test_voxceleb_identification_split_is_refused_or_replaced(tmp_path, emodb_dir, caplog):
@@ -110,7 +115,9 @@ def test_voxceleb_test_only_copy_gets_a_seeded_split(tmp_path, emodb_dir):
     assert len(t["train"]) == 6 and len(t["test"]) == 2
     trials = pd.read_csv(written["trials.tsv"], sep="\t")
     split = dict(zip(frame.clip_id, frame.split, strict=True))
-    assert len(trials) and {split[c] for c in trials.clip_a} == {"test"}
+    for side in ("train", "test"):
+        t = trials[trials.split == side]
+        assert len(t) and {split[c] for c in pd.concat([t.clip_a, t.clip_b])} == {side}
 
 
 def test_bvcc_layout_shared_systems_are_resplit_by_system(tmp_path, emodb_dir):

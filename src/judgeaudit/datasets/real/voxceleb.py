@@ -211,13 +211,31 @@ def specs(root: str | Path, trial_list: Path, cfg: Mapping[str, Any], seed: int
             clips = sorted(clips[int(i)] for i in rng.choice(len(clips), n_per, replace=False))
         out.extend(_clip(wav_root, rel, "train") for rel in clips)
     check_speaker_disjoint(out, "voxceleb1")
-    table = pd.DataFrame(
-        [{"trial_id": f"vox1_t{line:06d}", "clip_a": clip_id(a), "clip_b": clip_id(b),
-          "same": same, "split": "test"} for line, a, b, same in trials],
-        columns=["trial_id", "clip_a", "clip_b", "same", "split"])
+    # train-split trials (the speaker back-end calibrates its threshold on them): seeded
+    # same/different pairs of the sampled train clips, never touching a test clip
+    train_rels = sorted(c.attrs["voxceleb_path"] for c in out if c.split == "train")
+    pool = [(0, a, b, int(a.split("/")[0] == b.split("/")[0]))
+            for i, a in enumerate(train_rels) for b in train_rels[i + 1:]]
+    n_tr = int(cfg.get("n_train_trials", 200))
+    train_trials = pool
+    if n_tr and len(pool) > n_tr:
+        rng_t = seeded_rng(seed, "voxceleb1", "train-trials")
+        same = [t for t in pool if t[3] == 1]
+        diff = [t for t in pool if t[3] == 0]
+        k_same = min(len(same), n_tr // 2)
+        k_diff = min(len(diff), n_tr - k_same)
+        train_trials = sorted(
+            [same[int(i)] for i in rng_t.choice(len(same), k_same, replace=False)]
+            + [diff[int(i)] for i in rng_t.choice(len(diff), k_diff, replace=False)])
+    rows = [{"trial_id": f"vox1_t{line:06d}", "clip_a": clip_id(a), "clip_b": clip_id(b),
+             "same": same, "split": "test"} for line, a, b, same in trials]
+    rows += [{"trial_id": f"vox1_tr{i:06d}", "clip_a": clip_id(a), "clip_b": clip_id(b),
+              "same": same, "split": "train"} for i, (_, a, b, same) in enumerate(train_trials)]
+    table = pd.DataFrame(rows, columns=["trial_id", "clip_a", "clip_b", "same", "split"])
     used = "seeded_speaker_disjoint" if info.get("split_source") == "seeded" else "official"
     summary = {"n_trials": len(trials), "n_trials_in_list": len(all_trials),
-               "n_same": int(table["same"].sum()), "n_clips": len(out),
+               "n_same": int(sum(t[3] for t in trials)), "n_train_trials": len(train_trials),
+               "n_clips": len(out),
                "trial_list": str(trial_list),
                **split_summary(out, used, **info)}
     return out, table, summary
