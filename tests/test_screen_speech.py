@@ -198,3 +198,14 @@ def test_study_a_clip_set_leaves_out_excluded_clips(tmp_path, caplog):
         cs = load_clipset("emotion", cfg, tmp_path / "m.tsv", tmp_path / "p.tsv", 1)
     assert list(cs.clips.clip_id) == ["a", "c"] and "nan" not in set(cs.clips.pred)
     assert any("1 clip(s) excluded" in r.getMessage() for r in caplog.records)
+
+
+@pytest.mark.slow
+def test_whisper_lid_excludes_a_clip_without_speech(tmp_path, emodb_dir):
+    from judgeaudit.specialists.adapters import WhisperLID, assemble_whisper_base
+
+    model = WhisperLID(assemble_whisper_base(tmp_path / "whisper-base"), ["en", "de"])
+    p = model.predict_audio(to_wav_bytes(np.zeros(2 * SR, np.float32), SR))
+    assert p.excluded and p.status == NO_SPEECH and p.label == "" and p.scores == {}
+    q = model.predict_audio(_quiet(emodb_dir, "03a01Fa.wav"))  # quiet German speech
+    assert q.status == "ok" and q.label in ("en", "de")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import logging
 import os
 import shutil
 from collections.abc import Sequence
@@ -20,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from judgeaudit.features.audio import load_audio
+from judgeaudit.features.audio import load_audio, screen
 from judgeaudit.io import sha256_file
 from judgeaudit.specialists.base import (
     EMOTIONS,
@@ -28,7 +29,20 @@ from judgeaudit.specialists.base import (
     ModelMissingError,
     Prediction,
     SpecialistError,
+    excluded_prediction,
 )
+
+log = logging.getLogger(__name__)
+
+
+def _screened(x: np.ndarray, sr: int, kind: str, version: str) -> Prediction | None:
+    """The excluded prediction when the speech screen rejects the clip, else None."""
+    status = screen(x, sr)
+    if status == "ok":
+        return None
+    log.warning("%s specialist (%s): clip excluded (%s): no label, no scores", kind,
+                version, status)
+    return excluded_prediction(status, version)
 
 # --------------------------------------------------------------------------------------
 # emotion2vec+ : 9 outputs -> 8 RAVDESS classes
@@ -122,6 +136,9 @@ class Emotion2VecPlus:
 
     def _predict(self, data: bytes) -> Prediction:
         x, sr = load_audio(data)
+        excluded = _screened(x, sr, self.kind, self.version)
+        if excluded is not None:
+            return excluded
         if sr != 16000:
             import librosa
 
@@ -204,6 +221,9 @@ class WhisperLID:
 
     def _predict(self, data: bytes) -> Prediction:
         x, sr = load_audio(data)
+        excluded = _screened(x, sr, self.kind, self.version)
+        if excluded is not None:
+            return excluded
         if sr != 16000:
             import librosa
 

@@ -58,7 +58,10 @@ def classification(kind: str, dataset: str, pred: pd.DataFrame, manifest: pd.Dat
     k, n = int((gold == got).sum()), len(m)
     lo, hi = _wilson(k, n)
     est = k / n
-    cm = pd.crosstab(pd.Categorical(gold, classes), pd.Categorical(got, classes),
+    # excluded clips (no label: the screen found no speech) are counted in n_invalid
+    # and left out of the confusion matrix
+    cm = pd.crosstab(pd.Categorical(gold, classes),
+                     pd.Categorical(got.where(got.isin(classes)), classes),
                      dropna=False).reindex(index=classes, columns=classes, fill_value=0)
     cm.index.name, cm.columns.name = "gold", "predicted"
     row = {"specialist": kind, "dataset": dataset, "split": "test", "metric": "accuracy",
