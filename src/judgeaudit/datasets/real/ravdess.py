@@ -179,7 +179,9 @@ def study_subset(found: Sequence[tuple[Path, RavdessName]], per_class: int, seed
         if available < per_class:
             raise LabelError(
                 f"RAVDESS: emotion {emotion!r} has {available} clips, fewer than "
-                f"subset_per_class={per_class}"
+                f"subset_per_class={per_class} (the subset is drawn from the "
+                f"datasets.ravdess.subset_split actors; hold out more actors with "
+                f"test_fraction or lower subset_per_class)"
             )
         ids = sorted(actors)
         base = per_class // len(ids)
@@ -228,8 +230,8 @@ def specs(root: str | Path, cfg: Mapping[str, Any], seed: int) -> tuple[list[Cli
     """ClipSpecs for every clip plus a summary; cfg is `datasets.ravdess`."""
     found = scan(root, check_complete=bool(cfg.get("check_complete", True)))
     actors = sorted({n.actor for _, n in found})
-    split = actor_splits(actors, float(cfg.get("test_fraction", 0.25)), seed)
-    subset_split = cfg.get("subset_split", "all")
+    split = actor_splits(actors, float(cfg.get("test_fraction", 0.34)), seed)
+    subset_split = cfg.get("subset_split", "test")
     pool = [(p, n) for p, n in found if subset_split == "all" or split[n.actor] == subset_split]
     subset = study_subset(pool, int(cfg.get("subset_per_class", 30)), seed)
     out = []
