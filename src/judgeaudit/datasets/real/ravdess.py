@@ -161,7 +161,8 @@ def actor_splits(actors: Sequence[int], test_fraction: float, seed: int) -> dict
     return split
 
 
-def study_subset(found: Sequence[tuple[Path, RavdessName]], per_class: int, seed: int) -> set[str]:
+def study_subset(found: Sequence[tuple[Path, RavdessName]], per_class: int, seed: int,
+                 emotions: Sequence[str] = EMOTIONS) -> set[str]:
     """Keys (Actor_XX/filename) of the balanced study subset: `per_class` clips per
     emotion, spread over actors (each actor gets floor or ceil of per_class/n_actors),
     the extra slots alternating between genders and rotating over actors across
@@ -173,7 +174,7 @@ def study_subset(found: Sequence[tuple[Path, RavdessName]], per_class: int, seed
         by_emotion[n.emotion][n.actor].append((f"{path.parent.name}/{path.name}", n))
     extras = defaultdict(int)  # extra slots each actor got so far (rotation)
     chosen: set[str] = set()
-    for emotion in EMOTIONS:
+    for emotion in emotions:
         actors = by_emotion.get(emotion, {})
         available = sum(len(v) for v in actors.values())
         if available < per_class:
@@ -233,7 +234,9 @@ def specs(root: str | Path, cfg: Mapping[str, Any], seed: int) -> tuple[list[Cli
     split = actor_splits(actors, float(cfg.get("test_fraction", 0.34)), seed)
     subset_split = cfg.get("subset_split", "test")
     pool = [(p, n) for p, n in found if subset_split == "all" or split[n.actor] == subset_split]
-    subset = study_subset(pool, int(cfg.get("subset_per_class", 30)), seed)
+    # a partial copy (check_complete: false) may lack an emotion altogether
+    present = [e for e in EMOTIONS if any(n.emotion == e for _, n in found)]
+    subset = study_subset(pool, int(cfg.get("subset_per_class", 30)), seed, present)
     out = []
     for path, n in found:
         key = f"{path.parent.name}/{path.name}"
