@@ -124,7 +124,8 @@ def test_derived_copies_are_cached(tmp_path):
     # content-addressed: one derived copy per distinct source file
     assert len(cached) == frame.orig_sha256.nunique() > 1
     stamps = {p: p.stat().st_mtime_ns for p in cached}
-    run(tmp_path, "ravdess", root, check_complete=False, subset_per_class=2)
+    run(tmp_path, "ravdess", root, check_complete=False, subset_per_class=2,
+        subset_split="all")
     assert {p: p.stat().st_mtime_ns for p in cached} == stamps
 
 
@@ -314,7 +315,7 @@ def test_ravdess_download_verifies_md5_extracts_and_ingests(tmp_path):
         again = prepare_download("ravdess", cfg, tmp_path / "cache")
         assert again["files"][0]["reused"] is True and len(st.requests) == 2
     frame, _ = run(tmp_path, "ravdess", receipt["root"], source="download",
-                   check_complete=False, subset_per_class=2)
+                   check_complete=False, subset_per_class=2, subset_split="all")
     assert len(frame) == 120
 
 
