@@ -157,3 +157,73 @@ def test_real_layout_specialist_trains_on_own_actors_and_leakage_is_refused(ravd
                           "study A emotion/blueprint")
     assert f"clip {bad['clip_id']} (speaker {bad['speaker']})" in str(err.value)
     assert "emotion@ravdess" in str(err.value)
+
+
+def _accuracy_script():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "specialists_accuracy.py"
+    spec = importlib.util.spec_from_file_location("specialists_accuracy_script", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_accuracy_rows_per_specialist_and_corpus_with_their_own_targets(tmp_path):
+    """One row per (specialist, corpus); a real corpus gets the real target (0.58), not
+    the synthetic 0.90."""
+    mod = _accuracy_script()
+    inp, uses = {}, []
+    for corpus, kind_of_corpus, target in (("synth_emotion", "synthetic", 0.90),
+                                           ("ravdess", "real", 0.58)):
+        m = pd.DataFrame({"clip_id": [f"{corpus}_{i}" for i in range(4)],
+                          "path": "x.wav", "sha256": "0", "speaker": ["a", "a", "b", "b"],
+                          "split": "test", "emotion": ["angry", "sad", "angry", "sad"]})
+        p = m[["clip_id", "split"]].assign(label=["angry", "sad", "sad", "sad"], status="ok",
+                                           version="v", score_angry=0.5, score_sad=0.5)
+        key = f"emotion__{corpus}"
+        m.to_csv(tmp_path / f"{corpus}_m.tsv", sep="\t", index=False)
+        p.to_csv(tmp_path / f"{corpus}_p.tsv", sep="\t", index=False)
+        inp[f"{key}__manifest"] = str(tmp_path / f"{corpus}_m.tsv")
+        inp[f"{key}__pred"] = str(tmp_path / f"{corpus}_p.tsv")
+        uses.append({"kind": "emotion", "dataset": corpus, "corpus_kind": kind_of_corpus,
+                     "key": key, "cfg": {"target": target}})
+    rows = [dict(r, corpus_kind=u["corpus_kind"]) for u in uses
+            for r in mod.rows_for(u, inp, {})]
+    assert [(r["dataset"], r["corpus_kind"], r["target"], r["estimate"]) for r in rows] == [
+        ("synth_emotion", "synthetic", 0.90, 0.75), ("ravdess", "real", 0.58, 0.75)]
+    assert [r["meets_target"] for r in rows] == [False, True]
+
+
+def test_real_overlay_dag_fits_one_specialist_per_corpus(tmp_path, repo_root, snakemake_exe):
+    """Dry run with a RAVDESS overlay: Study A's emotion specialist is fitted on
+    RAVDESS, Study B keeps its own on synth_emotion, and every fallback is a WARNING."""
+    import subprocess
+
+    import yaml
+
+    from judgeaudit.datasets.real.fixtures import ravdess_tree
+
+    copy = ravdess_tree(tmp_path / "R", actors=(1, 2, 3, 4, 5, 6), seconds=0.05)
+    (tmp_path / "o.yaml").write_text(yaml.safe_dump({"datasets": {"ravdess": {
+        "source": "local_dir", "local_dir": str(copy), "check_complete": False,
+        "subset_per_class": 2}}}))
+    res = subprocess.run(
+        [snakemake_exe, "-s", str(repo_root / "Snakefile"), "--directory", str(tmp_path),
+         "-n", "--cores", "1", "--configfile", str(repo_root / "config.yaml"),
+         str(tmp_path / "o.yaml"), "--", "results/tables/specialist_accuracy.tsv",
+         "results/trials/A/emotion/blueprint.jsonl", "results/conditions/B/single/renderings.tsv"],
+        capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    out = res.stdout
+    for model in ("emotion/ravdess/model.json", "emotion/synth_emotion/model.json",
+                  "language/synth_language/model.json"):
+        assert f"results/specialists/{model}" in out, model
+    render = out[out.index("rule study_b_render:"):].split("\n\n")[0]
+    assert "results/specialists/emotion/synth_emotion/model.json" in render
+    assert "emotion/ravdess" not in render
+    trials = out[out.index("rule study_a_trials_classification:"):].split("\n\n")[0]
+    assert "results/specialists/emotion/ravdess/model.json" in trials
+    for attribute in ("language", "speaker", "naturalness", "cleanness"):
+        assert f"WARNING: REAL-MODE FALLBACK: attribute {attribute!r}" in res.stderr
+    assert "attribute 'emotion'" not in res.stderr
