@@ -161,6 +161,38 @@ def real_download_input(name):
     return inputs
 
 
+def attribute_corpus(attribute):
+    """The corpus the studies use for `attribute` (Study A overrides included)."""
+    if attribute in ("emotion", "language", "naturalness", "cleanness", "speaker"):
+        return study_a_dataset(attribute)
+    return dataset_for(attribute)
+
+
+def corpus_sources_param():
+    return as_param({
+        "attributes": {a: list(v) for a, v in ATTRIBUTE_DATASETS.items()},
+        "sources": {n: real_source(n) for n in REAL_DATASETS},
+        "used": {a: attribute_corpus(a) for a in ATTRIBUTE_DATASETS},
+    })
+
+
+def warn_real_mode_fallbacks():
+    """Loud at DAG time too: in a real-mode run (some datasets.<real>.source is not
+    synthetic) every attribute served by a synthetic corpus is printed as a WARNING."""
+    import sys
+
+    if not any(real_enabled(n) for n in REAL_DATASETS):
+        return
+    for attribute in sorted(ATTRIBUTE_DATASETS):
+        corpus = attribute_corpus(attribute)
+        if corpus.startswith("synth_"):
+            print(f"WARNING: REAL-MODE FALLBACK: attribute {attribute!r} uses the SYNTHETIC "
+                  f"corpus {corpus} (see results/tables/corpus_sources.tsv)", file=sys.stderr)
+
+
+TARGETS["corpus_sources"] = lambda: ["results/tables/corpus_sources.tsv",
+                                     "results/tables/corpus_sources.md"]
+
 TARGETS["download"] = lambda: [
     f"data/{name}/manifest.tsv" for name in REAL_DATASETS if real_enabled(name)
 ]
@@ -191,28 +223,57 @@ import os
 
 SPECIALIST_KINDS = ["emotion", "language", "speaker", "naturalness"]
 SPECIALIST_KIND_RE = "|".join(SPECIALIST_KINDS)
+# Study A pair criterion -> the specialist kind the listener judges it with
+CRITERION_KIND = {"naturalness": "naturalness", "cleanness": "naturalness",
+                  "speaker": "speaker", "emotion": "emotion"}
 
 
-def specialist_cfg(kind):
-    return config["specialists"][kind]
+def corpus_kind(dataset):
+    """`synthetic` for the workflow's espeak corpora (synth_*), else `real`
+    (same rule as judgeaudit.specialists.corpus.corpus_kind)."""
+    return "synthetic" if dataset.startswith("synth_") else "real"
+
+
+def specialist_cfg(kind, dataset=None):
+    """Settings of the `kind` specialist fitted on `dataset`: specialists.<kind>,
+    overlaid with specialists.<kind>.real (non-null fields) on a real corpus."""
+    cfg = {k: v for k, v in config["specialists"][kind].items() if k != "real"}
+    if dataset and corpus_kind(dataset) == "real":
+        cfg.update({k: v for k, v in config["specialists"][kind].get("real", {}).items()
+                    if v is not None})
+    return cfg
 
 
 def specialist_dataset(kind):
-    """Dataset the `kind` specialist trains and is evaluated on."""
-    return specialist_cfg(kind)["dataset"] or dataset_for(kind)
+    """The corpus the studies use for `kind` (its specialist is fitted on it)."""
+    return dataset_for(kind)
 
 
-def specialist_datasets():
-    return {kind: specialist_dataset(kind) for kind in SPECIALIST_KINDS}
+def specialist_uses():
+    """Every (kind, corpus) whose specialist the workflow fits: each study corpus
+    gets its own specialist, trained on its own train speakers (or a pretrained
+    model used as is), never one fitted on another corpus."""
+    uses = {(k, dataset_for(k)) for k in SPECIALIST_KINDS}
+    sa = config["study_a"]
+    if sa["enabled"]:
+        uses |= {(t, study_a_dataset(t)) for t in STUDY_A_CLS_TASKS}
+        uses |= {(CRITERION_KIND[c], study_a_dataset(c)) for c in sa["pairwise"]["criteria"]}
+    if config["study_b"]["enabled"]:
+        uses.add(("emotion", study_b_specialist_corpus()))
+    uses |= {(k, config["specialists"][k]["dataset"]) for k in SPECIALIST_KINDS
+             if config["specialists"][k]["dataset"]}
+    return sorted(uses)
 
 
-def specialist_model(kind):
-    """Path of a specialist's model.json (what judgeaudit.specialists.load takes)."""
-    return f"results/specialists/{kind}/model.json"
+def specialist_model(kind, dataset):
+    """model.json of the `kind` specialist fitted on `dataset` (what
+    judgeaudit.specialists.load takes)."""
+    return f"results/specialists/{kind}/{dataset}/model.json"
 
 
-def specialist_predictions(kind, dataset=None):
-    return f"results/specialists/{kind}/{dataset or specialist_dataset(kind)}.tsv"
+def specialist_predictions(kind, dataset):
+    """Per-clip predictions on `dataset` of the specialist fitted on `dataset`."""
+    return f"results/specialists/{kind}/{dataset}.tsv"
 
 
 def _whisper_model_dir():
@@ -220,9 +281,8 @@ def _whisper_model_dir():
 
 
 def specialist_train_input(wildcards):
-    kind = wildcards.kind
-    cfg = specialist_cfg(kind)
-    dataset = specialist_dataset(kind)
+    kind, dataset = wildcards.kind, wildcards.dataset
+    cfg = specialist_cfg(kind, dataset)
     out = {
         "manifest": f"data/{dataset}/manifest.tsv",
         "code": package_code("features", "specialists"),
@@ -237,7 +297,7 @@ def specialist_train_input(wildcards):
 
 
 def specialist_whisper_eval_input(wildcards):
-    lang = specialist_cfg("language")
+    lang = specialist_cfg("language", wildcards.dataset)
     return {
         "manifest": f"data/{wildcards.dataset}/manifest.tsv",
         "whisper": (os.path.abspath(lang["model_path"])
@@ -247,22 +307,33 @@ def specialist_whisper_eval_input(wildcards):
     }
 
 
+def _use_key(kind, dataset):
+    return f"{kind}__{dataset}"
+
+
 def specialist_accuracy_input(wildcards):
     out = {"code": package_code("features", "specialists")}
-    for kind in SPECIALIST_KINDS:
-        dataset = specialist_dataset(kind)
-        out[f"{kind}_pred"] = specialist_predictions(kind, dataset)
-        out[f"{kind}_manifest"] = f"data/{dataset}/manifest.tsv"
-        out[f"{kind}_model"] = specialist_model(kind)
-    out["speaker_trials"] = f"data/{specialist_dataset('speaker')}/trials.tsv"
-    if specialist_cfg("language")["whisper_eval"]:
-        out["language_whisper"] = (
-            f"results/specialists/language/whisper_{specialist_dataset('language')}.tsv")
+    for kind, dataset in specialist_uses():
+        key = _use_key(kind, dataset)
+        out[f"{key}__pred"] = specialist_predictions(kind, dataset)
+        out[f"{key}__manifest"] = f"data/{dataset}/manifest.tsv"
+        out[f"{key}__model"] = specialist_model(kind, dataset)
+        if kind == "speaker":
+            out[f"{key}__trials"] = f"data/{dataset}/trials.tsv"
+        if kind == "language" and specialist_cfg("language", dataset)["whisper_eval"]:
+            out[f"{key}__whisper"] = f"results/specialists/language/whisper_{dataset}.tsv"
     return out
 
 
+def specialist_accuracy_param():
+    """(kind, corpus, corpus kind, that specialist's settings with its own target)."""
+    return as_param([{"kind": k, "dataset": d, "corpus_kind": corpus_kind(d),
+                      "key": _use_key(k, d), "cfg": specialist_cfg(k, d)}
+                     for k, d in specialist_uses()])
+
+
 TARGETS["specialists"] = lambda: (
-    [specialist_model(k) for k in SPECIALIST_KINDS]
+    [specialist_model(k, d) for k, d in specialist_uses()]
     + ["results/tables/specialist_accuracy.tsv", "results/tables/specialist_accuracy.md",
        "figures/specialist_confusion.png", "figures/specialist_confusion.pdf"]
     if config["specialists"]["enabled"] else []
@@ -293,22 +364,57 @@ def judge_spec(name):
         raise WorkflowError(f"no judge {name!r} in config judges.panel") from None
 
 
-def judge_param(name):
+def judge_param(name, study=None, task=None):
     """The judge's settings as one canonical JSON scalar: changing one judge's
     settings re-runs only that judge's shards (and the cache still serves every
-    call whose fingerprint did not change)."""
-    return as_param(judge_spec(name))
+    call whose fingerprint did not change). With study/task, `auto` perception
+    models are resolved for that shard (judge_spec_for)."""
+    return as_param(judge_spec_for(name, study, task) if study else judge_spec(name))
 
 
-def judge_model_inputs(name):
+def perception_corpora(study, task):
+    """kind -> corpus whose own specialist an embedded judge perceives with on one
+    trial shard: Study A perceives each task's corpus with that corpus's specialist;
+    Study B always with its own emotion specialist (study_b_specialist_corpus), so
+    a real corpus enabled for Study A never changes what Study B's listener hears."""
+    if study == "B":
+        return {"emotion": study_b_specialist_corpus()}
+    if task in STUDY_A_CLS_TASKS:
+        return {task: study_a_dataset(task)}
+    if task.startswith("pair_") and task[5:] in CRITERION_KIND:
+        return {CRITERION_KIND[task[5:]]: study_a_dataset(task[5:])}
+    return {}
+
+
+def judge_spec_for(name, study, task):
+    """judge_spec with perception models `auto` replaced by the specialist of the
+    shard's corpus (other kinds: null, the shard never needs them)."""
+    import copy
+
+    spec = copy.deepcopy(judge_spec(name))
+    perception = spec.get("perception") or {}
+    if (spec["provider"] not in EMBEDDED_PERCEIVING
+            or perception.get("kind", "specialists") != "specialists"):
+        return spec
+    corpora = perception_corpora(study, task)
+    models = dict(perception.get("models") or {})
+    for kind, path in models.items():
+        if path == "auto":
+            models[kind] = specialist_model(kind, corpora[kind]) if kind in corpora else None
+    perception["models"] = models
+    spec["perception"] = perception
+    return spec
+
+
+def judge_model_inputs(name, study=None, task=None):
     """Specialist model files an embedded perceiving judge reads (built upstream)."""
-    spec = judge_spec(name)
+    spec = judge_spec_for(name, study, task) if study else judge_spec(name)
     if spec["provider"] not in EMBEDDED_PERCEIVING:
         return []
     perception = spec.get("perception") or {}
     if perception.get("kind", "specialists") != "specialists":
         return []
-    return sorted(p for p in (perception.get("models") or {}).values() if p)
+    return sorted(p for p in (perception.get("models") or {}).values() if p and p != "auto")
 
 
 def judge_code(name):
@@ -382,7 +488,8 @@ def study_a_cls_inputs(wildcards):
     cfg = config["study_a"][wildcards.task]
     ds = study_a_dataset(wildcards.task)
     out = {"manifest": f"data/{ds}/manifest.tsv",
-           "predictions": f"results/specialists/{cfg['specialist']}/{ds}.tsv"}
+           "predictions": f"results/specialists/{cfg['specialist']}/{ds}.tsv",
+           "specialist_model": specialist_model(cfg["specialist"], ds)}
     if wildcards.shard in ("blueprint", "conflict"):
         out["features"] = f"results/features/{ds}.tsv"
         out["templates"] = sorted(str(p) for p in (REPO / "templates" / "blueprint").glob("*.txt"))
@@ -400,6 +507,13 @@ def study_a_cls_params(wildcards):
 
 def study_a_pair_manifest(wildcards):
     return f"data/{study_a_dataset(wildcards.criterion)}/manifest.tsv"
+
+
+def study_a_pair_specialist(wildcards):
+    """model.json of the specialist grounding a pair criterion on its corpus (the
+    leakage check reads its training speakers)."""
+    return specialist_model(CRITERION_KIND[wildcards.criterion],
+                            study_a_dataset(wildcards.criterion))
 
 
 def study_a_pair_params(wildcards):
@@ -438,6 +552,19 @@ STUDY_B_TABLES = ["study_b_accuracy", "study_b_protocol_gap", "study_b_balance",
 STUDY_B_FIGURES = ["study_b_states", "study_b_heatmap"]
 
 
+def study_b_specialist_corpus():
+    """Corpus Study B's own emotion specialist is fitted on (its rendering filter and
+    its embedded listener): study_b.rendering.specialist_corpus, independent of the
+    corpus Study A's emotion specialist uses."""
+    return config["study_b"]["rendering"]["specialist_corpus"]
+
+
+def study_b_specialist():
+    """model.json Study B's TTS filter scores candidates with."""
+    path = config["study_b"]["rendering"]["specialist"]
+    return specialist_model("emotion", study_b_specialist_corpus()) if path == "auto" else path
+
+
 def study_b_tasks():
     sb = config["study_b"]
     return [t for t in STUDY_B_TASKS if sb["tasks"][t]["enabled"]]
@@ -454,6 +581,11 @@ def study_b_judges():
     if not names:
         raise WorkflowError("study_b: no judges (set study_b.judges or judges.active)")
     return names
+
+
+def study_b_corpus(task):
+    """Corpus a Study B task's items come from (named on every table row)."""
+    return dataset_for("counterfactual" if task == "single" else "dialogue")
 
 
 def study_b_table(wildcards):
@@ -534,3 +666,5 @@ def report_inputs(ext):
 
 TARGETS["report"] = lambda: ["results/report.html"]
 # <<< report helpers
+
+warn_real_mode_fallbacks()

@@ -10,11 +10,14 @@ rule study_a_trials_classification:
     input:
         unpack(study_a_cls_inputs),
         code=package_code("conditions", "judges/request.py", "judges/embedded/conventions.py",
-                          "features/blueprint.py"),
+                          "features/blueprint.py", "specialists/corpus.py",
+                          "specialists/base.py"),
     output:
         "results/trials/A/{task}/{shard}.jsonl",
     params:
         cfg=study_a_cls_params,
+        corpus=lambda wc: study_a_dataset(wc.task),
+        specialist=lambda wc: f"{config['study_a'][wc.task]['specialist']}@{study_a_dataset(wc.task)}",
         template_dir=str(REPO / "templates" / "blueprint"),
     log:
         "logs/conditions/study_a_trials_classification/{task}_{shard}.log",
@@ -29,12 +32,16 @@ rule study_a_trials_pairwise_native:
         criterion="naturalness|cleanness|speaker|emotion",
     input:
         manifest=study_a_pair_manifest,
-        code=package_code("conditions", "judges/request.py", "judges/embedded/conventions.py"),
+        specialist_model=study_a_pair_specialist,
+        code=package_code("conditions", "judges/request.py", "judges/embedded/conventions.py",
+                          "specialists/corpus.py", "specialists/base.py"),
     output:
         "results/trials/A/pair_{criterion}/native.jsonl",
     params:
         cfg=study_a_pair_params,
         criterion="{criterion}",
+        corpus=lambda wc: study_a_dataset(wc.criterion),
+        specialist=lambda wc: f"{CRITERION_KIND[wc.criterion]}@{study_a_dataset(wc.criterion)}",
         fmt="native",
     log:
         "logs/conditions/study_a_trials_pairwise/{criterion}_native.log",
@@ -50,13 +57,17 @@ rule study_a_trials_pairwise_concat:
         criterion="naturalness|cleanness|speaker|emotion",
     input:
         manifest=study_a_pair_manifest,
-        code=package_code("conditions", "judges/request.py", "judges/embedded/conventions.py"),
+        specialist_model=study_a_pair_specialist,
+        code=package_code("conditions", "judges/request.py", "judges/embedded/conventions.py",
+                          "specialists/corpus.py", "specialists/base.py"),
     output:
         trials="results/trials/A/pair_{criterion}/concat.jsonl",
         audio=directory("results/trials/A/pair_{criterion}/concat_audio"),
     params:
         cfg=study_a_pair_params,
         criterion="{criterion}",
+        corpus=lambda wc: study_a_dataset(wc.criterion),
+        specialist=lambda wc: f"{CRITERION_KIND[wc.criterion]}@{study_a_dataset(wc.criterion)}",
         fmt="concat",
     log:
         "logs/conditions/study_a_trials_pairwise/{criterion}_concat.log",
@@ -94,7 +105,7 @@ rule study_b_render:
     checks); every candidate logged with its scores."""
     input:
         item_file="results/conditions/B/{task}/items.jsonl",
-        specialist=config["study_b"]["rendering"]["specialist"],
+        specialist=study_b_specialist(),
         code=package_code("conditions/study_b", "conditions/tts.py", "conditions/replies.py",
                           "datasets", "specialists", "features", "judges/request.py"),
     output:
@@ -151,6 +162,7 @@ rule study_b_trials:
     params:
         kind=lambda wc: study_b_kind(wc.shard),
         trajectory=lambda wc: config["study_b"]["tasks"]["positional"]["trajectory"],
+        corpus=lambda wc: study_b_corpus(wc.task),
     log:
         "logs/conditions/study_b_trials/{task}/{shard}.log",
     wildcard_constraints:

@@ -6,12 +6,12 @@ rule judge_shard:
     persistent content-addressed cache in <cache_dir>/judge/ (never paying twice)."""
     input:
         trials="results/trials/{study}/{task}/{shard}.jsonl",
-        models=lambda wc: judge_model_inputs(wc.judge),
+        models=lambda wc: judge_model_inputs(wc.judge, wc.study, wc.task),
         code=lambda wc: judge_code(wc.judge),
     output:
         "results/responses/{judge}/{study}/{task}/{shard}.jsonl",
     params:
-        spec=lambda wc: judge_param(wc.judge),
+        spec=lambda wc: judge_param(wc.judge, wc.study, wc.task),
         cache_dir=lambda wc: config["cache_dir"],
         progress=lambda wc: bool(config["judges"]["progress"]),
     log:

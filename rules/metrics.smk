@@ -144,6 +144,7 @@ rule study_b_balance:
         "results/metrics/B/balance.tsv",
     params:
         metric="balance",
+        corpora=lambda wc: as_param({t: study_b_corpus(t) for t in study_b_tasks()}),
         n_boot=config["study_b"]["bootstrap"],
         seed=config["seed"],
     log:

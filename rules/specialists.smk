@@ -13,35 +13,38 @@ rule specialists_whisper_model:
         str(REPO / "scripts" / "specialists_whisper_model.py")
 
 
-# Fit (sklearn / resemblyzer / DNSMOS regressor) on the train split of the kind's
-# dataset, or record a real-mode adapter's model path (checked to load).
+# Fit (sklearn / resemblyzer / DNSMOS regressor) on the train split of one corpus
+# (one specialist per kind x corpus, settings per corpus kind: specialist_cfg), or
+# record a pretrained adapter's model path (checked to load).
 rule specialists_train:
     input:
         unpack(specialist_train_input),
     output:
-        model="results/specialists/{kind}/model.json",
-        weights="results/specialists/{kind}/model.joblib",
+        model="results/specialists/{kind}/{dataset}/model.json",
+        weights="results/specialists/{kind}/{dataset}/model.joblib",
     params:
-        cfg=lambda wc: as_param(specialist_cfg(wc.kind)),
+        cfg=lambda wc: as_param(specialist_cfg(wc.kind, wc.dataset)),
         features=as_param(config["features"]),
         cache_dir=config["cache_dir"],
         seed=config["seed"],
     log:
-        "logs/specialists/specialists_train/{kind}.log",
+        "logs/specialists/specialists_train/{kind}/{dataset}.log",
     benchmark:
-        "logs/specialists/specialists_train/{kind}.benchmark.tsv"
+        "logs/specialists/specialists_train/{kind}/{dataset}.benchmark.tsv"
     wildcard_constraints:
         kind=SPECIALIST_KIND_RE,
+        dataset="[A-Za-z0-9_]+",
     threads: 2
     script:
         str(REPO / "scripts" / "specialists_train.py")
 
 
-# Per-clip predictions of a specialist on every clip of a dataset.
+# Per-clip predictions on every clip of a corpus by that corpus's own specialist
+# (a model fitted on another kind of corpus is refused).
 rule specialists_predict:
     input:
-        model="results/specialists/{kind}/model.json",
-        weights="results/specialists/{kind}/model.joblib",
+        model="results/specialists/{kind}/{dataset}/model.json",
+        weights="results/specialists/{kind}/{dataset}/model.joblib",
         manifest="data/{dataset}/manifest.tsv",
         code=package_code("features", "specialists"),
     output:
@@ -67,7 +70,7 @@ rule specialists_whisper_eval:
     output:
         table="results/specialists/language/whisper_{dataset}.tsv",
     params:
-        languages=lambda wc: ",".join(specialist_cfg("language")["languages"]),
+        languages=lambda wc: ",".join(specialist_cfg("language", wc.dataset)["languages"]),
     log:
         "logs/specialists/specialists_whisper_eval/{dataset}.log",
     benchmark:
@@ -79,7 +82,8 @@ rule specialists_whisper_eval:
         str(REPO / "scripts" / "specialists_whisper_eval.py")
 
 
-# The specialists' own accuracy on each held-out split + confusion matrices.
+# The specialists' own accuracy on each held-out split, one row per (specialist,
+# corpus) with that corpus kind's target, + confusion matrices.
 rule specialists_accuracy:
     input:
         unpack(specialist_accuracy_input),
@@ -89,8 +93,7 @@ rule specialists_accuracy:
         png="figures/specialist_confusion.png",
         pdf="figures/specialist_confusion.pdf",
     params:
-        cfg=as_param(config["specialists"]),
-        datasets=lambda wc: as_param(specialist_datasets()),
+        uses=lambda wc: specialist_accuracy_param(),
     log:
         "logs/specialists/specialists_accuracy.log",
     script:

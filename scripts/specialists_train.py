@@ -18,7 +18,8 @@ def main(smk):
     screen = ScreenConfig(fcfg["min_duration_s"], fcfg["silence_dbfs"], fcfg["saturation_fraction"])
     out_dir = smk.output.model.rsplit("/", 1)[0]
     meta = train(kind, smk.input.manifest, cfg, out_dir, smk.params.cache_dir, smk.threads,
-                 smk.params.seed, screen, smk.input.get("trials"))
+                 smk.params.seed, screen, smk.input.get("trials"),
+                 corpus=smk.wildcards.dataset)
     log.info("%s specialist: version %s", kind, meta["version"])
     record_snakemake_job(smk, extra={"version": meta["version"]})
 

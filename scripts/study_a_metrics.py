@@ -8,6 +8,7 @@ from judgeaudit import logs
 from judgeaudit.io import write_tsv_atomic
 from judgeaudit.provenance import record_snakemake_job
 from judgeaudit.stats import study_a as sa
+from judgeaudit.stats.corpus import attach_corpus, corpus_by_task
 
 log = logs.setup(snakemake.log[0])  # noqa: F821
 smk = snakemake  # noqa: F821
@@ -19,6 +20,10 @@ for p in smk.input.contrasts:
     rows += c.to_dict("records")
 contrasts = sa.contrasts_table(rows)
 planted = sa.planted_table(metrics, json.loads(smk.params.planted))
+# every row names its corpus (carried from the per-judge metrics)
+corpora = corpus_by_task(metrics, "study A metrics")
+contrasts = attach_corpus(contrasts, corpora, "study A contrasts")
+planted = attach_corpus(planted, corpora, "study A planted")
 write_tsv_atomic(smk.output.metrics, metrics)
 write_tsv_atomic(smk.output.contrasts, contrasts)
 write_tsv_atomic(smk.output.planted, planted)

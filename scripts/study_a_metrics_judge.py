@@ -6,6 +6,7 @@ from judgeaudit import logs
 from judgeaudit.io import read_jsonl, write_tsv_atomic
 from judgeaudit.provenance import record_snakemake_job
 from judgeaudit.stats import study_a as sa
+from judgeaudit.stats.corpus import attach_corpus, corpus_by_task
 
 log = logs.setup(snakemake.log[0])  # noqa: F821
 smk = snakemake  # noqa: F821
@@ -14,6 +15,10 @@ responses = [r for path in smk.input.responses for r in read_jsonl(path)]
 df = sa.join(trials, responses, smk.params.judge)
 metrics = sa.metrics(df, n_boot=int(smk.params.n_boot))
 contrasts = pd.DataFrame(sa.contrast_rows(df), columns=sa.CONTRAST_COLUMNS)
+# every row names the corpus its trials came from (facts.corpus)
+corpora = corpus_by_task(trials, "study A trials")
+metrics = attach_corpus(metrics, corpora, "study A metrics")
+contrasts = attach_corpus(contrasts, corpora, "study A contrasts")
 write_tsv_atomic(smk.output.metrics, metrics)
 write_tsv_atomic(smk.output.contrasts, contrasts)
 log.info("judge %s: %d trials, %d invalid, %d metric rows, %d contrasts", smk.params.judge,

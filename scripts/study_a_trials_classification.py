@@ -4,9 +4,11 @@ judgeaudit.conditions.study_a_build."""
 import json
 
 from judgeaudit import logs
+from judgeaudit.conditions.corpus import tag_corpus
 from judgeaudit.conditions.study_a_build import classification_shard, load_clipset
 from judgeaudit.io import write_jsonl_atomic
 from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.specialists.corpus import check_study_clips
 
 log = logs.setup(snakemake.log[0])  # noqa: F821
 smk = snakemake  # noqa: F821
@@ -20,6 +22,12 @@ if shard in ("blueprint", "conflict"):
 
     blueprint = Blueprint.from_tsv(smk.input.features, template_dir=smk.params.template_dir)
 trials = classification_shard(task, shard, cfg, clipset, blueprint)
+# no leakage: refuse clips from speakers the grounding specialist trained on
+checked = check_study_clips(clipset.clips["clip_id"], smk.input.manifest, smk.params.corpus,
+                            {smk.params.specialist: smk.input.specialist_model},
+                            f"study A {task}/{shard}")
+log.info("leakage check: %s", checked)
+trials = tag_corpus(trials, smk.params.corpus)
 write_jsonl_atomic(smk.output[0], trials)
 log.info("study A %s/%s: %d clips -> %d trials", task, shard, len(clipset.clips), len(trials))
 record_snakemake_job(smk, extra={"n_trials": len(trials), "n_clips": len(clipset.clips)})

@@ -5,9 +5,11 @@ import json
 from pathlib import Path
 
 from judgeaudit import logs
+from judgeaudit.conditions.corpus import tag_corpus, trial_clips
 from judgeaudit.conditions.study_a_build import pair_shard
 from judgeaudit.io import write_jsonl_atomic
 from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.specialists.corpus import check_study_clips
 
 log = logs.setup(snakemake.log[0])  # noqa: F821
 smk = snakemake  # noqa: F821
@@ -18,6 +20,12 @@ if smk.params.fmt == "concat":
     concat_dir.mkdir(parents=True, exist_ok=True)
 trials = pair_shard(smk.params.criterion, smk.params.fmt, cfg["pairwise"], smk.input.manifest,
                     cfg["seed"], concat_dir=concat_dir)
+# no leakage: refuse clips from speakers the grounding specialist trained on
+checked = check_study_clips(trial_clips(trials), smk.input.manifest, smk.params.corpus,
+                            {smk.params.specialist: smk.input.specialist_model},
+                            f"study A pair_{smk.params.criterion}/{smk.params.fmt}")
+log.info("leakage check: %s", checked)
+trials = tag_corpus(trials, smk.params.corpus)
 out = smk.output.trials if smk.params.fmt == "concat" else smk.output[0]
 write_jsonl_atomic(out, trials)
 log.info("study A pair_%s/%s: %d trials", smk.params.criterion, smk.params.fmt, len(trials))

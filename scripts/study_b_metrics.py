@@ -1,6 +1,8 @@
 """Study B metrics from scored shards: accuracy, protocol gap, cue dependence,
 states (+ distribution, Potemkin) or reply balance (params.metric)."""
 
+import json
+
 import pandas as pd
 
 from judgeaudit import logs
@@ -8,6 +10,7 @@ from judgeaudit.conditions.study_b.build import LEXICAL_METRICS, items_by_task
 from judgeaudit.io import write_tsv_atomic
 from judgeaudit.provenance import record_snakemake_job
 from judgeaudit.stats import study_b as SB
+from judgeaudit.stats.corpus import attach_corpus, corpus_by_task
 
 smk = snakemake  # noqa: F821
 log = logs.setup(smk.log[0])
@@ -20,23 +23,35 @@ def scored():
     return pd.concat([SB.read_scored(p) for p in smk.input.scored], ignore_index=True)
 
 
+_corpora = {}
+
+
+def named(frame):
+    """Every row names the corpus of its task (carried from the trials' facts)."""
+    if not _corpora:
+        _corpora.update(json.loads(smk.params.corpora) if metric == "balance"
+                        else corpus_by_task(scored(), "study B scored shards"))
+    return attach_corpus(frame, _corpora, f"study B {metric}")
+
+
 if metric == "accuracy":
-    write_tsv_atomic(smk.output[0], SB.accuracy(scored()))
+    write_tsv_atomic(smk.output[0], named(SB.accuracy(scored())))
 elif metric == "protocol_gap":
-    write_tsv_atomic(smk.output[0], SB.protocol_gap(scored(), n_boot=n_boot, seed=seed))
+    write_tsv_atomic(smk.output[0], named(SB.protocol_gap(scored(), n_boot=n_boot, seed=seed)))
 elif metric == "cue_dependence":
-    write_tsv_atomic(smk.output[0], SB.cue_dependence(scored(), n_boot=n_boot, seed=seed))
+    write_tsv_atomic(smk.output[0], named(SB.cue_dependence(scored(), n_boot=n_boot,
+                                                            seed=seed)))
 elif metric == "states":
     st = SB.states(scored(), items_by_task(smk.input.item_files))
-    write_tsv_atomic(smk.output.states, st)
-    write_tsv_atomic(smk.output.distribution, SB.state_distribution(st))
-    write_tsv_atomic(smk.output.potemkin, SB.potemkin(st))
+    write_tsv_atomic(smk.output.states, named(st))
+    write_tsv_atomic(smk.output.distribution, named(SB.state_distribution(st)))
+    write_tsv_atomic(smk.output.potemkin, named(SB.potemkin(st)))
 elif metric == "balance":
     rows = pd.concat([pd.read_csv(p, sep="\t") for p in smk.input.quality], ignore_index=True)
     metrics = [m for m in (*LEXICAL_METRICS, "dnsmos_ovrl", "dnsmos_sig", "dnsmos_bak")
                if m in rows.columns]
-    write_tsv_atomic(smk.output[0], SB.balance(rows.to_dict("records"), metrics,
-                                               n_boot=n_boot, seed=seed))
+    write_tsv_atomic(smk.output[0], named(SB.balance(rows.to_dict("records"), metrics,
+                                                     n_boot=n_boot, seed=seed)))
 else:
     raise ValueError(f"study_b_metrics: unknown metric {metric!r}")
 log.info("study B metric %s written", metric)

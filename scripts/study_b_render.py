@@ -8,10 +8,16 @@ from judgeaudit import logs
 from judgeaudit.conditions.study_b.build import render_task
 from judgeaudit.io import write_tsv_atomic
 from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.specialists.base import read_meta
+from judgeaudit.specialists.corpus import check_applicable
 
 smk = snakemake  # noqa: F821
 log = logs.setup(smk.log[0])
 cfg = json.loads(smk.params.cfg)
+# the renderings are TTS (synthetic) speech: a specialist fitted on real speech only
+# is refused, as is one fitted on synthetic speech applied to real speech elsewhere
+check_applicable(read_meta(smk.input.specialist), "synth_study_b_renderings",
+                 f"study B {smk.wildcards.task} rendering filter")
 Path(smk.output.audio).mkdir(parents=True, exist_ok=True)
 rows, cands = render_task(smk.input.item_file, cfg, int(smk.params.sample_rate),
                           int(smk.params.seed), smk.input.specialist, smk.output.audio)

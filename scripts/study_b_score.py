@@ -3,13 +3,17 @@
 from judgeaudit import logs
 from judgeaudit.io import read_jsonl, write_tsv_atomic
 from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.stats.corpus import attach_corpus, corpus_by_task
 from judgeaudit.stats.study_b import score_trials
 
 smk = snakemake  # noqa: F821
 log = logs.setup(smk.log[0])
 w = smk.wildcards
-scored = score_trials(read_jsonl(smk.input.trials), read_jsonl(smk.input.responses), w.judge,
+trials = list(read_jsonl(smk.input.trials))
+scored = score_trials(trials, read_jsonl(smk.input.responses), w.judge,
                       w.shard, what=smk.input.responses)
+# every row names the corpus its item came from (facts.corpus)
+scored = attach_corpus(scored, corpus_by_task(trials, smk.input.trials), smk.input.trials)
 write_tsv_atomic(smk.output[0], scored)
 log.info("study B %s %s/%s: %d trials, %d valid", w.judge, w.task, w.shard, len(scored),
          int(scored["valid"].sum()))

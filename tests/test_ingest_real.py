@@ -110,7 +110,8 @@ def test_corrupt_wav_names_the_path(tmp_path):
     bad = root / "Actor_02" / "03-01-05-02-01-02-02.wav"
     bad.write_bytes(b"RIFF\x00\x00\x00\x00WAVEfmt garbage")
     with pytest.raises(AudioError) as err:
-        run(tmp_path, "ravdess", root, check_complete=False, subset_per_class=2)
+        run(tmp_path, "ravdess", root, check_complete=False, subset_per_class=2,
+            subset_split="all")  # 2 actors: no held-out one
     assert str(bad) in str(err.value) and "unreadable audio" in str(err.value)
     assert not (tmp_path / "data" / "ravdess" / "manifest.tsv").exists()
 
@@ -133,12 +134,14 @@ def test_half_truncated_wav_in_local_ravdess_is_named(tmp_path):
 
 def test_derived_copies_are_cached(tmp_path):
     root = ravdess_tree(tmp_path / "R", actors=(1, 2))
-    frame, _ = run(tmp_path, "ravdess", root, check_complete=False, subset_per_class=2)
+    frame, _ = run(tmp_path, "ravdess", root, check_complete=False, subset_per_class=2,
+                   subset_split="all")  # 2 actors: no held-out one
     cached = sorted((tmp_path / "cache").rglob("*.wav"))
     # content-addressed: one derived copy per distinct source file
     assert len(cached) == frame.orig_sha256.nunique() > 1
     stamps = {p: p.stat().st_mtime_ns for p in cached}
-    run(tmp_path, "ravdess", root, check_complete=False, subset_per_class=2)
+    run(tmp_path, "ravdess", root, check_complete=False, subset_per_class=2,
+        subset_split="all")
     assert {p: p.stat().st_mtime_ns for p in cached} == stamps
 
 
@@ -399,14 +402,15 @@ def test_ravdess_download_verifies_md5_extracts_and_ingests(tmp_path):
         st.files["/files/Audio_Speech_Actors_01-24.zip"] = arc.read_bytes()
         st.drop_after["/files/Audio_Speech_Actors_01-24.zip"] = arc.stat().st_size // 3
         cfg = cfg_for("ravdess", source="download", url=f"{url}/files/Audio_Speech_Actors_01-24.zip",
-                      md5=md5, check_complete=False, subset_per_class=2)
+                      md5=md5, check_complete=False, subset_per_class=2,
+                      subset_split="all")  # 2 actors: no held-out one
         receipt = prepare_download("ravdess", cfg, tmp_path / "cache",
                                    download_cfg={"backoff_s": 0})
         assert receipt["files"][0]["attempts"] == 2  # resumed after the drop
         again = prepare_download("ravdess", cfg, tmp_path / "cache")
         assert again["files"][0]["reused"] is True and len(st.requests) == 2
     frame, _ = run(tmp_path, "ravdess", receipt["root"], source="download",
-                   check_complete=False, subset_per_class=2)
+                   check_complete=False, subset_per_class=2, subset_split="all")
     assert len(frame) == 120
 
 

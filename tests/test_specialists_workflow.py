@@ -30,7 +30,7 @@ def test_accuracy_table_dag(tmp_path):
 def test_whisper_backend_pulls_the_assembled_model(tmp_path):
     overlay = tmp_path / "whisper.yaml"
     overlay.write_text("specialists:\n  language:\n    backend: whisper\n")
-    res = _dry_run(tmp_path, "results/specialists/language/model.json",
+    res = _dry_run(tmp_path, "results/specialists/language/synth_language/model.json",
                    overlays=(overlay,))
     assert res.returncode == 0, res.stderr[-2000:]
     assert "specialists_whisper_model" in res.stdout + res.stderr

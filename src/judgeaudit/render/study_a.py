@@ -101,8 +101,16 @@ def all_tables(metrics: pd.DataFrame, contrasts: pd.DataFrame, planted: pd.DataF
     table_planted(planted, out / "study_a_planted")
 
 
+def _panel_corpus(m: pd.DataFrame) -> pd.DataFrame:
+    """Figure panels name their corpus: task -> `task (corpus)`."""
+    if "corpus" not in m.columns:
+        return m
+    return m.assign(task=m["task"].astype(str) + " (" + m["corpus"].astype(str) + ")")
+
+
 def all_figures(metrics: pd.DataFrame, out_dir: str | Path) -> None:
     out = Path(out_dir)
+    metrics = _panel_corpus(metrics)
     d = _pooled(metrics)
     ref = d[(d["family"] == "reference") & (d["metric"] == "rf")]
     save_figure(grouped_bars(ref, "condition", "judge", panel="task", x_order=PLACEMENTS,

@@ -109,7 +109,7 @@ def states_figure(dist: pd.DataFrame, base: str | Path) -> pd.DataFrame:
             bottom += vals
         heights[task] = dict(zip(judges, bottom, strict=True))
         ax.set_xticks(range(len(judges)), judges, rotation=45, ha="right")
-        ax.set_title(TASK_LABEL.get(task, task))
+        ax.set_title(TASK_LABEL.get(task, task) + _corpus_of(d))
         ax.set_ylim(0, 1)
     axes[0][0].set_ylabel("share of renderings")
     handles, labels = axes[0][0].get_legend_handles_labels()
@@ -118,6 +118,13 @@ def states_figure(dist: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     fig.subplots_adjust(right=0.82)
     save_figure(fig, base)
     return pd.DataFrame(heights)
+
+
+def _corpus_of(frame: pd.DataFrame) -> str:
+    """` (corpus)` for a panel/column title when the rows name their corpus."""
+    if "corpus" not in frame.columns or not len(frame):
+        return ""
+    return " (" + ", ".join(sorted(set(frame["corpus"].astype(str)))) + ")"
 
 
 def heatmap_figure(pot: pd.DataFrame, gap: pd.DataFrame, cue: pd.DataFrame,
@@ -131,9 +138,9 @@ def heatmap_figure(pot: pd.DataFrame, gap: pd.DataFrame, cue: pd.DataFrame,
     tasks = [t for t in TASK_ORDER if t in set(pot["task"]) | set(gap["task"])]
     for task in tasks:
         for name, frame in (("Potemkin", p), ("protocol collapse", g), ("cue dependence", c)):
-            col = f"{TASK_LABEL.get(task, task)}\n{name}"
-            cols.append(col)
             sub = frame[frame["task"] == task]
+            col = f"{TASK_LABEL.get(task, task)}{_corpus_of(sub)}\n{name}"
+            cols.append(col)
             data[col] = dict(zip(sub["judge"], sub["estimate"], strict=True))
     judges = sorted(set(pot["judge"]) | set(gap["judge"]))
     mat = pd.DataFrame({col: [data[col].get(j, np.nan) for j in judges] for col in cols},

@@ -73,11 +73,29 @@ def write_table(frame: pd.DataFrame, base: str | Path, caption: str = "",
     """Write `<base>.tsv` (full precision; `tsv_frame` if given), `.md` and `.tex`."""
     base = Path(base)
     paths = [base.with_name(base.name + s) for s in SUFFIXES]
+    frame = with_corpus(frame, frame if tsv_frame is None else tsv_frame)
     write_tsv_atomic(paths[0], frame if tsv_frame is None else tsv_frame)
     md = (f"**{caption}**\n\n" if caption else "") + to_markdown(frame, digits)
     write_text_atomic(paths[1], md)
     write_text_atomic(paths[2], to_latex(frame, caption, f"tab:{base.name}", digits))
     return paths
+
+
+def with_corpus(shown: pd.DataFrame, tidy: pd.DataFrame) -> pd.DataFrame:
+    """Every rendered row names its corpus: when the tidy frame has a `corpus`
+    column and the shown (wide) frame does not, add one after `task` (mapped per
+    task), or after the first column as `task=corpus; ...` when tasks are columns."""
+    if "corpus" in shown.columns or "corpus" not in tidy.columns or "task" not in tidy.columns:
+        return shown
+    corpora = dict(zip(tidy["task"].astype(str), tidy["corpus"].astype(str), strict=True))
+    out = shown.copy()
+    if "task" in out.columns:
+        out.insert(list(out.columns).index("task") + 1, "corpus",
+                   out["task"].astype(str).map(corpora).fillna("-"))
+    else:
+        out.insert(min(1, len(out.columns)), "corpus",
+                   "; ".join(f"{t}={c}" for t, c in sorted(corpora.items())))
+    return out
 
 
 def pivot_cells(df: pd.DataFrame, index: Sequence[str], columns: str, digits: int = 2,

@@ -33,6 +33,8 @@ from judgeaudit.specialists.base import (
 log = logging.getLogger(__name__)
 
 LABEL_COLUMNS = {"emotion": "emotion", "language": "language"}
+#: real-mode adapters loaded from a model path and used as they are (not fitted here)
+PRETRAINED_BACKENDS = ("emotion2vec", "whisper", "ecapa", "utmos")
 
 
 def read_manifest(path: str | os.PathLike, need: Sequence[str] = ()) -> pd.DataFrame:
@@ -83,9 +85,34 @@ def _vocabulary(kind: str, cfg: Mapping[str, Any], labels: Sequence[str]) -> lis
 def train(kind: str, manifest_path: str | os.PathLike, cfg: Mapping[str, Any],
           out_dir: str | os.PathLike, cache_dir: str | os.PathLike | None = None,
           n_jobs: int = 1, seed: int = 0, screen_cfg: ScreenConfig = DEFAULT_SCREEN,
-          trials_path: str | os.PathLike | None = None) -> dict[str, Any]:
-    """Fit (or configure) the `kind` specialist and save model.json + model.joblib
-    into `out_dir`. Returns the saved metadata."""
+          trials_path: str | os.PathLike | None = None,
+          corpus: str | None = None) -> dict[str, Any]:
+    """Fit (or configure) the `kind` specialist on the train split of `corpus`
+    (default: the manifest's folder name, `data/<corpus>/manifest.tsv`) and save
+    model.json + model.joblib into `out_dir`. model.json also records the training
+    corpus, its kind (synthetic / real / pretrained for adapters used as they are)
+    and the training speakers (the leakage check reads them). Returns the metadata."""
+    from judgeaudit.specialists.corpus import PRETRAINED, corpus_kind
+
+    corpus = corpus or Path(manifest_path).resolve().parent.name
+    meta = _fit(kind, manifest_path, cfg, out_dir, cache_dir, n_jobs, seed, screen_cfg,
+                trials_path)
+    if meta["backend"] in PRETRAINED_BACKENDS:  # used as it is: fitted on nothing here
+        stamp = {"corpus": corpus, "corpus_kind": PRETRAINED, "train_speakers": []}
+    else:
+        frame = read_manifest(manifest_path)
+        speakers = sorted(set(frame.loc[frame["split"] == "train", "speaker"].astype(str)))
+        stamp = {"corpus": corpus, "corpus_kind": corpus_kind(corpus),
+                 "train_speakers": speakers}
+    meta = {**read_meta(out_dir), **stamp}
+    write_meta(out_dir, meta)
+    return meta
+
+
+def _fit(kind: str, manifest_path: str | os.PathLike, cfg: Mapping[str, Any],
+         out_dir: str | os.PathLike, cache_dir: str | os.PathLike | None = None,
+         n_jobs: int = 1, seed: int = 0, screen_cfg: ScreenConfig = DEFAULT_SCREEN,
+         trials_path: str | os.PathLike | None = None) -> dict[str, Any]:
     out_dir = Path(out_dir)
     backend = cfg.get("backend")
     what = f"{kind} specialist ({manifest_path})"
@@ -178,8 +205,11 @@ def read_trials(path: str | os.PathLike) -> pd.DataFrame:
 
 
 def predict(kind: str, model_path: str | os.PathLike, manifest_path: str | os.PathLike,
-            cache_dir: str | os.PathLike | None = None, n_jobs: int = 1) -> pd.DataFrame:
+            cache_dir: str | os.PathLike | None = None, n_jobs: int = 1,
+            corpus: str | None = None) -> pd.DataFrame:
     """Per-clip predictions of a saved specialist on every clip of a manifest.
+    With `corpus` (the manifest's dataset name) a model fitted on another kind of
+    corpus (synthetic vs real) is refused (`corpus.check_applicable`).
 
     Columns: clip_id, split, then for emotion/language `label, score_<class>...`,
     for naturalness `score, dnsmos_*`, for speaker `emb_000..emb_255`; then status
@@ -187,6 +217,10 @@ def predict(kind: str, model_path: str | os.PathLike, manifest_path: str | os.Pa
     from judgeaudit.specialists import load
 
     meta = read_meta(model_path)
+    if corpus is not None:
+        from judgeaudit.specialists.corpus import check_applicable
+
+        check_applicable(meta, corpus, f"{kind} predictions on '{manifest_path}'")
     frame = read_manifest(manifest_path)
     model = load(kind, meta_path(model_path))
     fs = meta.get("feature_set")

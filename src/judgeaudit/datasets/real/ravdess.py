@@ -164,7 +164,7 @@ def actor_splits(actors: Sequence[int], test_fraction: float, seed: int) -> dict
 
 
 def study_subset(found: Sequence[tuple[Path, RavdessName]], per_class: int, seed: int,
-                 complete: bool = True) -> set[str]:
+                 emotions: Sequence[str] = EMOTIONS) -> set[str]:
     """Keys (Actor_XX/filename) of the balanced study subset: `per_class` clips per
     emotion, spread over actors (each actor gets floor or ceil of per_class/n_actors),
     the extra slots alternating between genders and rotating over actors across
@@ -176,17 +176,15 @@ def study_subset(found: Sequence[tuple[Path, RavdessName]], per_class: int, seed
         by_emotion[n.emotion][n.actor].append((f"{path.parent.name}/{path.name}", n))
     extras = defaultdict(int)  # extra slots each actor got so far (rotation)
     chosen: set[str] = set()
-    for emotion in EMOTIONS:
+    for emotion in emotions:
         actors = by_emotion.get(emotion, {})
         available = sum(len(v) for v in actors.values())
-        if available == 0 and not complete:
-            log.warning("RAVDESS partial copy: no %r clips, so the study subset has none",
-                        emotion)
-            continue
         if available < per_class:
             raise LabelError(
                 f"RAVDESS: emotion {emotion!r} has {available} clips, fewer than "
-                f"subset_per_class={per_class}"
+                f"subset_per_class={per_class} (the subset is drawn from the "
+                f"datasets.ravdess.subset_split actors; hold out more actors with "
+                f"test_fraction or lower subset_per_class)"
             )
         ids = sorted(actors)
         base = per_class // len(ids)
@@ -235,11 +233,12 @@ def specs(root: str | Path, cfg: Mapping[str, Any], seed: int) -> tuple[list[Cli
     """ClipSpecs for every clip plus a summary; cfg is `datasets.ravdess`."""
     found = scan(root, check_complete=bool(cfg.get("check_complete", True)))
     actors = sorted({n.actor for _, n in found})
-    split = actor_splits(actors, float(cfg.get("test_fraction", 0.25)), seed)
-    subset_split = cfg.get("subset_split", "all")
+    split = actor_splits(actors, float(cfg.get("test_fraction", 0.34)), seed)
+    subset_split = cfg.get("subset_split", "test")
     pool = [(p, n) for p, n in found if subset_split == "all" or split[n.actor] == subset_split]
-    subset = study_subset(pool, int(cfg.get("subset_per_class", 30)), seed,
-                          complete=bool(cfg.get("check_complete", True)))
+    # a partial copy (check_complete: false) may lack an emotion altogether
+    present = [e for e in EMOTIONS if any(n.emotion == e for _, n in found)]
+    subset = study_subset(pool, int(cfg.get("subset_per_class", 30)), seed, present)
     out = []
     for path, n in found:
         key = f"{path.parent.name}/{path.name}"

@@ -87,6 +87,7 @@ class SpecialistPerception:
     given)."""
 
     def __init__(self, models: Mapping[str, str | Path], store: PerceptionStore | None = None):
+        _check_resolved(models)
         self.paths = {k: str(v) for k, v in models.items() if v}
         self.store = store
         self._models: dict[str, Any] = {}
@@ -184,7 +185,17 @@ def model_hashes(spec: Mapping[str, Any] | None) -> dict[str, str | None]:
     from judgeaudit.provenance import hash_path
 
     models = (spec or {}).get("models") or {}
+    _check_resolved(models)
     return {k: hash_path(v)["sha256"] for k, v in sorted(models.items()) if v}
+
+
+def _check_resolved(models: Mapping[str, Any]) -> None:
+    auto = sorted(k for k, v in models.items() if v == "auto")
+    if auto:
+        raise ValueError(
+            f"perception.models {auto} are 'auto': the workflow resolves them to the "
+            "specialist of the corpus each trial shard comes from (rules/common.smk "
+            "judge_spec_for); outside the workflow give a model.json path per kind")
 
 
 class ToneFakePerception:

@@ -1,0 +1,20 @@
+"""Rule corpus_sources: which corpus every study attribute uses; a real-mode
+fallback to a synthetic corpus is a WARNING in the log and a flagged row."""
+
+import json
+
+from judgeaudit.datasets import sources
+from judgeaudit.io import write_text_atomic, write_tsv_atomic
+from judgeaudit.logs import setup
+from judgeaudit.provenance import record_snakemake_job
+
+smk = snakemake  # noqa: F821
+log = setup(smk.log[0])
+p = json.loads(smk.params.corpora)
+frame = sources.corpus_sources({a: tuple(v) for a, v in p["attributes"].items()},
+                               p["sources"], p["used"])
+sources.warn_fallbacks(frame, log)
+write_tsv_atomic(smk.output.tsv, frame)
+write_text_atomic(smk.output.md, sources.markdown(frame))
+log.info("corpus per attribute: %s", dict(zip(frame["attribute"], frame["corpus"], strict=True)))
+record_snakemake_job(smk)
