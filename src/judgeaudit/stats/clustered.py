@@ -50,6 +50,7 @@ gives); `invalid_bounds` the follow rate if every invalid answer had been a foll
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -283,7 +284,8 @@ def cluster_bootstrap_bca(values: Sequence | np.ndarray,
         return np.sum(s, axis=axis) / np.sum(z, axis=axis)
 
     method = "BCa"
-    with np.errstate(all="ignore"):
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # DegenerateDataWarning: handled by the fallback
         res = sps.bootstrap((sums, sizes), ratio, paired=True, vectorized=True,
                             n_resamples=n_resamples, confidence_level=1 - alpha,
                             method="BCa", random_state=np.random.default_rng(seed))
