@@ -440,7 +440,8 @@ TARGETS["judges"] = lambda: []  # responses are pulled in by the study stages
 STUDY_A_CLS_TASKS = ["emotion", "language"]
 STUDY_A_CLS_SHARDS = ["blueprint", "reference", "conflict"]
 STUDY_A_PAIR_FORMATS = ["concat", "native"]
-STUDY_A_TABLES = ["study_a_table2_blueprint", "study_a_table3_reference",
+STUDY_A_TABLES = ["study_a_table2_blueprint", "study_a_follow_blueprint",
+                  "study_a_table3_reference",
                   "study_a_table4_conflict", "study_a_table5_pairwise",
                   "study_a_contrasts", "study_a_planted"]
 STUDY_A_FIGURES = ["study_a_follow_by_placement", "study_a_lock_vs_g",
@@ -531,6 +532,14 @@ def study_a_planted_specs():
         if spec.get("provider") == "simulated":
             out[name] = spec.get("simulated") or {}
     return out
+
+
+def study_a_control_judges():
+    """Study A judges whose behaviour is known by construction (listener, label-reader,
+    first-slot providers): reported, but left out of the contrasts' Holm families."""
+    controls = ("listener", "label_reader", "first_slot")
+    return sorted(n for n in study_a_judges()
+                  if config["judges"]["panel"].get(n, {}).get("provider") in controls)
 
 
 TARGETS["study_a"] = lambda: (

@@ -18,7 +18,7 @@ rows = []
 for p in smk.input.contrasts:
     c = pd.read_csv(p, sep="\t")
     rows += c.to_dict("records")
-contrasts = sa.contrasts_table(rows)
+contrasts = sa.contrasts_table(rows, controls=json.loads(smk.params.controls))
 planted = sa.planted_table(metrics, json.loads(smk.params.planted))
 # every row names its corpus (carried from the per-judge metrics)
 corpora = corpus_by_task(metrics, "study A metrics")
