@@ -293,8 +293,9 @@ def problems(frame: pd.DataFrame) -> tuple[list[str], list[str]]:
         name = f"{r.study}/{r.task}/{r.cell}"
         if r.shortfall and (r.study, r.task) not in seen:
             seen.add((r.study, r.task))
-            short.append(f"cell {r.study}/{r.task}: configured size {r.configured_n} but the "
-                         f"corpus delivered {r.delivered_n} (the size is capped by the data)")
+            short.append(f"cell {r.study}/{r.task}: configured size {int(r.configured_n)} but "
+                         f"the corpus delivered {int(r.delivered_n)} (the size is capped by "
+                         "the data)")
         if not r.meets_target:
             mde = "none detectable" if not np.isfinite(r.mde) else f"{r.mde:.3f}"
             weak.append(f"cell {name} ({r.metric}): MDE {mde} at power {r.power:g}, alpha "
