@@ -434,7 +434,7 @@ TARGETS["study_a"] = lambda: (
 STUDY_B_TASKS = ["single", "positional", "conversation"]
 STUDY_B_TEMPLATES = REPO / "templates" / "study_b"
 STUDY_B_TABLES = ["study_b_accuracy", "study_b_protocol_gap", "study_b_balance",
-                  "study_b_potemkin"]
+                  "study_b_potemkin", "study_b_state_distribution"]
 STUDY_B_FIGURES = ["study_b_states", "study_b_heatmap"]
 
 

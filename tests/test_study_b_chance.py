@@ -120,3 +120,27 @@ def test_gate_reports_above_chance_but_refuses_tiny_n():
     pot, st, ch = _pot_and_states([1.0] * 28 + [0.0] * 4, 2)
     row = CH.gate_potemkin(pot, st, ch).query("metric == 'conditional_potemkin'").iloc[0]
     assert row["reported"] is False and "n(P=1, O=1) = 2 < 10" in row["reason"]
+
+
+def test_states_table_and_figure_show_chance_beside_observed(tmp_path):
+    from judgeaudit.render import study_b as R
+
+    items = [_single(i) for i in range(6)]
+    st = SB.states(_random_judge(items, np.random.default_rng(1)), items)
+    dist = SB.state_distribution(st)
+    ch = CH.chance_distribution(items)
+    wide = R.states_table(dist, ch, tmp_path / "tab")
+    assert list(wide["judge"]) == ["random", R.CHANCE_ROW]
+    assert wide.iloc[1]["110"] == "0.06 (chance)"  # 1/4 * 1/2 * 1/2
+    assert "uniformly at random" in (tmp_path / "tab.md").read_text()
+    heights = R.states_figure(dist, tmp_path / "fig", ch)
+    assert heights.loc[R.CHANCE_ROW, "single"] == pytest.approx(1.0)
+    assert (tmp_path / "fig.png").stat().st_size > 0
+
+
+def test_potemkin_table_prints_the_reason_where_not_reported(tmp_path):
+    from judgeaudit.render import study_b as R
+
+    pot, st, ch = _pot_and_states([1.0] * 8 + [0.0] * 24, 12)
+    wide = R.potemkin_table(CH.gate_potemkin(pot, st, ch), tmp_path / "pot")
+    assert wide.iloc[0]["conditional_potemkin"].startswith("not reported: P 8/32")
