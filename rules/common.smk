@@ -248,7 +248,7 @@ def specialist_whisper_eval_input(wildcards):
 
 
 def specialist_accuracy_input(wildcards):
-    out = {"code": package_code("features", "specialists")}
+    out = {"code": package_code("features", "specialists", "stats/resample.py")}
     for kind in SPECIALIST_KINDS:
         dataset = specialist_dataset(kind)
         out[f"{kind}_pred"] = specialist_predictions(kind, dataset)

@@ -36,7 +36,8 @@ def main(smk):
         rows.append(dict(row, specialist="language (whisper-base)"))
         cms[f"whisper LID ({datasets['language']}, test)"] = cm
     rows.append(ev.speaker(datasets["speaker"], tsv(inp.speaker_pred), read_trials(inp.speaker_trials),
-                           cfg["speaker"]["target"]))
+                           cfg["speaker"]["target"],
+                           manifest=read_manifest(inp.speaker_manifest, [])))
     nat_manifest = read_manifest(inp.naturalness_manifest, [cfg["naturalness"]["target_column"]])
     nat_pred = tsv(inp.naturalness_pred)
     rows.append(ev.naturalness(datasets["naturalness"], nat_pred, nat_manifest,
