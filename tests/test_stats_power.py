@@ -86,17 +86,18 @@ def _cls_trial(i, clip, cond, gold="a", task="language"):
 def _pair_trial(i, pid, a, b, fmt="concat"):
     return {"trial_id": f"p{i}", "study": "A", "task": "pair_cleanness", "condition": fmt,
             "gold": "A", "facts": {"family": "pairwise", "pair_id": pid, "format": fmt,
+                                   "criterion": "cleanness", "better_clip": a,
                                    "clip_a": a, "clip_b": b, "reference_clip": None}}
 
 
-def test_cells_cluster_by_clip_and_by_shared_pair_clips():
+def test_cells_cluster_by_clip_and_by_pair_source():
     trials = [_cls_trial(i, f"c{i % 10}", "after") for i in range(30)]  # 10 clips x 3 seeds
-    trials += [_pair_trial(0, "p1", "s1", "d1"), _pair_trial(1, "p1", "d1", "s1"),
+    trials += [_pair_trial(0, "p1", "s1", "d1"), _pair_trial(1, "p1", "s1", "d1"),
                _pair_trial(2, "p2", "s1", "d2"), _pair_trial(3, "p3", "s3", "d3")]
     cells = {c["cell"]: c for c in PW.trial_cells(trials)}
     assert (cells["after"]["n_units"], cells["after"]["n_clusters"]) == (30, 10)
     assert cells["after"]["metric"] == "follow"
-    # p1 and p2 share the clean clip s1: two clusters for three pairs
+    # p1 and p2 share the clean source clip s1: two clusters for three pairs
     assert (cells["concat"]["n_units"], cells["concat"]["n_clusters"]) == (3, 2)
     row = PW.evaluate_cell(cells["after"], CFG)
     assert row["deff"] == pytest.approx(1 + 2 * 0.2)

@@ -14,9 +14,9 @@ Methods (named in every row's `method` column):
   solved h, p0 = the configured baseline.
 - Clustering: n_eff = n_units / DEFF, DEFF = 1 + (m - 1) * ICC (Kish), m = units
   per cluster, ICC configured (`power.icc`). Clusters: the clip for
-  classification trials (a clip is judged under several seeds), connected
-  components of clips shared between pairs for pairwise trials, the item for
-  Study B.
+  classification trials (a clip is judged under several seeds), the source clip
+  a pair shares with other pairs for pairwise trials (`pair_source`), the item
+  for Study B.
 - Protocol gap (Study B, Pairwise - Pointwise, paired over items): one-sample
   t test on item-level differences (`statsmodels.stats.power.TTestPower`,
   two-sided). Per rendering the difference D in {-1, 0, 1} has variance
@@ -31,7 +31,7 @@ No response is read: the report depends only on the trials and the config.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -126,26 +126,20 @@ def mde_paired_gap(n_items: float, p0: float, m: float = 2, icc: float = 0.0,
 
 
 # ------------------------------------------------------------------ cells
-def _components(edges: Iterable[Sequence[str]]) -> dict[str, str]:
-    """Union-find: node -> component root over groups of nodes that share a unit."""
-    parent: dict[str, str] = {}
-
-    def find(x: str) -> str:
-        parent.setdefault(x, x)
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for group in edges:
-        nodes = [str(n) for n in group if n not in (None, "")]
-        for n in nodes:
-            find(n)
-        for a, b in zip(nodes, nodes[1:], strict=False):
-            ra, rb = find(a), find(b)
-            if ra != rb:
-                parent[max(ra, rb)] = min(ra, rb)
-    return {n: find(n) for n in parent}
+def pair_source(facts: Mapping[str, Any]) -> str:
+    """The source unit a pair shares with other pairs: the clean clip (cleanness: its
+    degraded copies form several pairs), the neutral clip (emotion: one neutral
+    rendering serves several emotions), the reference clip (speaker similarity);
+    the pair itself otherwise (naturalness pairs are drawn without a shared source)."""
+    crit = facts.get("criterion")
+    if crit == "cleanness":
+        return str(facts["better_clip"])
+    if crit == "emotion":
+        other = {str(facts["clip_a"]), str(facts["clip_b"])} - {str(facts["better_clip"])}
+        return other.pop() if other else str(facts["pair_id"])
+    if crit == "speaker" and facts.get("reference_clip"):
+        return str(facts["reference_clip"])
+    return str(facts["pair_id"])
 
 
 def _metric_of(study: str, condition: str) -> str:
@@ -160,7 +154,7 @@ def trial_cells(trials: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
     Study A classification: one cell per task x condition; unit = trial, cluster =
     clip. Study A pairwise: one cell per task x format; unit = pair (both orders
-    give one lock bit), cluster = connected clips. Study B: one protocol-gap cell
+    give one lock bit), cluster = the pair's source clip. Study B: one protocol-gap cell
     per task x cue; unit = item (the estimator's unit), m = renderings per item."""
     by_key: dict[tuple, list[Mapping[str, Any]]] = {}
     for t in trials:
@@ -178,9 +172,7 @@ def trial_cells(trials: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     for (study, task, cell, metric), rows in sorted(by_key.items()):
         facts = [r["facts"] for r in rows]
         if metric == "lock":
-            comp = _components([f.get("clip_a"), f.get("clip_b"), f.get("reference_clip")]
-                               for f in facts)
-            pairs = {f["pair_id"]: comp[str(f["clip_a"])] for f in facts}
+            pairs = {f["pair_id"]: pair_source(f) for f in facts}
             n_units, n_clusters = len(pairs), len(set(pairs.values()))
             per_item = 1.0
         elif metric == "protocol_gap":
@@ -318,5 +310,5 @@ def headline(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 __all__ = ["COLUMNS", "delivered_sizes", "design_effect", "evaluate_cell", "headline",
-           "mde_paired_gap", "mde_two_proportions", "power_paired_gap",
+           "mde_paired_gap", "mde_two_proportions", "pair_source", "power_paired_gap",
            "power_two_proportions", "problems", "report", "trial_cells"]
