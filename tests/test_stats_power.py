@@ -115,3 +115,20 @@ def test_report_flags_shortfall_and_names_the_cell():
     short, weak = PW.problems(frame)
     assert short and "A/language" in short[0] and "20" in short[0] and "8" in short[0]
     assert weak and "A/language/after" in weak[0]
+
+
+def test_power_table_renders_flags_and_headline(tmp_path):
+    from judgeaudit.render.power import power_table
+
+    trials = [_cls_trial(i, f"c{i}", "after", gold="ab"[i % 2]) for i in range(16)]
+    trials += [_pair_trial(i, f"p{i}", f"s{i}", f"d{i}") for i in range(40)]
+    sizes = PW.delivered_sizes(trials, {"language": {"per_class": 20, "labels": ["a", "b"]},
+                                        "pairwise": {"n_pairs": 40}}, None)
+    frame = PW.report(trials, CFG, sizes)
+    show = power_table(frame, tmp_path / "power")
+    checks = dict(zip(show["cell"], show["check"], strict=True))
+    assert checks["after"] == "WARN SHORT 8/20" and checks["concat"] == "ok"
+    md = (tmp_path / "power.md").read_text()
+    assert "NormalIndPower" in md and "ICC 0.2" in md
+    assert "lock (0.5 -> 0.8): power 0.82" in md
+    assert (tmp_path / "power.tex").exists() and (tmp_path / "power.tsv").exists()

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgeaudit.io import write_text_atomic
 from judgeaudit.render.tables import fmt_number, write_table
-from judgeaudit.stats.power import METHOD_PAIRED, METHOD_TWO_PROP
+from judgeaudit.stats.power import METHOD_PAIRED, METHOD_TWO_PROP, headline
 
 CAPTION = ("Pre-flight power per cell: minimum detectable effect (MDE, rate difference from "
            "the baseline) at power {power:g} and two-sided alpha {alpha:g} before multiplicity "
@@ -42,8 +43,20 @@ def power_table(frame: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     first = f.iloc[0]
     caption = CAPTION.format(power=float(first["power"]), alpha=float(first["alpha"]),
                              icc=float(first["icc"]))
-    write_table(show, base, caption=caption, tsv_frame=frame)
+    paths = write_table(show, base, caption=caption, tsv_frame=frame)
+    md = paths[1].read_text(encoding="utf-8") + "\n" + headline_text(frame) + "\n"
+    write_text_atomic(paths[1], md)
     return show
 
 
-__all__ = ["power_table"]
+def headline_text(frame: pd.DataFrame) -> str:
+    """One sentence per metric: power of the configured sizes at the target effect
+    (weakest and strongest cell), for the report's closing note."""
+    parts = []
+    for r in headline(frame).itertuples(index=False):
+        parts.append(f"{r.metric} ({r.target_effect}): power {r.min_power:.2f} in the weakest "
+                     f"cell ({r.weakest_cell}) to {r.max_power:.2f} over {r.n_cells} cells")
+    return "Power of the configured sizes at the target effects: " + "; ".join(parts) + "."
+
+
+__all__ = ["headline_text", "power_table"]
