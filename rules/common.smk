@@ -312,7 +312,7 @@ def _use_key(kind, dataset):
 
 
 def specialist_accuracy_input(wildcards):
-    out = {"code": package_code("features", "specialists")}
+    out = {"code": package_code("features", "specialists", "stats/resample.py")}
     for kind, dataset in specialist_uses():
         key = _use_key(kind, dataset)
         out[f"{key}__pred"] = specialist_predictions(kind, dataset)
@@ -557,7 +557,7 @@ TARGETS["study_a"] = lambda: (
 STUDY_B_TASKS = ["single", "positional", "conversation"]
 STUDY_B_TEMPLATES = REPO / "templates" / "study_b"
 STUDY_B_TABLES = ["study_b_accuracy", "study_b_protocol_gap", "study_b_balance",
-                  "study_b_potemkin"]
+                  "study_b_potemkin", "study_b_state_distribution"]
 STUDY_B_FIGURES = ["study_b_states", "study_b_heatmap"]
 
 
@@ -677,3 +677,31 @@ TARGETS["report"] = lambda: ["results/report.html"]
 # <<< report helpers
 
 warn_real_mode_fallbacks()
+
+# >>> power helpers
+def power_trial_files(wildcards=None):
+    """Trial shards the power report sizes: every Study A shard and the Study B
+    protocol shards (the probes carry no planned test)."""
+    files = study_a_trial_files() if config["study_a"]["enabled"] else []
+    if config["study_b"]["enabled"]:
+        files += [f"results/trials/B/{t}/{s}.jsonl" for t in study_b_tasks()
+                  for s in study_b_shards(t) if _sb_is_protocol(s)]
+    return files
+
+
+def power_sizes_cfg(study):
+    """Only the configured sizes the shortfall check compares with the trials."""
+    if study == "study_a":
+        sa = config["study_a"]
+        return {**{t: {"per_class": sa[t]["per_class"], "labels": sa[t]["labels"]}
+                   for t in STUDY_A_CLS_TASKS},
+                "pairwise": {"n_pairs": sa["pairwise"]["n_pairs"]}}
+    return {"tasks": {t: {"n_items": c.get("n_items")}
+                      for t, c in config["study_b"]["tasks"].items()}}
+
+
+TARGETS["power"] = lambda: (
+    [f"results/tables/power.{ext}" for ext in ("tsv", "md", "tex")]
+    if config["power"]["enabled"] and power_trial_files() else []
+)
+# <<< power helpers

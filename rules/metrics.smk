@@ -127,8 +127,10 @@ rule study_b_states:
         states="results/metrics/B/states.tsv",
         distribution="results/metrics/B/state_distribution.tsv",
         potemkin="results/metrics/B/potemkin.tsv",
+        chance="results/metrics/B/state_chance.tsv",
     params:
         metric="states",
+        gate=lambda wc: as_param(config["study_b"]["potemkin_gate"]),
         n_boot=config["study_b"]["bootstrap"],
         seed=config["seed"],
     log:

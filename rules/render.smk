@@ -94,9 +94,26 @@ rule study_b_table_potemkin:
         str(REPO / "scripts" / "study_b_outputs.py")
 
 
+rule study_b_table_states:
+    """Observed (P, O, J) state distribution beside the chance distribution."""
+    input:
+        distribution="results/metrics/B/state_distribution.tsv",
+        chance="results/metrics/B/state_chance.tsv",
+        code=package_code("render"),
+    output:
+        multiext("results/tables/study_b_state_distribution", ".tsv", ".md", ".tex"),
+    params:
+        what="states_table",
+    log:
+        "logs/render/study_b_table_states.log",
+    script:
+        str(REPO / "scripts" / "study_b_outputs.py")
+
+
 rule study_b_figure_states:
     input:
         distribution="results/metrics/B/state_distribution.tsv",
+        chance="results/metrics/B/state_chance.tsv",
         code=package_code("render", "stats"),
     output:
         multiext("figures/study_b_states", ".png", ".pdf"),

@@ -34,7 +34,8 @@ def rows_for(use, inp, cms):
             cms[f"whisper LID ({dataset}, test)"] = cm
         return out
     if kind == "speaker":
-        return [ev.speaker(dataset, pred, read_trials(inp[f"{key}__trials"]), cfg["target"])]
+        return [ev.speaker(dataset, pred, read_trials(inp[f"{key}__trials"]), cfg["target"],
+                           manifest=read_manifest(inp[f"{key}__manifest"], []))]
     col = cfg["target_column"]
     manifest = read_manifest(inp[f"{key}__manifest"], [col])
     out = [ev.naturalness(dataset, pred, manifest, col, cfg["target"])]

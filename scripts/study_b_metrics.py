@@ -9,6 +9,7 @@ from judgeaudit import logs
 from judgeaudit.conditions.study_b.build import LEXICAL_METRICS, items_by_task
 from judgeaudit.io import write_tsv_atomic
 from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.stats import chance as CH
 from judgeaudit.stats import study_b as SB
 from judgeaudit.stats.corpus import attach_corpus, corpus_by_task
 
@@ -42,10 +43,17 @@ elif metric == "cue_dependence":
     write_tsv_atomic(smk.output[0], named(SB.cue_dependence(scored(), n_boot=n_boot,
                                                             seed=seed)))
 elif metric == "states":
-    st = SB.states(scored(), items_by_task(smk.input.item_files))
+    items = items_by_task(smk.input.item_files)
+    st = SB.states(scored(), items)
     write_tsv_atomic(smk.output.states, named(st))
     write_tsv_atomic(smk.output.distribution, named(SB.state_distribution(st)))
-    write_tsv_atomic(smk.output.potemkin, named(SB.potemkin(st)))
+    chance = CH.chance_distribution(items)
+    gate = json.loads(smk.params.gate)
+    pot = CH.gate_potemkin(SB.potemkin(st), st, chance, gate["alpha"], gate["min_n"])
+    for r in pot[pot["reported"] == False].itertuples():  # noqa: E712
+        log.warning("conditional Potemkin not reported for %s/%s: %s", r.judge, r.task, r.reason)
+    write_tsv_atomic(smk.output.chance, named(chance))
+    write_tsv_atomic(smk.output.potemkin, named(pot))
 elif metric == "balance":
     rows = pd.concat([pd.read_csv(p, sep="\t") for p in smk.input.quality], ignore_index=True)
     metrics = [m for m in (*LEXICAL_METRICS, "dnsmos_ovrl", "dnsmos_sig", "dnsmos_bak")

@@ -31,7 +31,9 @@ elif what == "balance":
 elif what == "potemkin":
     R.potemkin_table(read(smk.input.potemkin), base(smk.output[0]))
 elif what == "states_figure":
-    R.states_figure(read(smk.input.distribution), base(smk.output[0]))
+    R.states_figure(read(smk.input.distribution), base(smk.output[0]), read(smk.input.chance))
+elif what == "states_table":
+    R.states_table(read(smk.input.distribution), read(smk.input.chance), base(smk.output[0]))
 elif what == "heatmap":
     R.heatmap_figure(read(smk.input.potemkin), read(smk.input.gap), read(smk.input.cue),
                      base(smk.output[0]))

@@ -14,6 +14,7 @@ parts a condition needs are present.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -234,6 +235,10 @@ def select_balanced(frame: pd.DataFrame, label_col: str, per_class: int | None,
     """Up to `per_class` clips per label (seeded, sorted by clip_id for stability)."""
     out = []
     for _label, grp in frame.sort_values("clip_id").groupby(label_col, sort=True):
+        if per_class is not None and len(grp) < per_class:  # checked by the power report
+            logging.getLogger(__name__).warning(
+                "select_balanced: class %r has %d clips, fewer than per_class=%d",
+                _label, len(grp), per_class)
         if per_class is not None and len(grp) > per_class:
             grp = grp.sample(n=per_class, random_state=seed % (2**32)).sort_values("clip_id")
         out.append(grp)

@@ -115,21 +115,63 @@ def balance_table(bal: pd.DataFrame, base: str | Path) -> pd.DataFrame:
 def potemkin_table(pot: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     tidy = pot.copy()
     tidy["cell"] = [fmt_rate_cell(r, invalid=True) for r in tidy.to_dict("records")]
+    if "reported" in tidy:  # the chance gate (stats.chance.gate_potemkin)
+        unrep = tidy["reported"].astype(str).str.lower().eq("false")
+        tidy.loc[unrep, "cell"] = "not reported: " + tidy.loc[unrep, "reason"].astype(str)
     wide = tidy.pivot_table(index=["judge", "task"], columns="metric", values="cell",
                             aggfunc="first").reset_index().fillna("-")
     wide.columns = [str(c) for c in wide.columns]
     write_table(wide, base, caption=_caption(
         "Study B probes per rendering: P, O, J rates, conditional Potemkin rate "
-        "P(J=0 | P=1, O=1), staging accuracy", tidy), tsv_frame=tidy.drop(columns=["cell"]))
+        "P(J=0 | P=1, O=1) (reported only when P is above chance and n(P=1, O=1) is "
+        "large enough), staging accuracy", tidy), tsv_frame=tidy.drop(columns=["cell"]))
     return wide
 
 
-def states_figure(dist: pd.DataFrame, base: str | Path) -> pd.DataFrame:
-    """Stacked bars; returns the stacked height per task x judge (1.0 when every
-    state was drawn)."""
+CHANCE_ROW = "chance (uniform)"
+
+
+def _with_chance(dist: pd.DataFrame, chance: pd.DataFrame | None) -> pd.DataFrame:
+    """The observed distribution plus one pseudo-judge per task: the distribution
+    expected from a judge answering P, O and J uniformly at random."""
     dist = dist.assign(state=dist["state"].astype(str).str.zfill(3))  # "010" read as 10
+    if chance is None or chance.empty:
+        return dist
+    ch = chance.assign(state=chance["state"].astype(str).str.zfill(3), judge=CHANCE_ROW,
+                       estimate=chance["chance"], ci_low=float("nan"), ci_high=float("nan"))
+    return pd.concat([dist, ch[["judge", "task", "state", "estimate", "ci_low", "ci_high"]]],
+                     ignore_index=True)
+
+
+def states_table(dist: pd.DataFrame, chance: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+    """Observed state shares (Wilson 95% CI) per judge x task beside the chance row."""
+    both = _with_chance(dist, chance)
+    both["name"] = both["state"].map(lambda s: f"{s}")
+    wide = both.assign(cell=[fmt_ci(e, lo, hi) if pd.notna(lo) else f"{e:.2f} (chance)"
+                             for e, lo, hi in zip(both["estimate"], both["ci_low"],
+                                                  both["ci_high"], strict=True)])
+    wide = wide.pivot_table(index=["task", "judge"], columns="state", values="cell",
+                            aggfunc="first").reset_index()
+    wide.columns = [str(c) for c in wide.columns]
+    keep = [s for s in STATE_ORDER if s in wide.columns]
+    wide = wide[["task", "judge", *keep]].fillna("-")
+    wide["_o"] = wide["judge"].eq(CHANCE_ROW)
+    wide = wide.sort_values(["task", "_o", "judge"]).drop(columns="_o")
+    write_table(wide, base, caption="Study B (P, O, J) state distribution per judge and task "
+                "(Wilson 95% CI over renderings) beside the distribution expected from a judge "
+                "answering every probe uniformly at random (P among the K classes, per scored "
+                "turn; O and J between R1 and R2)", tsv_frame=both.drop(columns=["name"]))
+    return wide
+
+
+def states_figure(dist: pd.DataFrame, base: str | Path,
+                  chance: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Stacked bars (one bar per judge, plus the chance distribution of each task);
+    returns the stacked height per task x judge (1.0 when every state was drawn)."""
+    dist = _with_chance(dist, chance)
     tasks = [t for t in TASK_ORDER if t in set(dist["task"])]
-    judges = sorted(set(dist["judge"]))
+    judges = sorted(set(dist["judge"]) - {CHANCE_ROW})
+    judges += [CHANCE_ROW] if CHANCE_ROW in set(dist["judge"]) else []
     fig, axes = plt.subplots(1, len(tasks), figsize=(3.2 * len(tasks) + 1.5, 3.2),
                              sharey=True, squeeze=False)
     heights = {}
@@ -195,4 +237,4 @@ def heatmap_figure(pot: pd.DataFrame, gap: pd.DataFrame, cue: pd.DataFrame,
 
 
 __all__ = ["accuracy_table", "balance_table", "gap_table", "heatmap_figure", "potemkin_table",
-           "states_figure"]
+           "states_figure", "states_table"]

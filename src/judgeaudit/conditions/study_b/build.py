@@ -60,6 +60,10 @@ def build_items(task: str, cfg: dict, seed: int, bank_path: str | Path,
                                      tcfg.get("n_items"), str(table_path))
     else:
         raise I.ItemError(f"unknown Study B task {task!r}; expected one of {I.FAMILIES}")
+    if tcfg.get("n_items") and len(items) < int(tcfg["n_items"]):  # power report enforces
+        logging.getLogger(__name__).warning(
+            "study_b.tasks.%s.n_items=%s but %s yields only %d items", task, tcfg["n_items"],
+            table_path, len(items))
     if cfg["replies"].get("source", "templates") == "llm":
         from judgeaudit.conditions.replies import LLMReplyWriter
 

@@ -20,7 +20,7 @@ from judgeaudit.datasets.synth.common import (
     rng_for,
     trim_silence,
 )
-from judgeaudit.datasets.synth.texts import NEUTRAL_SENTENCES
+from judgeaudit.datasets.synth.texts import MORE_NEUTRAL_SENTENCES, NEUTRAL_SENTENCES
 
 DATASET = "synth_counterfactual"
 
@@ -30,14 +30,17 @@ def build(cfg: dict, clips_dir, seed: int, sample_rate: int, root=None) -> dict:
     if len(set(emotions)) < 2:
         raise ValueError(f"{DATASET}: needs at least two distinct emotions, got {emotions}")
     n = cfg["n_sentences"]
-    if n > len(NEUTRAL_SENTENCES):
-        raise ValueError(f"{DATASET}: n_sentences={n} > {len(NEUTRAL_SENTENCES)} available")
+    # the first bank alone up to its size (so smaller corpora are unchanged)
+    bank = NEUTRAL_SENTENCES if n <= len(NEUTRAL_SENTENCES) else (
+        NEUTRAL_SENTENCES + MORE_NEUTRAL_SENTENCES)
+    if n > len(bank):
+        raise ValueError(f"{DATASET}: n_sentences={n} > {len(bank)} available")
     voices = make_voices("cf", cfg["n_voices"], cfg["variants"], cfg["pitch_offsets"],
                          seed, DATASET)
     writer = ClipWriter(DATASET, clips_dir, sample_rate, root)
     rng = rng_for(seed, DATASET, "design")
     pairs = list(itertools.combinations(emotions, 2))
-    sentence_ids = rng.choice(len(NEUTRAL_SENTENCES), n, replace=False)
+    sentence_ids = rng.choice(len(bank), n, replace=False)
     items = []
     pair_order: list[int] = []
     for i, s_idx in enumerate(sentence_ids):
@@ -48,7 +51,7 @@ def build(cfg: dict, clips_dir, seed: int, sample_rate: int, root=None) -> dict:
             emo_a, emo_b = emo_b, emo_a
         voice = voices[i % len(voices)]
         item_id = f"cf_{i:03d}"
-        text = NEUTRAL_SENTENCES[int(s_idx)]
+        text = bank[int(s_idx)]
         clip_ids = []
         for slot, emo in (("a", emo_a), ("b", emo_b)):
             clip_id = f"{item_id}_{slot}_{emo}"

@@ -125,6 +125,42 @@ NEUTRAL_SENTENCES: tuple[str, ...] = (
     "My brother called about the plans for the weekend.",
 )
 
+# More lexically neutral sentences for the Study B single-turn corpus only (its
+# items need more transcripts than the other corpora draw from NEUTRAL_SENTENCES,
+# whose draws stay unchanged).
+MORE_NEUTRAL_SENTENCES: tuple[str, ...] = (
+    "The library opens at ten on Saturdays.",
+    "I put the blue folder back on the shelf.",
+    "The kitchen light was replaced yesterday.",
+    "Our neighbours are painting their garage this week.",
+    "The museum is two stops past the bridge.",
+    "He wrote the phone number on the back of the receipt.",
+    "The invoice lists three items and the delivery fee.",
+    "The class meets in the building across the square.",
+    "The umbrella is hanging behind the front door.",
+    "She booked a table for six at the corner restaurant.",
+    "The spare blankets are in the hall cupboard.",
+    "We moved the desk closer to the window.",
+    "The water bill arrives at the start of each month.",
+    "The tickets are in the envelope on the counter.",
+    "He takes the early train on Mondays.",
+    "The recipe needs two eggs and a cup of flour.",
+    "The parking lot behind the bank is free after six.",
+    "The new schedule starts at the beginning of April.",
+    "I copied the files onto the grey drive.",
+    "The bakery on the corner sells bread until noon.",
+    "Her office is at the end of the long corridor.",
+    "The form asks for your address and your date of birth.",
+    "The garden hose is coiled next to the shed.",
+    "The ferry leaves the harbour every half hour.",
+    "They replaced the carpet in the waiting room.",
+    "The map shows two roads into the village.",
+    "The cups are on the second shelf above the kettle.",
+    "The survey takes about ten minutes to finish.",
+    "The gym is closed for cleaning on Wednesday morning.",
+    "The post office keeps parcels for two weeks.",
+)
+
 # Dialogue lines (lexically neutral; the emotion is carried only by prosody).
 USER_LINES: tuple[str, ...] = (
     "I am calling about the order I placed last week.",
@@ -164,6 +200,7 @@ ASSISTANT_LINES: tuple[str, ...] = (
 )
 
 __all__ = [
-    "ASSISTANT_LINES", "ESPEAK_VOICE", "LANGUAGE_SENTENCES", "NEUTRAL_SENTENCES",
+    "ASSISTANT_LINES", "ESPEAK_VOICE", "LANGUAGE_SENTENCES", "MORE_NEUTRAL_SENTENCES",
+    "NEUTRAL_SENTENCES",
     "USER_LINES",
 ]

@@ -1,0 +1,34 @@
+# Stage: power (pre-flight design report). Rules only; helpers live in rules/common.smk.
+
+rule power_report:
+    """Per trial cell: trials, units, clusters, design effect, MDE at the configured
+    power/alpha and power at the target effect; loud WARNING when a cell's MDE
+    exceeds its target; error (or warning) naming a cell the corpus cannot fill."""
+    input:
+        trials=power_trial_files,
+        code=package_code("stats/power.py"),
+    output:
+        "results/trials/power.tsv",
+    params:
+        cfg=lambda wc: as_param(config["power"]),
+        study_a=lambda wc: as_param(power_sizes_cfg("study_a")),
+        study_b=lambda wc: as_param(power_sizes_cfg("study_b")),
+    log:
+        "logs/power/power_report.log",
+    threads: 1
+    script:
+        "../scripts/power_report.py"
+
+
+rule power_table:
+    """The power report as results/tables/power.{tsv,md,tex}."""
+    input:
+        report="results/trials/power.tsv",
+        code=package_code("render", "stats/power.py"),
+    output:
+        multiext("results/tables/power", ".tsv", ".md", ".tex"),
+    log:
+        "logs/power/power_table.log",
+    threads: 1
+    script:
+        "../scripts/power_table.py"

@@ -1,0 +1,32 @@
+"""Pre-flight power report beside the trials. Thin: see judgeaudit.stats.power."""
+
+import json
+
+from judgeaudit import logs
+from judgeaudit.io import read_jsonl, write_tsv_atomic
+from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.stats import power as PW
+
+smk = snakemake  # noqa: F821
+log = logs.setup(smk.log[0])
+cfg = json.loads(smk.params.cfg)
+trials = [t for path in smk.input.trials for t in read_jsonl(path)]
+sizes = PW.delivered_sizes(trials, json.loads(smk.params.study_a), json.loads(smk.params.study_b))
+frame = PW.report(trials, cfg, sizes)
+short, weak = PW.problems(frame)
+for msg in weak:
+    log.warning("POWER WARNING: %s", msg)
+for msg in short:
+    log.warning("SIZE SHORTFALL: %s", msg)
+if short and cfg["shortfall"] == "error":
+    raise ValueError("configured sizes the corpus cannot fill (set power.shortfall: warn to "
+                     "continue, or lower the sizes / enlarge the corpus):\n  " + "\n  ".join(short))
+if weak and cfg["fail_on_mde"]:
+    raise ValueError("cells whose MDE exceeds the target (power.fail_on_mde is true):\n  "
+                     + "\n  ".join(weak))
+for r in PW.headline(frame).itertuples(index=False):
+    log.info("power at target %s (%s): min %.3f (%s), max %.3f over %d cells", r.metric,
+             r.target_effect, r.min_power, r.weakest_cell, r.max_power, r.n_cells)
+write_tsv_atomic(smk.output[0], frame)
+record_snakemake_job(smk, extra={"n_cells": len(frame), "n_warnings": len(weak),
+                                 "n_shortfalls": len(short)})
