@@ -194,7 +194,14 @@ def scenario(name: str, overrides: dict[str, Any] | None = None) -> Scenario:
         if bad:
             raise ValueError(f"validation.overrides.{name}: unknown parameter(s) {bad}; "
                              f"expected some of {sorted(known)}")
-        sc = sc.with_params(**overrides)
+        typed = {}
+        for key, value in overrides.items():
+            default = getattr(sc.params, key)
+            if isinstance(default, int) and float(value) != int(value):
+                raise ValueError(f"validation.overrides.{name}.{key}: expected an integer, "
+                                 f"got {value!r}")
+            typed[key] = int(value) if isinstance(default, int) else float(value)
+        sc = sc.with_params(**typed)
     return sc
 
 

@@ -78,11 +78,11 @@ def _reason(row: dict[str, Any], sc_kind: str) -> str:
                     + cause)
     sd = row["rmse"] ** 2 - row["bias"] ** 2
     sd = math.sqrt(sd) if sd > 0 else 0.0
-    if sd > 0 and abs(row["bias"]) > 0.25 * sd:
+    significant = np.isfinite(row["bias_mcse"]) and abs(row["bias"]) > 2 * row["bias_mcse"]
+    if sd > 0 and significant and abs(row["bias"]) > 0.25 * sd:
         bits.append(f"bias {row['bias']:+.3f} = {row['bias'] / sd:+.2f} SD")
-    if row["method"].endswith("normalised") or "rf_norm" in row["estimand"]:
-        if row["truth"] < 0.05 or row["verdict"] != "pass":
-            bits.append("RF~ truncated at 0 (max(0, .)) near the chance level")
+    if "rf_norm" in row["estimand"] and (row["truth"] < 0.05 or row["zero_width"] > 0):
+        bits.append("RF~ truncated at 0 (max(0, .)) near the chance level")
     if np.isfinite(row["se_ratio"]) and row["se_ratio"] < 0.9:
         bits.append(f"interval wider than needed: empirical SD = {row['se_ratio']:.2f} x "
                     "implied SE")
