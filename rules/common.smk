@@ -419,6 +419,14 @@ def study_a_planted_specs():
     return out
 
 
+def study_a_control_judges():
+    """Study A judges whose behaviour is known by construction (listener, label-reader,
+    first-slot providers): reported, but left out of the contrasts' Holm families."""
+    controls = ("listener", "label_reader", "first_slot")
+    return sorted(n for n in study_a_judges()
+                  if config["judges"]["panel"].get(n, {}).get("provider") in controls)
+
+
 TARGETS["study_a"] = lambda: (
     [f"results/tables/{t}.{ext}" for t in STUDY_A_TABLES for ext in ("tsv", "md", "tex")]
     + [f"figures/{f}.{ext}" for f in STUDY_A_FIGURES for ext in ("png", "pdf")]

@@ -2,7 +2,8 @@
 
 # >>> study_a
 rule study_a_metrics_judge:
-    """Study A metrics and McNemar contrasts of one judge (all its shards)."""
+    """Study A metrics (cluster-robust intervals) and pre-specified paired, clustered
+    contrasts of one judge (all its shards)."""
     input:
         trials=study_a_trial_files(),
         responses=lambda wc: study_a_responses(wc.judge),
@@ -24,7 +25,8 @@ rule study_a_metrics_judge:
 
 rule study_a_metrics:
     """All judges' Study A metrics in one tidy table, contrasts Holm-corrected within
-    each family, and the planted-vs-estimated table of the simulated judges."""
+    each family (control judges left out of the family), and the planted-vs-estimated
+    table of the simulated judges."""
     input:
         metrics=lambda wc: [f"results/metrics/A/judges/{j}.tsv" for j in study_a_judges()],
         contrasts=lambda wc: [f"results/metrics/A/judges/{j}.contrasts.tsv"
@@ -37,6 +39,7 @@ rule study_a_metrics:
     params:
         judges=lambda wc: as_param(study_a_judges()),
         planted=lambda wc: as_param(study_a_planted_specs()),
+        controls=lambda wc: as_param(study_a_control_judges()),
     log:
         "logs/metrics/study_a_metrics/study_a_metrics.log",
     threads: 1

@@ -17,7 +17,7 @@ rows = []
 for p in smk.input.contrasts:
     c = pd.read_csv(p, sep="\t")
     rows += c.to_dict("records")
-contrasts = sa.contrasts_table(rows)
+contrasts = sa.contrasts_table(rows, controls=json.loads(smk.params.controls))
 planted = sa.planted_table(metrics, json.loads(smk.params.planted))
 write_tsv_atomic(smk.output.metrics, metrics)
 write_tsv_atomic(smk.output.contrasts, contrasts)

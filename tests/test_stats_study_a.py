@@ -90,12 +90,17 @@ def test_listener_like_judge_and_invalids():
     m = sa.metrics(df, n_boot=200)
     r = metric(m, "before", "rf")
     assert r["estimate"] == 0.0 and r["n"] + r["n_invalid"] == 120 and r["n_invalid"] > 0
-    assert metric(m, "before", "rf_norm")["estimate"] == 0.0
+    # invalid answers as all-not-follow / all-follow
+    assert r["invalid_low"] == 0.0 and r["invalid_high"] == pytest.approx(r["n_invalid"] / 120)
+    # RF~ unclipped: (0 - 1/3) / (2/3) = -0.5 (below chance), never a zero-width interval
+    norm = metric(m, "before", "rf_norm")
+    assert norm["estimate"] == pytest.approx(-0.5) and norm["ci_high"] > norm["ci_low"]
+    assert norm["one_sided"] == "upper" and r["one_sided"] == "upper"
     acc = metric(m, "audio_only", "accuracy")
-    assert acc["estimate"] == 1.0 and acc["ci_low"] < 1.0
-    # repeated measures over seeds get a cluster bootstrap over clips
+    assert acc["estimate"] == 1.0 and acc["ci_low"] < 1.0 and acc["one_sided"] == "lower"
+    # repeated measures over seeds: clustered on the clip (no speaker in these clips)
     rf = metric(m, "wrong_block", "accuracy")
-    assert rf["n_clusters"] == 40
+    assert rf["n_clusters"] == 40 and rf["cluster_unit"] == "clip"
 
 
 def test_random_follow_gives_rf_near_chance_and_norm_zero():
@@ -111,7 +116,8 @@ def test_random_follow_gives_rf_near_chance_and_norm_zero():
     m = sa.metrics(sa.join(trials, respond(trials, random_wrong), "rnd"), n_boot=200)
     r = metric(m, "system", "rf")
     assert r["ci_low"] < 1 / 3 < r["ci_high"]
-    assert metric(m, "system", "rf_norm")["ci_low"] == 0.0
+    norm = metric(m, "system", "rf_norm")
+    assert norm["ci_low"] < 0.0 < norm["ci_high"]
 
 
 def test_missing_response_is_an_error():
@@ -165,20 +171,37 @@ def test_contrasts_and_holm(tmp_path):
         return (t["gold"], "valid")
 
     rows = sa.contrast_rows(sa.join(trials, respond(trials, judge), "j"))
-    table = sa.contrasts_table(rows + [dict(r, judge="j2") for r in rows])
+    table = sa.contrasts_table(rows + [dict(r, judge="j2") for r in rows]
+                               + [dict(r, judge="listener") for r in rows],
+                               controls=["listener"])
     fam = set(table["family"])
+    # pre-specified families only (no "most vs least" chosen from the data)
     assert fam == {"wrong_with_audio_vs_audio_only", "fallible_vs_wrong_with_audio",
-                   "placement_most_vs_least", "concat_vs_native_lock"}
+                   "placement_vs_match", "concat_vs_native_lock"}
     r = table[(table["family"] == "wrong_with_audio_vs_audio_only") & (table["judge"] == "j")]
-    assert r.iloc[0]["b"] == 0 and r.iloc[0]["c"] == 40 and r.iloc[0]["n"] == 40
-    pl = table[table["family"] == "placement_most_vs_least"].iloc[0]
-    assert pl["contrast"].startswith("follow(system)") and pl["b"] == 120
-    lock = table[table["family"] == "concat_vs_native_lock"].iloc[0]
-    assert (lock["b"], lock["c"]) == (20, 0)
-    # Holm within family: two equal p-values -> both doubled (capped at 1)
+    r = r.iloc[0]
+    # every clip x seed (40 x 3) paired with the clip's audio-only answer, 40 clusters
+    assert (r["n"], r["n_clusters"], r["estimate"]) == (120, 40, -1.0)
+    assert r["ci_low"] == -1.0 and r["ci_high"] > -1.0 and r["one_sided"] == "upper"
+    assert r["pvalue"] == pytest.approx(2 * 0.5 ** 40)  # sign test over 40 clusters
+    pl = table[(table["family"] == "placement_vs_match") & (table["judge"] == "j")]
+    assert sorted(pl["contrast"]) == sorted(f"accuracy({p}) - accuracy(match)"
+                                            for p in ("system", "rubric", "before", "after"))
+    sysrow = pl[pl["contrast"].str.startswith("accuracy(system)")].iloc[0]
+    assert sysrow["estimate"] == -1.0 and sysrow["n"] == 120
+    other = pl[~pl["contrast"].str.startswith("accuracy(system)")]
+    assert (other["estimate"] == 0).all() and (other["pvalue"] == 1).all()
+    assert (other["ci_high"] > other["ci_low"]).all()  # never zero width
+    lock = table[(table["family"] == "concat_vs_native_lock") & (table["judge"] == "j")].iloc[0]
+    assert (lock["estimate"], lock["n"], lock["p_a"], lock["p_b"]) == (1.0, 20, 1.0, 0.0)
+    # Holm within family over the audited judges only: two equal p-values -> doubled
     fam_rows = table[table["family"] == "concat_vs_native_lock"]
-    assert fam_rows["p_holm"].tolist() == pytest.approx(
-        [min(1, 2 * fam_rows["pvalue"].iloc[0])] * 2)
+    audited = fam_rows[fam_rows["role"] == "audited"]
+    assert sorted(audited["judge"]) == ["j", "j2"]
+    assert audited["p_holm"].tolist() == pytest.approx([min(1, 2 * audited["pvalue"].iloc[0])] * 2)
+    ctrl = table[table["judge"] == "listener"]
+    assert (ctrl["role"] == "control").all() and ctrl["p_holm"].isna().all()
+    assert not ctrl["reject_holm"].any()
 
 
 def test_rf_adj_excludes_clips_where_wrong_label_is_heard():
@@ -203,19 +226,43 @@ def test_rf_adj_excludes_clips_where_wrong_label_is_heard():
         / adj["n"])
 
 
-def test_planted_table_uses_cluster_ci_for_repeated_clips():
+def test_planted_table_uses_the_printed_clustered_ci():
     m = pd.DataFrame([
         {"judge": "s", "task": "emotion", "family": "blueprint", "condition": "wrong_block",
-         "seed": "all", "metric": "rf", "estimate": 0.5, "ci_low": 0.45, "ci_high": 0.55,
-         "n": 400, "n_invalid": 0, "method": "wilson", "boot_low": 0.38, "boot_high": 0.62,
-         "n_clusters": 80},
+         "seed": "all", "metric": "rf", "estimate": 0.5, "ci_low": 0.38, "ci_high": 0.62,
+         "n": 400, "n_invalid": 0, "method": "wilson_cr1_deff", "n_clusters": 8},
         {"judge": "s", "task": "pair_x", "family": "pairwise", "condition": "concat",
          "seed": "all", "metric": "locked_first", "estimate": 0.3, "ci_low": 0.2,
-         "ci_high": 0.42, "n": 40, "n_invalid": 0, "method": "wilson", "boot_low": np.nan,
-         "boot_high": np.nan, "n_clusters": np.nan},
+         "ci_high": 0.42, "n": 40, "n_invalid": 0, "method": "wilson_cr1_deff",
+         "n_clusters": 40},
     ])
     spec = {"follow_block": {"framed": 0.6}, "lock": {"concat": {"first": 0.5}}}
     t = sa.planted_table(m, {"s": spec})
     assert list(t["knob"]) == ["follow_block.framed", "lock.concat.first"]
-    assert list(t["ci_method"]) == ["cluster_bootstrap", "wilson"]
+    assert list(t["ci_method"]) == ["wilson_cr1_deff"] * 2
+    assert list(t["n_clusters"]) == [8, 40]
     assert list(t["inside"]) == [True, False]
+
+
+def test_speaker_clusters_widen_the_printed_interval():
+    """Clips from 8 speakers; a judge that follows the wrong reference for every clip
+    of half the speakers and never for the others: the interval is clustered on
+    speakers (n_clusters 8) and much wider than the trial-level Wilson interval."""
+    from judgeaudit.stats.ci import wilson
+
+    rows = [{"clip_id": f"{lab}{i}", "path": "x.wav", "sha256": f"{lab}{i}", "label": lab,
+             "pred": lab, "speaker": f"v{i % 8}"} for lab in LANGS for i in range(16)]
+    cs = ClipSet("language", LANGS, pd.DataFrame(rows))
+    trials = reference_trials(cs, [1, 2, 3])
+    spk = dict(zip(cs.clips["clip_id"], cs.clips["speaker"], strict=True))
+
+    def judge(t):
+        f = t["facts"]
+        follows = int(spk[f["clip_id"]][1:]) % 2 == 0 and t["condition"] != "match"
+        return (f["wrong_label"] if follows else t["gold"], "valid")
+
+    m = sa.metrics(sa.join(trials, respond(trials, judge), "j"))
+    r = metric(m, "system", "rf")
+    assert (r["n"], r["n_clusters"], r["cluster_unit"]) == (192, 8, "speaker")
+    lo, hi = wilson(96, 192)
+    assert r["estimate"] == 0.5 and (r["ci_high"] - r["ci_low"]) > 3 * (hi - lo)

@@ -9,7 +9,7 @@ import pytest
 import soundfile as sf
 
 from judgeaudit.conditions import pair_sources
-from judgeaudit.conditions.common import derangement, trial_id
+from judgeaudit.conditions.common import derangement, derangements, trial_id
 from judgeaudit.conditions.pairwise import (
     SEPARATOR_SILENCE_S,
     SEPARATOR_TONE_S,
@@ -67,10 +67,33 @@ def test_derangement_has_no_fixed_point_and_is_seeded():
         assert sorted(d.values()) == sorted(EMOTIONS)
         assert all(k != v for k, v in d.items())
     assert derangement(EMOTIONS, 3) == derangement(EMOTIONS, 3)
-    assert len({tuple(derangement(EMOTIONS, s).values()) for s in range(5)}) == 5
+    # seeds 1..K-1 give K-1 distinct mappings that differ at every label
+    maps = [derangement(EMOTIONS, s) for s in range(1, len(EMOTIONS))]
+    for i, a in enumerate(maps):
+        for b in maps[i + 1:]:
+            assert all(a[x] != b[x] for x in EMOTIONS)
+    # balanced over the sweep: every class meets every wrong label exactly once
+    for x in EMOTIONS:
+        assert sorted(m[x] for m in maps) == sorted(set(EMOTIONS) - {x})
     d1 = derangement(("en", "es", "fr", "de"), 1)
+    assert d1 == {"en": "es", "es": "fr", "fr": "de", "de": "en"}  # cyclic shift 1
     d2 = derangement(("en", "es", "fr", "de"), 1, avoid=d1)
     assert all(d2[x] not in (x, d1[x]) for x in d1)
+
+
+def test_seed_list_repeating_a_mapping_is_refused():
+    langs = ("en", "es", "fr", "de")  # K = 4: three distinct shifts
+    assert len(derangements(langs, [1, 2, 3])) == 3
+    # seeds 1 and 4 (and 2 and 5) select the same cyclic shift: refused, naming them
+    with pytest.raises(ValueError, match=r"seeds 1, 4 all give cyclic shift 1.*seeds 2, 5"):
+        derangements(langs, [1, 2, 3, 4, 5], "language blueprint")
+    cs = clipset()
+    with pytest.raises(ValueError, match="study_a.seeds.*seeds 3, 10"):
+        blueprint_trials(cs, FakeBlueprint(), [3, 10])  # K = 8: 10 -> shift 3
+    with pytest.raises(ValueError, match="study_a.reference_seeds"):
+        reference_trials(cs, [2, 9])
+    with pytest.raises(ValueError, match="study_a.conflict_seeds"):
+        conflict_trials(cs, FakeBlueprint(), [1, 8])
 
 
 def test_blueprint_trials_conditions_and_balance():
@@ -238,8 +261,10 @@ def test_pair_sources_from_fake_manifests():
     for p in emo:
         assert p.better.clip_id.split("_")[0] == p.worse.clip_id.split("_")[0]
         assert "_neutral_" in p.worse.clip_id
+        assert dict(p.meta)["cluster"] == p.better.clip_id.split("_")[0]  # the speaker
     spk = pair_sources.speaker_pairs(m, 5, seed=2)
     for p in spk:
+        assert dict(p.meta)["cluster"] == p.reference.clip_id[:2]  # the reference speaker
         assert p.reference.clip_id != p.better.clip_id
         assert p.reference.clip_id[:2] == p.better.clip_id[:2] != p.worse.clip_id[:2]
     nat = pd.DataFrame({"clip_id": [f"n{i}" for i in range(10)], "path": "x", "sha256": "y",
@@ -252,5 +277,18 @@ def test_pair_sources_from_fake_manifests():
                         "source_clip": ["a", "a", "a", "b", "b"]})
     cp = pair_sources.cleanness_pairs(deg, 2, seed=1, split=None)
     assert {p.better.clip_id for p in cp} == {"a", "b"}
+    assert all(dict(p.meta)["cluster"] == p.better.clip_id for p in cp)  # the source clip
     with pytest.raises(ValueError, match="lacks columns"):
         pair_sources.cleanness_pairs(nat, 1, seed=1)
+
+
+def test_trials_name_their_sampling_unit():
+    cs = clipset()
+    no_spk = blueprint_trials(cs, FakeBlueprint(), [1])
+    assert {t["facts"]["cluster_unit"] for t in no_spk} == {"clip"}
+    assert all(t["facts"]["cluster"] == t["facts"]["clip_id"] for t in no_spk)
+    clips = cs.clips.assign(speaker=[f"v{i % 3}" for i in range(len(cs.clips))])
+    with_spk = reference_trials(ClipSet(cs.task, cs.labels, clips), [1])
+    spk = dict(zip(clips["clip_id"], clips["speaker"], strict=True))
+    assert {t["facts"]["cluster_unit"] for t in with_spk} == {"speaker"}
+    assert all(t["facts"]["cluster"] == spk[t["facts"]["clip_id"]] for t in with_spk)

@@ -1,7 +1,11 @@
 """Build Study A pairs from manifests (any corpus with the manifest schema):
 naturalness (score gap), cleanness (clean clip vs a degraded copy), speaker
 similarity (reference + same-speaker clip vs different-speaker clip) and emotion
-(neutral vs an emotional rendering by the same speaker)."""
+(neutral vs an emotional rendering by the same speaker).
+
+Each pair names its sampling unit in `meta` (`cluster`, `cluster_unit`): the clean
+source clip (cleanness), the reference speaker (speaker similarity), the speaker
+(emotion); naturalness pairs draw clips at random, so each pair is its own unit."""
 
 from __future__ import annotations
 
@@ -84,7 +88,8 @@ def cleanness_pairs(manifest: pd.DataFrame, n: int, seed: int, split: str | None
                 row = rows[depth]
                 pairs.append(Pair(f"clean-{src}-{row['clip_id']}", "cleanness",
                                   _clip(clean.loc[src]), _clip(row),
-                                  meta=(("degradation", str(row["degradation"])),)))
+                                  meta=(("degradation", str(row["degradation"])),
+                                        ("cluster", str(src)), ("cluster_unit", "source clip"))))
         depth += 1
     return pairs
 
@@ -112,7 +117,8 @@ def speaker_pairs(manifest: pd.DataFrame, n: int, seed: int, split: str | None =
         ref, same = by_spk[spk].iloc[int(ref_i)], by_spk[spk].iloc[int(same_i)]
         pairs.append(Pair(f"spk-{ref['clip_id']}-{same['clip_id']}-{diff['clip_id']}",
                           "speaker", _clip(same), _clip(diff), reference=_clip(ref),
-                          meta=(("speaker_same", spk), ("speaker_other", other))))
+                          meta=(("speaker_same", spk), ("speaker_other", other),
+                                ("cluster", spk), ("cluster_unit", "reference speaker"))))
     return pairs
 
 
@@ -144,7 +150,8 @@ def emotion_pairs(manifest: pd.DataFrame, n: int, seed: int, neutral: str = "neu
             continue
         neu, emo = candidates[e].pop(int(rng.integers(0, len(candidates[e]))))
         pairs.append(Pair(f"emo-{emo['clip_id']}-{neu['clip_id']}", "emotion", _clip(emo),
-                          _clip(neu), emotion=e))
+                          _clip(neu), emotion=e,
+                          meta=(("cluster", str(emo["speaker"])), ("cluster_unit", "speaker"))))
     if len(pairs) < n:
         raise ValueError(f"emotion pairs: found {len(pairs)} neutral/emotional pairs, need {n}")
     return pairs

@@ -179,6 +179,7 @@ def pair_trials(task: str, pairs: Sequence[Pair], fmt: str, seed: int,
                 "better_clip": pair.better.clip_id,
                 "reference_clip": pair.reference.clip_id if pair.reference else None,
                 "emotion": pair.emotion, "seed": int(seed), "prompt_sha256": prompt_sha256(),
+                "cluster": pair.pair_id, "cluster_unit": "pair",
                 **dict(pair.meta),
             }
             trials.append(make_trial(STUDY, task, fmt, req, gold, facts))

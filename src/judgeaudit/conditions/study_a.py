@@ -20,7 +20,12 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from judgeaudit.conditions.common import check_unique_ids, derangement, make_trial
+from judgeaudit.conditions.common import (
+    check_unique_ids,
+    derangement,
+    derangements,
+    make_trial,
+)
 from judgeaudit.io import sha256_json
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Part, Request, TextPart
 
@@ -66,7 +71,8 @@ class Blueprint(Protocol):
 @dataclass(frozen=True)
 class ClipSet:
     """Clips of one classification task. `clips` columns: clip_id, path, sha256,
-    label (gold), pred (the specialist's label for the clip)."""
+    label (gold), pred (the specialist's label for the clip), optionally speaker (the
+    sampling unit intervals cluster on; without it each clip is its own cluster)."""
 
     task: str
     labels: tuple[str, ...]
@@ -124,6 +130,12 @@ def _base_facts(cs: ClipSet, clip: pd.Series, family: str, blueprint: Blueprint 
         "attribute": cs.task, "k": len(cs.labels), "specialist_label": str(clip["pred"]),
         "prompt_sha256": prompt_sha256(),
     }
+    # the sampling unit for cluster-robust intervals: the speaker (voice) when known
+    speaker = clip.get("speaker")
+    if speaker is not None and str(speaker) not in ("", "nan", "None"):
+        facts.update({"speaker": str(speaker), "cluster": str(speaker), "cluster_unit": "speaker"})
+    else:
+        facts.update({"cluster": str(clip["clip_id"]), "cluster_unit": "clip"})
     if blueprint is not None:
         facts["template_sha256"] = blueprint.template_sha256
     return facts
@@ -132,7 +144,7 @@ def _base_facts(cs: ClipSet, clip: pd.Series, family: str, blueprint: Blueprint 
 def blueprint_trials(cs: ClipSet, blueprint: Blueprint, seeds: Sequence[int]) -> list[dict]:
     """RQ1: the eight blueprint conditions; wrong conditions once per derangement seed."""
     trials = []
-    maps = {s: derangement(cs.labels, s) for s in seeds}
+    maps = derangements(cs.labels, seeds, f"study A {cs.task} blueprint (study_a.seeds)")
     for _, clip in cs.clips.iterrows():
         gold = str(clip["label"])
         base = _base_facts(cs, clip, "blueprint", blueprint)
@@ -171,7 +183,8 @@ def reference_trials(cs: ClipSet, seeds: Sequence[int], match_placement: str = "
     if match_placement not in PLACEMENTS:
         raise ValueError(f"match_placement must be one of {PLACEMENTS}, got {match_placement!r}")
     trials = []
-    maps = {s: derangement(cs.labels, s) for s in seeds}
+    maps = derangements(cs.labels, seeds,
+                        f"study A {cs.task} reference (study_a.reference_seeds)")
     for _, clip in cs.clips.iterrows():
         gold = str(clip["label"])
         base = _base_facts(cs, clip, "reference", None)
@@ -198,8 +211,9 @@ def conflict_trials(cs: ClipSet, blueprint: Blueprint, seeds: Sequence[int],
     if placement not in PLACEMENTS:
         raise ValueError(f"conflict placement must be one of {PLACEMENTS}, got {placement!r}")
     trials = []
+    blocks = derangements(cs.labels, seeds, f"study A {cs.task} conflict (study_a.conflict_seeds)")
     for seed in seeds:
-        d_block = derangement(cs.labels, seed)
+        d_block = blocks[int(seed)]
         d_ref = derangement(cs.labels, seed, avoid=d_block)
         for _, clip in cs.clips.iterrows():
             gold = str(clip["label"])

@@ -68,6 +68,8 @@ def load_clipset(task: str, cfg: dict[str, Any], manifest: str | Path,
     clips = pd.DataFrame({"clip_id": m["clip_id"].astype(str), "path": m["path"].astype(str),
                           "sha256": m["sha256"].astype(str), "label": m[label_col].astype(str),
                           "pred": m["clip_id"].map(preds).astype(str)}).reset_index(drop=True)
+    if "speaker" in m.columns:
+        clips["speaker"] = m["speaker"].astype(str).to_numpy()
     return ClipSet(task, tuple(cfg["labels"]), clips)
 
 

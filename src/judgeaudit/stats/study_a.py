@@ -1,15 +1,27 @@
 """Study A metrics from trials joined with one judge's responses.
 
 Tidy output rows: judge, task, family, condition, seed ("all" = pooled), metric,
-estimate, ci_low, ci_high (Wilson 95%), n (valid), n_invalid, method, and for pooled
-rows with repeated measures of a clip (seeds, orders) a clip-level cluster
-bootstrap interval boot_low/boot_high over n_clusters clusters.
+estimate, ci_low, ci_high, n (valid), n_clusters, cluster_unit, n_invalid,
+invalid_low, invalid_high, one_sided, deff, method, boot_low, boot_high.
 
-Metrics: accuracy (every classification condition), rf and rf_norm (wrong-label
-conditions and reference placements; RF~ = max(0,(RF-c)/(1-c)), c = 1/(K-1), its
-CI the Wilson bounds mapped through the same monotone function), conflict shares
-(follow_block, follow_reference, gold, other), and per pair format: lock, g and the
-four pair modes.
+Every interval is cluster-robust over the trial's sampling unit (`cluster` fact:
+the speaker for classification tasks, the source clip / reference speaker / pair
+for pair tasks; `stats.clustered.clustered_proportion`: Wilson at the CR1
+effective sample size with a t(G-1) critical value, one-sided where the estimate
+is 0 or 1). `invalid_low` / `invalid_high`: the rate if every invalid answer had
+been a miss / a hit (for follow rates: all-not-follow / all-follow). boot_low /
+boot_high: a cluster-bootstrap BCa cross-check on seed-pooled rows (n_boot > 0).
+
+Metrics: accuracy (every classification condition); rf, rf_adj and rf_norm (RF~)
+side by side on the wrong-label conditions and reference placements:
+  rf      P(pred = wrong label), null 0;
+  rf_adj  the same among trials whose wrong label differs from the judge's own
+          audio-only answer for the clip (the label contradicts what it hears);
+  rf_norm RF~ = (RF - c)/(1 - c), c = 1/(K-1), unclipped (negative = below
+          chance; the paper clips the estimate at 0) with RF's interval mapped
+          through the same map, so it is never a zero-width [0, 0];
+conflict shares (follow_block, follow_reference, gold, other); per pair format:
+lock, g and the four pair modes (over pairs / single judgments, clustered).
 """
 
 from __future__ import annotations
@@ -21,25 +33,33 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgeaudit.stats.bootstrap import cluster_bootstrap
-from judgeaudit.stats.ci import proportion
-from judgeaudit.stats.contrasts import holm, mcnemar_paired
-from judgeaudit.stats.rates import PAIR_MODES, normalise_follow, pair_summary
+from judgeaudit.stats.clustered import (
+    Estimate,
+    chance_normalised,
+    cluster_bootstrap_bca,
+    clustered_difference,
+    clustered_proportion,
+    invalid_bounds,
+)
+from judgeaudit.stats.contrasts import holm
+from judgeaudit.stats.rates import PAIR_MODES, pair_mode
 
 WRONG_CONDITIONS = ("wrong_block", "wrong_no_frame", "wrong_with_audio",
                     "wrong_with_audio_fallible")
 PLACEMENTS = ("system", "rubric", "before", "after")
 FACT_COLUMNS = ("family", "seed", "clip_id", "k", "wrong_label", "block_label",
                 "reference_label", "placement", "pair_id", "format", "order",
-                "better_slot_ab", "criterion")
+                "better_slot_ab", "criterion", "cluster", "cluster_unit")
 METRIC_COLUMNS = ["judge", "task", "family", "condition", "seed", "metric", "estimate",
-                  "ci_low", "ci_high", "n", "n_invalid", "method", "boot_low", "boot_high",
-                  "n_clusters"]
+                  "ci_low", "ci_high", "n", "n_clusters", "cluster_unit", "n_invalid",
+                  "invalid_low", "invalid_high", "one_sided", "deff", "method", "boot_low",
+                  "boot_high"]
 POOLED = "all"
 
 
 def join(trials: Iterable[dict], responses: Iterable[dict], judge: str) -> pd.DataFrame:
-    """One row per trial with its response; a trial without a response is an error."""
+    """One row per trial with its response; a trial without a response is an error.
+    `cluster` is the trial's sampling unit (facts `cluster`, else its clip / pair)."""
     resp = {r["trial_id"]: r for r in responses}
     rows = []
     missing = []
@@ -53,6 +73,10 @@ def join(trials: Iterable[dict], responses: Iterable[dict], judge: str) -> pd.Da
                "condition": t["condition"], "gold": t["gold"],
                "parsed": r.get("parsed"), "status": r.get("status")}
         row.update({c: f.get(c) for c in FACT_COLUMNS})
+        if row["cluster"] is None:
+            unit = "pair" if f.get("pair_id") is not None else "clip"
+            row["cluster"] = f.get("pair_id") if unit == "pair" else f.get("clip_id")
+            row["cluster_unit"] = unit
         rows.append(row)
     if missing:
         raise ValueError(f"judge {judge}: {len(missing)} trials have no response "
@@ -62,32 +86,54 @@ def join(trials: Iterable[dict], responses: Iterable[dict], judge: str) -> pd.Da
         df["valid"] = df["status"] == "valid"
         df["seed"] = df["seed"].map(lambda s: POOLED if s is None or
                                     (isinstance(s, float) and math.isnan(s)) else str(int(s)))
+        df["cluster"] = df["cluster"].astype(str)
     return df
 
 
-def _row(keys: dict, metric: str, k: int, n: int, n_invalid: int,
-         clusters: Sequence | None = None, values: Sequence | None = None,
-         n_boot: int = 2000, boot_seed: int = 0) -> dict[str, Any]:
-    row = {**keys, "metric": metric, **proportion(k, n, n_invalid=n_invalid)}
-    row.pop("k", None)
-    row.update({"boot_low": math.nan, "boot_high": math.nan, "n_clusters": math.nan})
-    if clusters is not None and values is not None and n > 0 and n_boot > 0:
-        if len(set(clusters)) < len(clusters):  # repeated measures of a clip
-            b = cluster_bootstrap(values, clusters, n_boot=n_boot, seed=boot_seed)
-            row.update({"boot_low": b["ci_low"], "boot_high": b["ci_high"],
-                        "n_clusters": b["n_clusters"]})
-        else:
-            row["n_clusters"] = len(clusters)
+def estimate_row(keys: dict, metric: str, est: Estimate, n_invalid: int, unit: str,
+                 boot: Estimate | None = None) -> dict[str, Any]:
+    """One tidy metric row from an Estimate (+ invalid bounds and the BCa cross-check)."""
+    k = est.k if math.isfinite(est.k) else (est.estimate * est.n if est.n else math.nan)
+    lo, hi = invalid_bounds(k, est.n, n_invalid) if math.isfinite(k) else (math.nan, math.nan)
+    row = {**keys, "metric": metric, **est.row(), "cluster_unit": unit,
+           "n_invalid": int(n_invalid), "invalid_low": lo, "invalid_high": hi,
+           "boot_low": math.nan, "boot_high": math.nan}
+    if boot is not None:
+        row.update({"boot_low": boot.lo, "boot_high": boot.hi})
     return row
 
 
-def _rate(keys: dict, metric: str, grp: pd.DataFrame, hit: pd.Series, n_boot: int,
-          cluster_col: str = "clip_id") -> dict[str, Any]:
-    valid = grp["valid"]
-    v = hit[valid].astype(int)
-    return _row(keys, metric, int(v.sum()), int(valid.sum()), int((~valid).sum()),
-                clusters=grp.loc[valid, cluster_col].astype(str).tolist(),
-                values=v.tolist(), n_boot=n_boot)
+def _unit(grp: pd.DataFrame) -> str:
+    units = sorted({str(u) for u in grp["cluster_unit"].dropna()}) if len(grp) else []
+    return "/".join(units) if units else "trial"
+
+
+def rate(keys: dict, metric: str, grp: pd.DataFrame, hit: pd.Series, n_boot: int = 0,
+         boot_seed: int = 0) -> dict[str, Any]:
+    """Share of `hit` among the valid rows of `grp`, clustered on `grp.cluster`."""
+    valid = grp["valid"].astype(bool)
+    y = hit[valid].astype(int).to_numpy()
+    clusters = grp.loc[valid, "cluster"].astype(str).to_numpy()
+    est = clustered_proportion(y, clusters)
+    boot = None
+    if n_boot > 0 and est.n > 0 and est.n_clusters >= 2:
+        boot = cluster_bootstrap_bca(y, clusters, n_resamples=n_boot, seed=boot_seed)
+    return estimate_row(keys, metric, est, int((~valid).sum()), _unit(grp), boot)
+
+
+def rf_norm_row(rf: dict[str, Any], k_classes: int) -> dict[str, Any]:
+    """The RF~ row from an RF row: estimate, interval, invalid bounds and the BCa
+    cross-check mapped through (x - c)/(1 - c), c = 1/(K-1) (unclipped)."""
+    est = Estimate(rf["estimate"], rf["ci_low"], rf["ci_high"], rf["n"], rf["n_clusters"],
+                   rf["method"], rf["one_sided"] or None)
+    tilde = chance_normalised(est, k_classes)
+    c = 1.0 / (k_classes - 1)
+    row = {**rf, **tilde.row(), "metric": "rf_norm", "deff": rf["deff"],
+           "cluster_unit": rf["cluster_unit"]}
+    for col in ("invalid_low", "invalid_high", "boot_low", "boot_high"):
+        x = rf[col]
+        row[col] = (x - c) / (1 - c) if x is not None and math.isfinite(x) else math.nan
+    return row
 
 
 def _own_audio_answers(df: pd.DataFrame) -> dict[tuple[str, str], str]:
@@ -96,12 +142,15 @@ def _own_audio_answers(df: pd.DataFrame) -> dict[tuple[str, str], str]:
     return {(t, c): p for t, c, p in zip(a["task"], a["clip_id"], a["parsed"], strict=True)}
 
 
-def classification_metrics(df: pd.DataFrame, n_boot: int = 2000) -> list[dict[str, Any]]:
-    """Accuracy, RF, RF~ and (where audio-only answers exist) rf_adj: the follow rate
-    among trials whose wrong label differs from the judge's own audio-only answer
-    for the clip, i.e. P(follow | the label contradicts what this judge hears).
-    That is the quantity a planted follow propensity sets, free of the judge's own
-    perception errors that coincide with the wrong label."""
+def classification_metrics(df: pd.DataFrame, n_boot: int = 0) -> list[dict[str, Any]]:
+    """Accuracy, RF, rf_adj and RF~ per judge x task x condition (seed-pooled and per
+    seed), conflict shares; every rate clustered on the trial's sampling unit.
+
+    rf_adj (where audio-only answers exist): the follow rate among trials whose wrong
+    label differs from the judge's own audio-only answer for the clip, i.e.
+    P(follow | the label contradicts what this judge hears). That is the quantity a
+    planted follow propensity sets, free of the judge's own perception errors that
+    coincide with the wrong label."""
     rows: list[dict[str, Any]] = []
     cls = df[df["family"].isin(["blueprint", "reference", "conflict"])]
     own = _own_audio_answers(df)
@@ -115,25 +164,22 @@ def classification_metrics(df: pd.DataFrame, n_boot: int = 2000) -> list[dict[st
             keys = {"judge": judge, "task": task, "family": family, "condition": cond,
                     "seed": seed}
             boot = n_boot if seed == POOLED else 0
-            rows.append(_rate(keys, "accuracy", sub, sub["parsed"] == sub["gold"], boot))
+            rows.append(rate(keys, "accuracy", sub, sub["parsed"] == sub["gold"], boot))
             if cond in WRONG_CONDITIONS or cond in PLACEMENTS:
                 label = sub["wrong_label"]
-                rf = _rate(keys, "rf", sub, sub["parsed"] == label, boot)
+                rf = rate(keys, "rf", sub, sub["parsed"] == label, boot)
                 rows.append(rf)
-                norm = dict(rf, metric="rf_norm", method=f"{rf['method']}+normalised")
-                for col in ("estimate", "ci_low", "ci_high", "boot_low", "boot_high"):
-                    norm[col] = normalise_follow(rf[col], k_classes)
-                rows.append(norm)
+                rows.append(rf_norm_row(rf, k_classes))
                 heard = [own.get((t, c)) for t, c in zip(sub["task"], sub["clip_id"], strict=True)]
                 heard = pd.Series(heard, index=sub.index, dtype=object)
                 eligible = heard.notna() & (heard != label)
                 if eligible.any():
                     adj = sub[eligible]
-                    rows.append(_rate(keys, "rf_adj", adj, adj["parsed"] == adj["wrong_label"],
-                                      boot))
+                    rows.append(rate(keys, "rf_adj", adj, adj["parsed"] == adj["wrong_label"],
+                                     boot))
             if cond == "match":
-                rows.append(_rate(keys, "follow_true_reference", sub,
-                                  sub["parsed"] == sub["reference_label"], boot))
+                rows.append(rate(keys, "follow_true_reference", sub,
+                                 sub["parsed"] == sub["reference_label"], boot))
             if family == "conflict":
                 shares = {
                     "follow_block": sub["parsed"] == sub["block_label"],
@@ -143,42 +189,49 @@ def classification_metrics(df: pd.DataFrame, n_boot: int = 2000) -> list[dict[st
                 shares["follow_other"] = ~(shares["follow_block"] | shares["follow_reference"]
                                            | shares["follow_gold"])
                 for metric, hit in shares.items():
-                    rows.append(_rate(keys, metric, sub, hit, boot))
+                    rows.append(rate(keys, metric, sub, hit, boot))
     return rows
 
 
-def _pairs(grp: pd.DataFrame) -> list[tuple[str | None, str | None, str]]:
+def pair_table(grp: pd.DataFrame) -> pd.DataFrame:
+    """One row per pair of one judge x task x format: choice in AB and BA order (None
+    when invalid), better_ab, cluster, mode (None unless both orders are valid)."""
     out = []
-    for _, p in grp.groupby("pair_id", sort=True):
-        choice = {}
-        for _, r in p.iterrows():
-            choice[r["order"]] = r["parsed"] if r["valid"] else None
-        out.append((choice.get("AB"), choice.get("BA"), str(p["better_slot_ab"].iloc[0])))
-    return out
+    for pid, p in grp.groupby("pair_id", sort=True):
+        choice = {o: (c if v else None) for o, c, v in
+                  zip(p["order"], p["parsed"], p["valid"], strict=True)}
+        better = str(p["better_slot_ab"].iloc[0])
+        out.append({"pair_id": pid, "ab": choice.get("AB"), "ba": choice.get("BA"),
+                    "better_ab": better, "cluster": str(p["cluster"].iloc[0]),
+                    "cluster_unit": p["cluster_unit"].iloc[0],
+                    "mode": pair_mode(choice.get("AB"), choice.get("BA"), better)})
+    return pd.DataFrame(out, columns=["pair_id", "ab", "ba", "better_ab", "cluster",
+                                      "cluster_unit", "mode"])
 
 
-def pairwise_metrics(df: pd.DataFrame, n_boot: int = 2000) -> list[dict[str, Any]]:
+def pairwise_metrics(df: pd.DataFrame, n_boot: int = 0) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     pw = df[df["family"] == "pairwise"]
     for (judge, task, fmt), grp in pw.groupby(["judge", "task", "condition"], sort=True):
         keys = {"judge": judge, "task": task, "family": "pairwise", "condition": fmt,
                 "seed": POOLED}
         unsupported = int((grp["status"] == "unsupported").sum())
-        s = pair_summary(_pairs(grp))
-        rows.append(_row(keys, "lock", s["lock_k"], s["n_pairs"], s["n_invalid_pairs"]))
+        pairs = pair_table(grp).assign(valid=lambda d: d["mode"].notna())
+        start = len(rows)
+        rows.append(rate(keys, "lock", pairs,
+                         pairs["mode"].isin(["locked_first", "locked_second"]), n_boot))
         for mode in PAIR_MODES:
-            rows.append(_row(keys, mode, s["modes"][mode], s["n_pairs"], s["n_invalid_pairs"]))
-        # g over single judgments; both orders of a pair are one cluster
-        hit = grp["parsed"] == grp["gold"]  # gold = slot holding the better clip
-        g = _rate(keys, "g", grp, hit, n_boot, cluster_col="pair_id")
-        assert g["n"] == s["g_n"]
-        rows.append(g)
-        for r in rows[-6:]:
+            rows.append(rate(keys, mode, pairs, pairs["mode"] == mode, n_boot))
+        # g over single judgments; both orders of a pair share its cluster
+        rows.append(rate(keys, "g", grp, grp["parsed"] == grp["gold"], n_boot))
+        for r in rows[start:]:
             r["n_unsupported"] = unsupported
     return rows
 
 
-def metrics(df: pd.DataFrame, n_boot: int = 2000) -> pd.DataFrame:
+def metrics(df: pd.DataFrame, n_boot: int = 0) -> pd.DataFrame:
+    """Every Study A metric row of one judge (see the module docstring); n_boot > 0
+    adds the cluster-bootstrap BCa cross-check columns on seed-pooled rows."""
     rows = classification_metrics(df, n_boot) + pairwise_metrics(df, n_boot)
     out = pd.DataFrame(rows)
     if out.empty:
@@ -190,96 +243,118 @@ def metrics(df: pd.DataFrame, n_boot: int = 2000) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- contrasts
-CONTRAST_COLUMNS = ["family", "contrast", "judge", "task", "unit", "n", "b", "c", "p_x", "p_y",
+# Pre-specified paired contrasts (never "most vs least" picked from the data). Each
+# is the difference of a paired 0/1 outcome (a - b) over units valid in both, with a
+# cluster-robust t test over the sampling units (`clustered_difference`).
+CONTRASTS = {
+    "wrong_with_audio_vs_audio_only": "accuracy(wrong_with_audio) - accuracy(audio_only)",
+    "fallible_vs_wrong_with_audio": ("accuracy(wrong_with_audio_fallible) - "
+                                     "accuracy(wrong_with_audio)"),
+    "placement_vs_match": "accuracy(<placement>) - accuracy(match)",
+    "concat_vs_native_lock": "lock(concat) - lock(native)",
+}
+CONTROL_PROVIDERS = ("listener", "label_reader", "first_slot")
+CONTRAST_COLUMNS = ["family", "contrast", "judge", "task", "unit", "cluster_unit", "n",
+                    "n_clusters", "p_a", "p_b", "estimate", "ci_low", "ci_high", "one_sided",
                     "statistic", "pvalue", "method"]
 
 
-def _paired(df: pd.DataFrame, key: Sequence[str], outcome: pd.Series,
-            x_mask: pd.Series, y_mask: pd.Series) -> tuple[list[int], list[int]]:
-    d = df.assign(_o=outcome.astype(int))
-    d = d[d["valid"]]
-    x = d[x_mask.loc[d.index]].set_index(list(key))["_o"]
-    y = d[y_mask.loc[d.index]].set_index(list(key))["_o"]
-    both = x.index.intersection(y.index)
-    return x.loc[both].tolist(), y.loc[both].tolist()
+def _paired(a: pd.DataFrame, b: pd.DataFrame, key: Sequence[str], col: str = "_y"
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Outcome `col` of a and b matched on `key` (b's key may be coarser: each a row
+    meets the one b row of its key); clusters from a."""
+    bb = b.drop_duplicates(list(key)).set_index(list(key))[col]
+    m = a.join(bb.rename("_b"), on=list(key), how="inner")
+    return (m[col].to_numpy(dtype=float), m["_b"].to_numpy(dtype=float),
+            m["cluster"].astype(str).to_numpy())
+
+
+def _contrast(family: str, contrast: str, task: str, unit: str, cluster_unit: str,
+              ya: np.ndarray, yb: np.ndarray, clusters: np.ndarray) -> dict[str, Any]:
+    est = clustered_difference(ya, yb, clusters)
+    stat = est.estimate / est.se if est.se and math.isfinite(est.se) and est.se > 0 \
+        else math.nan
+    return {"family": family, "contrast": contrast, "task": task, "unit": unit,
+            "cluster_unit": cluster_unit, "n": est.n, "n_clusters": est.n_clusters,
+            "p_a": float(ya.mean()) if ya.size else math.nan,
+            "p_b": float(yb.mean()) if yb.size else math.nan,
+            "estimate": est.estimate, "ci_low": est.lo, "ci_high": est.hi,
+            "one_sided": est.one_sided or "", "statistic": stat, "pvalue": est.pvalue,
+            "method": est.method}
 
 
 def contrast_rows(df: pd.DataFrame) -> list[dict[str, Any]]:
-    """McNemar contrasts for one judge (Holm is applied across judges later).
+    """The pre-specified paired contrasts (`CONTRASTS`) of one judge; Holm is applied
+    across judges and tasks within each family later (`contrasts_table`).
 
-    Units: a clip at the first derangement seed (blueprint families), a clip x seed
-    (placements), a pair (format lock)."""
-    rows = []
+    Units: a clip x seed against the clip's audio-only / match answer, a clip x seed
+    under two wrong conditions, a pair under two formats; clustered on the sampling
+    unit (speaker, source clip, pair)."""
+    rows: list[dict[str, Any]] = []
     if df.empty:
         return rows
     judge = df["judge"].iloc[0]
-    for task, grp in df.groupby("task", sort=True):
-        seeds = sorted(int(s) for s in grp["seed"].unique() if s != POOLED)
-        correct = grp["parsed"] == grp["gold"]
-        if {"wrong_with_audio", "audio_only"} <= set(grp["condition"]) and seeds:
-            first = grp[(grp["seed"] == str(seeds[0])) | (grp["condition"] == "audio_only")]
-            x, y = _paired(first, ["clip_id"], correct.loc[first.index],
-                           first["condition"] == "wrong_with_audio",
-                           first["condition"] == "audio_only")
-            rows.append({"family": "wrong_with_audio_vs_audio_only",
-                         "contrast": "accuracy(wrong_with_audio) vs accuracy(audio_only)",
-                         "task": task, "unit": f"clip (seed {seeds[0]})",
-                         **mcnemar_paired(x, y)})
-        if {"wrong_with_audio", "wrong_with_audio_fallible"} <= set(grp["condition"]) and seeds:
-            first = grp[grp["seed"] == str(seeds[0])]
-            x, y = _paired(first, ["clip_id"], correct.loc[first.index],
-                           first["condition"] == "wrong_with_audio_fallible",
-                           first["condition"] == "wrong_with_audio")
-            rows.append({"family": "fallible_vs_wrong_with_audio",
-                         "contrast": "accuracy(wrong_with_audio_fallible) vs "
-                                     "accuracy(wrong_with_audio)",
-                         "task": task, "unit": f"clip (seed {seeds[0]})",
-                         **mcnemar_paired(x, y)})
-        ref = grp[grp["condition"].isin(PLACEMENTS) & grp["valid"]]
-        if ref["condition"].nunique() >= 2:
-            follow = (ref["parsed"] == ref["wrong_label"])
-            rates = follow.groupby(ref["condition"]).mean().sort_index()
-            most, least = rates.idxmax(), rates.idxmin()
-            if most != least:
-                x, y = _paired(ref, ["clip_id", "seed"], follow, ref["condition"] == most,
-                               ref["condition"] == least)
-                rows.append({"family": "placement_most_vs_least",
-                             "contrast": f"follow({most}) vs follow({least})", "task": task,
-                             "unit": "clip x seed", **mcnemar_paired(x, y)})
-        pw = grp[grp["family"] == "pairwise"]
-        if set(pw["condition"]) >= {"concat", "native"}:
+    d = df[df["valid"]].assign(_y=lambda x: (x["parsed"] == x["gold"]).astype(int))
+    for task, grp in d.groupby("task", sort=True):
+        conds = set(df[df["task"] == task]["condition"])
+        by = {c: g for c, g in grp.groupby("condition")}
+        unit = _unit(grp)
+        empty = grp.iloc[0:0]
+        if {"wrong_with_audio", "audio_only"} <= conds:
+            ya, yb, cl = _paired(by.get("wrong_with_audio", empty), by.get("audio_only", empty),
+                                 ["clip_id"])
+            rows.append(_contrast("wrong_with_audio_vs_audio_only",
+                                  CONTRASTS["wrong_with_audio_vs_audio_only"], task,
+                                  "clip x seed", unit, ya, yb, cl))
+        if {"wrong_with_audio", "wrong_with_audio_fallible"} <= conds:
+            ya, yb, cl = _paired(by.get("wrong_with_audio_fallible", empty),
+                                 by.get("wrong_with_audio", empty), ["clip_id", "seed"])
+            rows.append(_contrast("fallible_vs_wrong_with_audio",
+                                  CONTRASTS["fallible_vs_wrong_with_audio"], task,
+                                  "clip x seed", unit, ya, yb, cl))
+        if "match" in conds:
+            for placement in PLACEMENTS:
+                if placement not in conds:
+                    continue
+                ya, yb, cl = _paired(by.get(placement, empty), by.get("match", empty),
+                                     ["clip_id"])
+                rows.append(_contrast("placement_vs_match",
+                                      f"accuracy({placement}) - accuracy(match)", task,
+                                      "clip x seed", unit, ya, yb, cl))
+        if {"concat", "native"} <= conds:
             locks = {}
             for fmt in ("concat", "native"):
-                sub = pw[pw["condition"] == fmt]
-                locks[fmt] = {}
-                for pid, p in sub.groupby("pair_id"):
-                    ch = dict(zip(p["order"], p["parsed"].where(p["valid"]), strict=True))
-                    if ch.get("AB") in ("A", "B") and ch.get("BA") in ("A", "B"):
-                        locks[fmt][pid] = int(ch["AB"] == ch["BA"])
-            both = sorted(set(locks["concat"]) & set(locks["native"]))
-            rows.append({"family": "concat_vs_native_lock",
-                         "contrast": "lock(concat) vs lock(native)", "task": task,
-                         "unit": "pair",
-                         **mcnemar_paired([locks["concat"][p] for p in both],
-                                          [locks["native"][p] for p in both])})
+                pt = pair_table(df[(df["task"] == task) & (df["condition"] == fmt)])
+                pt = pt[pt["mode"].notna()]
+                locks[fmt] = pt.assign(
+                    _y=pt["mode"].isin(["locked_first", "locked_second"]).astype(int))
+            ya, yb, cl = _paired(locks["concat"], locks["native"], ["pair_id"])
+            rows.append(_contrast("concat_vs_native_lock", CONTRASTS["concat_vs_native_lock"],
+                                  task, "pair", unit, ya, yb, cl))
     for r in rows:
         r["judge"] = judge
     return rows
 
 
-def contrasts_table(rows: Sequence[dict[str, Any]]) -> pd.DataFrame:
-    """All judges' contrasts with Holm-adjusted p-values within each family."""
+def contrasts_table(rows: Sequence[dict[str, Any]], controls: Sequence[str] = ()
+                    ) -> pd.DataFrame:
+    """All judges' contrasts with Holm-adjusted p-values within each family. Control
+    judges (`controls`: listener, label-reader, first-slot, whose behaviour is known)
+    are reported with role "control" and left out of the multiplicity family."""
     df = pd.DataFrame(list(rows))
+    extra = ["role", "p_holm", "reject_holm"]
     if df.empty:
-        return pd.DataFrame(columns=[*CONTRAST_COLUMNS, "p_holm", "reject_holm"])
+        return pd.DataFrame(columns=[*CONTRAST_COLUMNS, *extra])
     df = df[CONTRAST_COLUMNS].copy()
+    df["role"] = np.where(df["judge"].isin(list(controls)), "control", "audited")
     df["p_holm"] = np.nan
     df["reject_holm"] = False
-    for _, idx in df.groupby("family").groups.items():
+    audited = df[df["role"] == "audited"]
+    for _, idx in audited.groupby("family").groups.items():
         adj, rej = holm(df.loc[idx, "pvalue"].tolist())
         df.loc[idx, "p_holm"] = adj
         df.loc[idx, "reject_holm"] = rej
-    return df.sort_values(["family", "judge", "task"]).reset_index(drop=True)
+    return df.sort_values(["family", "role", "judge", "task", "contrast"]).reset_index(drop=True)
 
 
 # ---------------------------------------------------------------- planted vs estimated
@@ -291,7 +366,7 @@ PLANTED_BLOCK = {"framed": ("wrong_block", "rf"), "unframed": ("wrong_no_frame",
                  "with_audio": ("wrong_with_audio", "rf_adj"),
                  "with_audio_fallible": ("wrong_with_audio_fallible", "rf_adj")}
 PLANTED_COLUMNS = ["judge", "knob", "task", "condition", "metric", "planted", "estimate",
-                   "ci_low", "ci_high", "ci_method", "n", "n_invalid", "inside"]
+                   "ci_low", "ci_high", "ci_method", "n", "n_clusters", "n_invalid", "inside"]
 
 
 def planted_targets(spec: dict[str, Any]) -> list[tuple[str, str, str, float]]:
@@ -313,8 +388,8 @@ def planted_targets(spec: dict[str, Any]) -> list[tuple[str, str, str, float]]:
 
 def planted_table(metrics_df: pd.DataFrame, specs: dict[str, dict[str, Any]]) -> pd.DataFrame:
     """Each planted rate beside its estimate, 95% CI and an `inside` flag, for every
-    task where the knob's condition was run (seed-pooled rows). The CI is the
-    clip-level cluster bootstrap where a clip was judged repeatedly, else Wilson."""
+    task where the knob's condition was run (seed-pooled rows), with the printed
+    cluster-robust CI."""
     rows = []
     pooled = metrics_df[metrics_df["seed"].astype(str) == POOLED]
     for judge, spec in sorted(specs.items()):
@@ -322,15 +397,11 @@ def planted_table(metrics_df: pd.DataFrame, specs: dict[str, dict[str, Any]]) ->
         for knob, cond, metric, planted in planted_targets(spec):
             hit = mine[(mine["condition"] == cond) & (mine["metric"] == metric)]
             for _, r in hit.sort_values("task").iterrows():
-                # repeated measures of a clip (seeds; identical requests when two seeds
-                # give the same wrong label) -> the clip-level cluster bootstrap interval
-                boot = pd.notna(r.get("boot_low")) and pd.notna(r.get("boot_high"))
-                lo, hi = (r["boot_low"], r["boot_high"]) if boot else (r["ci_low"], r["ci_high"])
+                lo, hi = r["ci_low"], r["ci_high"]
                 inside = bool(lo - 1e-12 <= planted <= hi + 1e-12) if r["n"] > 0 else False
                 rows.append({"judge": judge, "knob": knob, "task": r["task"], "condition": cond,
                              "metric": metric, "planted": planted, "estimate": r["estimate"],
-                             "ci_low": lo, "ci_high": hi,
-                             "ci_method": "cluster_bootstrap" if boot else r["method"],
-                             "n": int(r["n"]), "n_invalid": int(r["n_invalid"]),
-                             "inside": inside})
+                             "ci_low": lo, "ci_high": hi, "ci_method": r["method"],
+                             "n": int(r["n"]), "n_clusters": int(r["n_clusters"]),
+                             "n_invalid": int(r["n_invalid"]), "inside": inside})
     return pd.DataFrame(rows, columns=PLANTED_COLUMNS)

@@ -1,0 +1,173 @@
+"""Cluster-aware estimators pinned to values computed independently: statsmodels OLS
+with cov_type="cluster", statsmodels GEE, a hand-computed sandwich, closed forms."""
+
+import math
+
+import numpy as np
+import pytest
+import statsmodels.api as sm
+from scipy.stats import norm, t
+
+from judgeaudit.stats.ci import wilson
+from judgeaudit.stats.clustered import (
+    METHOD_PROPORTION,
+    caption_method,
+    chance_normalised,
+    cluster_bootstrap_bca,
+    clustered_difference,
+    clustered_mean,
+    clustered_proportion,
+    invalid_bounds,
+    rf_tilde_paper,
+)
+
+
+def _clustered_data(seed=1, g=12, m=20):
+    rng = np.random.default_rng(seed)
+    cl = np.repeat(np.arange(g), m)
+    pg = rng.beta(2, 3, g)
+    y = (rng.random(g * m) < pg[cl]).astype(float)
+    return y, cl
+
+
+def _wilson(p, n, c):
+    centre = (p + c * c / (2 * n)) / (1 + c * c / n)
+    half = c / (1 + c * c / n) * math.sqrt(p * (1 - p) / n + c * c / (4 * n * n))
+    return centre - half, centre + half
+
+
+def test_proportion_se_matches_statsmodels_ols_cluster_and_gee():
+    y, cl = _clustered_data()
+    est = clustered_proportion(y, cl)
+    ols = sm.OLS(y, np.ones_like(y)).fit(cov_type="cluster", cov_kwds={"groups": cl})
+    assert est.se == pytest.approx(float(ols.bse[0]), rel=1e-10)
+    gee = sm.GEE(y, np.ones_like(y), groups=cl, cov_struct=sm.cov_struct.Independence()).fit()
+    g = 12
+    assert est.se ** 2 == pytest.approx(float(gee.bse[0]) ** 2 * g / (g - 1), rel=1e-8)
+    # the interval: Wilson at n / deff with the t(G-1) critical value, by hand
+    p = y.mean()
+    deff = est.se ** 2 / (p * (1 - p) / y.size)
+    lo, hi = _wilson(p, y.size / deff, t.ppf(0.975, g - 1))
+    assert (est.lo, est.hi) == pytest.approx((lo, hi), abs=1e-12)
+    assert est.n == 240 and est.n_clusters == g and est.method == METHOD_PROPORTION
+
+
+def test_hand_computed_sandwich_tiny_example():
+    # 3 clusters: (1,1,0), (0,0), (1,1,1,0); p = 5/9
+    y = [1, 1, 0, 0, 0, 1, 1, 1, 0]
+    cl = ["a", "a", "a", "b", "b", "c", "c", "c", "c"]
+    p = 5 / 9
+    resid = [2 - 3 * p, 0 - 2 * p, 3 - 4 * p]
+    v = 3 / 2 * sum(r * r for r in resid) / 81
+    assert clustered_proportion(y, cl).se == pytest.approx(math.sqrt(v), rel=1e-12)
+
+
+def test_interval_wider_than_wilson_by_design_effect():
+    """Strong cluster correlation: 40 clusters of 10 trials, each cluster all-0 or
+    all-1 except one trial (ICC near 1). The design effect by hand is
+    V_cr1 / (p(1-p)/n); the printed interval is wider than Wilson's by sqrt(deff)
+    (times t(39)/z for the few-cluster correction)."""
+    g, m = 40, 10
+    cl = np.repeat(np.arange(g), m)
+    y = np.zeros(g * m)
+    for c in range(g):
+        block = np.ones(m) if c % 2 == 0 else np.zeros(m)
+        block[0] = 1 - block[0]  # one dissenting trial per cluster
+        y[cl == c] = block
+    n, p = y.size, y.mean()
+    sums = np.array([y[cl == c].sum() for c in range(g)])
+    v = g / (g - 1) * np.sum((sums - p * m) ** 2) / n ** 2
+    deff = v / (p * (1 - p) / n)
+    assert deff > 6  # 1 + (m - 1) * icc with icc ~ 0.64
+    est = clustered_proportion(y, cl)
+    assert est.deff == pytest.approx(deff, rel=1e-10)
+    wlo, whi = wilson(int(y.sum()), n)
+    ratio = est.width / (whi - wlo)
+    expected = math.sqrt(deff) * t.ppf(0.975, g - 1) / norm.ppf(0.975)
+    assert ratio == pytest.approx(expected, rel=0.03)
+    assert ratio > 2.5
+
+
+def test_independent_trials_match_wilson():
+    rng = np.random.default_rng(3)
+    y = (rng.random(400) < 0.3).astype(float)
+    est = clustered_proportion(y, None)  # each trial its own cluster
+    wlo, whi = wilson(int(y.sum()), y.size)
+    assert est.width == pytest.approx(whi - wlo, rel=0.02)
+
+
+@pytest.mark.parametrize("value", [0.0, 1.0])
+def test_boundary_is_one_sided_and_never_zero_width(value):
+    y = np.full(240, value)
+    cl = np.repeat(np.arange(8), 30)
+    est = clustered_proportion(y, cl)
+    assert est.width > 0
+    c = t.ppf(0.95, 7)
+    if value == 0.0:
+        assert est.one_sided == "upper" and est.lo == 0.0
+        assert est.hi == pytest.approx(c * c / (240 + c * c), rel=1e-12)
+    else:
+        assert est.one_sided == "lower" and est.hi == 1.0
+        assert est.lo == pytest.approx(240 / (240 + c * c), rel=1e-12)
+
+
+def test_difference_matches_statsmodels_cluster_t_test():
+    rng = np.random.default_rng(5)
+    g, m = 12, 20
+    cl = np.repeat(np.arange(g), m)
+    a = (rng.random(g * m) < 0.5).astype(float)
+    b = (rng.random(g * m) < 0.4).astype(float)
+    est = clustered_difference(a, b, cl)
+    ols = sm.OLS(a - b, np.ones(g * m)).fit(cov_type="cluster", cov_kwds={"groups": cl},
+                                            use_t=True)
+    assert est.pvalue == pytest.approx(float(ols.pvalues[0]), rel=1e-8)
+    lo, hi = ols.conf_int()[0]
+    assert (est.lo, est.hi) == pytest.approx((lo, hi), rel=1e-8)
+
+
+def test_difference_without_discordance_is_not_zero_width():
+    est = clustered_difference(np.ones(40), np.ones(40), np.repeat(np.arange(8), 5))
+    assert est.estimate == 0 and est.pvalue == 1.0 and est.width > 0
+    allpos = clustered_difference(np.ones(40), np.zeros(40), np.repeat(np.arange(8), 5))
+    assert allpos.estimate == 1 and allpos.pvalue == pytest.approx(2 * 0.5 ** 8)
+    assert allpos.hi == 1 and allpos.lo < 1 and allpos.one_sided == "lower"
+
+
+def test_mean_and_bca_agree_with_each_other_roughly():
+    y, cl = _clustered_data(seed=7, g=30, m=8)
+    m = clustered_mean(y, cl)
+    b = cluster_bootstrap_bca(y, cl, n_resamples=999)
+    assert b.estimate == pytest.approx(m.estimate)
+    assert b.lo == pytest.approx(m.lo, abs=0.05) and b.hi == pytest.approx(m.hi, abs=0.05)
+
+
+def test_chance_normalised_never_collapses():
+    # an accurate judge following a wrong reference 10% of the time, K = 8 (c = 1/7)
+    y = np.r_[np.ones(24), np.zeros(216)]
+    cl = np.tile(np.arange(8), 30)
+    rf = clustered_proportion(y, cl)
+    tilde = chance_normalised(rf, 8)
+    c = 1 / 7
+    assert tilde.estimate == pytest.approx((0.1 - c) / (1 - c))
+    assert tilde.width == pytest.approx(rf.width / (1 - c))
+    assert tilde.width > 0
+    assert rf_tilde_paper(0.1, 8) == 0.0
+
+
+def test_invalid_bounds():
+    assert invalid_bounds(3, 10, 2) == (3 / 12, 5 / 12)
+    assert all(math.isnan(x) for x in invalid_bounds(0, 0, 0))
+
+
+def test_errors_name_the_problem():
+    with pytest.raises(ValueError, match="0/1"):
+        clustered_proportion([0, 2], [1, 1])
+    with pytest.raises(ValueError, match="cluster ids"):
+        clustered_proportion([0, 1], [1])
+    with pytest.raises(ValueError, match="NaN"):
+        clustered_mean([0.1, math.nan])
+
+
+def test_caption_names_method_and_warns_on_few_clusters():
+    text = caption_method([METHOD_PROPORTION], [8, 40], unit="speaker")
+    assert "Wilson" in text and "speaker" in text and "only 8 clusters" in text
