@@ -29,6 +29,7 @@ from judgeaudit.stats import study_a as sa
 from judgeaudit.stats import study_b as sb
 
 JUDGE = "sim"
+BOOT_METHOD = "cluster_bootstrap_bca"  # the Study A cross-check columns boot_low/boot_high
 ESTIMATOR_SOURCE = {
     "classification": "judgeaudit.stats.study_a.classification_metrics",
     "pairwise": "judgeaudit.stats.study_a.pairwise_metrics",
@@ -49,20 +50,28 @@ def _intervals(row: pd.Series, estimand: str, cluster_label: str) -> list[dict[s
     out = [{**base, "method": str(row.get("method", "")), "primary": True,
             "ci_low": _f(row["ci_low"]), "ci_high": _f(row["ci_high"])}]
     if "boot_low" in row and pd.notna(row.get("boot_low")):
-        out.append({**base, "method": f"cluster_bootstrap_percentile({cluster_label})",
+        out.append({**base, "method": f"{BOOT_METHOD}({cluster_label})",
                     "primary": False, "ci_low": _f(row["boot_low"]),
                     "ci_high": _f(row["boot_high"])})
     return out
 
 
 # ------------------------------------------------------------------ Study A
+def _plain(frame: pd.DataFrame) -> pd.DataFrame:
+    """Text columns as Python objects, as `study_a.join` builds them from dicts."""
+    for col in frame.columns:
+        if frame[col].dtype.kind not in "biuf":
+            frame[col] = frame[col].astype(object)
+    return frame
+
+
 def classification_frame(df: pd.DataFrame) -> pd.DataFrame:
     """Simulated classification trials -> the frame `study_a.join` produces."""
     lab = np.array([f"c{i}" for i in range(int(df["k"].iloc[0]))], dtype=object)
     valid = df["valid"].to_numpy(bool)
     ans = df["answer"].to_numpy()
     shown = df["shown"].to_numpy()
-    return pd.DataFrame({
+    return _plain(pd.DataFrame({
         "judge": JUDGE, "trial_id": np.arange(len(df)).astype(str), "task": "sim",
         "condition": df["condition"].to_numpy(),
         "family": "blueprint",
@@ -73,9 +82,11 @@ def classification_frame(df: pd.DataFrame) -> pd.DataFrame:
                          sa.POOLED),
         "clip_id": "clip" + df["clip"].astype(str),
         "k": df["k"].to_numpy(),
+        # the sampling unit the conditions stage names for classification trials
+        "cluster": "spk" + df["speaker"].astype(str), "cluster_unit": "speaker",
         "wrong_label": np.where(shown >= 0, lab[np.clip(shown, 0, None)], None),
         "valid": valid,
-    })
+    }))
 
 
 CLS_KEYS = {  # (condition, metric) -> estimand
@@ -96,20 +107,22 @@ def classification(df: pd.DataFrame, n_boot: int, seed: int = 0) -> list[dict[st
     for r in rows.itertuples(index=False):
         key = CLS_KEYS.get((r.condition, r.metric))
         if key:
-            out += _intervals(pd.Series(r._asdict()), key, "clip")
+            out += _intervals(pd.Series(r._asdict()), key, str(r.cluster_unit))
     return out
 
 
 def pairwise_frame(df: pd.DataFrame) -> pd.DataFrame:
     valid = df["valid"].to_numpy(bool)
-    return pd.DataFrame({
+    return _plain(pd.DataFrame({
         "judge": JUDGE, "trial_id": np.arange(len(df)).astype(str), "task": "pair_sim",
         "family": "pairwise", "condition": "concat", "seed": sa.POOLED,
         "pair_id": "pair" + df["pair"].astype(str), "order": df["order"].to_numpy(),
         "better_slot_ab": df["better_ab"].to_numpy(), "gold": df["better"].to_numpy(),
         "parsed": np.where(valid, df["choice"].to_numpy(), None),
         "status": np.where(valid, "valid", "invalid_label"), "valid": valid,
-    })
+        # the sampling unit the conditions stage names for cleanness pairs
+        "cluster": "src" + df["source"].astype(str), "cluster_unit": "source clip",
+    }))
 
 
 PAIR_METRICS = ("lock", "g", "consistent_correct", "consistent_wrong", "locked_first",
@@ -121,7 +134,7 @@ def pairwise(df: pd.DataFrame, n_boot: int, seed: int = 0) -> list[dict[str, Any
     out = []
     for r in rows.itertuples(index=False):
         if r.metric in PAIR_METRICS:
-            out += _intervals(pd.Series(r._asdict()), r.metric, "pair")
+            out += _intervals(pd.Series(r._asdict()), r.metric, str(r.cluster_unit))
     return out
 
 

@@ -84,7 +84,7 @@ class Pairwise:
 
     n_speakers: int = 6
     sources_per_speaker: int = 2
-    pairs_per_source: int = 4       # e.g. degraded copies of one clean source clip
+    pairs_per_source: int = 2       # e.g. degraded copies of one clean source clip
     lock: float = 0.5               # median P(lock a slot for this pair) at gap 0.5
     lock_gap_slope: float = 3.0     # logit(lock) += slope * (0.5 - gap): hard pairs lock more
     lock_first: float = 0.75        # P(locked slot is the first)
@@ -170,7 +170,7 @@ PRESETS: dict[str, Scenario] = {s.name: s for s in (
              ("accuracy_audio_only", "accuracy_wrong_with_audio"),
              "planted follow 0: every RF row is a planted-rate-0 row"),
     Scenario("pairs_locker", "pairwise", Pairwise(), _PAIR_ALL,
-             "lock 0.5 at median gap, more on hard pairs, 48 pairs from 12 sources"),
+             "lock 0.5 at median gap, more on hard pairs; 24 pairs from 12 sources of 6 speakers"),
     Scenario("pairs_listener", "pairwise",
              Pairwise(lock=0.0, lock_gap_slope=0.0, source_sd=0.0, discriminate=1.0),
              ("g", "consistent_correct", "consistent_wrong"),
