@@ -334,7 +334,8 @@ TARGETS["judges"] = lambda: []  # responses are pulled in by the study stages
 STUDY_A_CLS_TASKS = ["emotion", "language"]
 STUDY_A_CLS_SHARDS = ["blueprint", "reference", "conflict"]
 STUDY_A_PAIR_FORMATS = ["concat", "native"]
-STUDY_A_TABLES = ["study_a_table2_blueprint", "study_a_table3_reference",
+STUDY_A_TABLES = ["study_a_table2_blueprint", "study_a_follow_blueprint",
+                  "study_a_table3_reference",
                   "study_a_table4_conflict", "study_a_table5_pairwise",
                   "study_a_contrasts", "study_a_planted"]
 STUDY_A_FIGURES = ["study_a_follow_by_placement", "study_a_lock_vs_g",

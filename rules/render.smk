@@ -41,7 +41,7 @@ rule study_a_figures:
 rule study_b_table_accuracy:
     input:
         accuracy="results/metrics/B/accuracy.tsv",
-        code=package_code("render"),
+        code=package_code("render", "stats"),
     output:
         multiext("results/tables/study_b_accuracy", ".tsv", ".md", ".tex"),
     params:
@@ -55,7 +55,7 @@ rule study_b_table_accuracy:
 rule study_b_table_protocol_gap:
     input:
         gap="results/metrics/B/protocol_gap.tsv",
-        code=package_code("render"),
+        code=package_code("render", "stats"),
     output:
         multiext("results/tables/study_b_protocol_gap", ".tsv", ".md", ".tex"),
     params:
@@ -69,7 +69,7 @@ rule study_b_table_protocol_gap:
 rule study_b_table_balance:
     input:
         balance="results/metrics/B/balance.tsv",
-        code=package_code("render"),
+        code=package_code("render", "stats"),
     output:
         multiext("results/tables/study_b_balance", ".tsv", ".md", ".tex"),
     params:
@@ -83,7 +83,7 @@ rule study_b_table_balance:
 rule study_b_table_potemkin:
     input:
         potemkin="results/metrics/B/potemkin.tsv",
-        code=package_code("render"),
+        code=package_code("render", "stats"),
     output:
         multiext("results/tables/study_b_potemkin", ".tsv", ".md", ".tex"),
     params:
@@ -97,7 +97,7 @@ rule study_b_table_potemkin:
 rule study_b_figure_states:
     input:
         distribution="results/metrics/B/state_distribution.tsv",
-        code=package_code("render"),
+        code=package_code("render", "stats"),
     output:
         multiext("figures/study_b_states", ".png", ".pdf"),
     params:
@@ -113,7 +113,7 @@ rule study_b_figure_heatmap:
         potemkin="results/metrics/B/potemkin.tsv",
         gap="results/metrics/B/protocol_gap.tsv",
         cue="results/metrics/B/cue_dependence.tsv",
-        code=package_code("render"),
+        code=package_code("render", "stats"),
     output:
         multiext("figures/study_b_heatmap", ".png", ".pdf"),
     params:

@@ -9,69 +9,141 @@ from pathlib import Path
 import pandas as pd
 
 from judgeaudit.render.figures import grouped_bars, save_figure, xy_errorbars
-from judgeaudit.render.tables import fmt_ci, pivot_cells, write_table
+from judgeaudit.render.tables import (
+    CELL_LEGEND,
+    INVALID_LEGEND,
+    fmt_ci,
+    pivot_cells,
+    write_table,
+)
+from judgeaudit.stats.clustered import METHOD_DIFFERENCE, METHOD_TEXT, caption_method
 
 RQ1 = ["audio_only", "skeleton", "acoustic_description", "true_block", "wrong_block",
        "wrong_no_frame", "wrong_with_audio", "wrong_with_audio_fallible"]
+WRONG = ["wrong_block", "wrong_no_frame", "wrong_with_audio", "wrong_with_audio_fallible"]
 PLACEMENTS = ["system", "rubric", "before", "after"]
 CONFLICT = ["follow_block", "follow_reference", "follow_gold", "follow_other"]
 PAIR_METRICS = ["lock", "g", "consistent_correct", "consistent_wrong", "locked_first",
                 "locked_second"]
+FOLLOW = {"rf": "RF", "rf_adj": "rf_adj", "rf_norm": "RF~"}
+# row keys of every long table; a teammate's extra key column (e.g. `corpus`) is
+# picked up automatically when the metric frame has it
+KEYS = ["judge", "task"]
+EXTRA_KEYS = ["corpus"]
+FOLLOW_NOTE = ("RF = P(answer = the wrong label), null 0; rf_adj = RF among trials whose "
+               "wrong label differs from the judge's own audio-only answer; RF~ = "
+               "(RF - c)/(1 - c), c = 1/(K-1), unclipped (negative = below the chance rate "
+               "c; the paper clips at 0), its interval RF's mapped through the same map")
 
 
 def _pooled(m: pd.DataFrame) -> pd.DataFrame:
     return m[m["seed"].astype(str) == "all"]
 
 
+def _keys(d: pd.DataFrame) -> list[str]:
+    return [k for k in EXTRA_KEYS if k in d.columns] + KEYS
+
+
+def _caption(title: str, d: pd.DataFrame, invalid: bool = False, note: str = "") -> str:
+    units = sorted({str(u) for u in d.get("cluster_unit", pd.Series(dtype=str)).dropna()
+                    if str(u) and str(u) != "nan"})
+    parts = [title, caption_method(d["method"].dropna().astype(str).tolist() if len(d) else [],
+                                   d["n_clusters"].tolist() if "n_clusters" in d else None,
+                                   unit=", ".join(units)), CELL_LEGEND]
+    if invalid:
+        parts.append(INVALID_LEGEND)
+    if note:
+        parts.append(note)
+    return ". ".join(parts) + "."
+
+
 def table_blueprint(m: pd.DataFrame, base: Path) -> None:
     d = _pooled(m)
     d = d[(d["family"] == "blueprint") & (d["metric"] == "accuracy")]
-    write_table(pivot_cells(d, ["judge", "task"], "condition", order=RQ1), base,
-                "Study A Table II analogue: accuracy by blueprint condition "
-                "(seed-pooled, Wilson 95% CI)", tsv_frame=d)
+    write_table(pivot_cells(d, _keys(d), "condition", order=RQ1, invalid=True), base,
+                _caption("Study A Table II analogue: accuracy by blueprint condition "
+                         "(seed-pooled)", d, invalid=True), tsv_frame=d)
+
+
+def follow_frame(d: pd.DataFrame, conditions: list[str], with_accuracy: bool = True
+                 ) -> pd.DataFrame:
+    """Long table: one row per judge x task x condition; columns accuracy, RF, rf_adj,
+    RF~ side by side (invalid bounds in each follow cell)."""
+    d = d[d["condition"].isin(conditions)]
+    metrics = (["accuracy"] if with_accuracy else []) + list(FOLLOW)
+    d = d[d["metric"].isin(metrics)]
+    names = {"accuracy": "accuracy", **FOLLOW}
+    d = d.assign(col=d["metric"].map(names))
+    keys = [*_keys(d), "condition"]
+    wide = pivot_cells(d, keys, "col", order=[names[x] for x in metrics], invalid=True)
+    if len(wide):
+        rank = {c: i for i, c in enumerate(conditions)}
+        wide = wide.sort_values([*keys[:-1], "condition"],
+                                key=lambda s: s.map(rank) if s.name == "condition" else s)
+    return wide.reset_index(drop=True)
+
+
+def table_follow_blueprint(m: pd.DataFrame, base: Path) -> None:
+    d = _pooled(m)
+    d = d[(d["family"] == "blueprint") & d["condition"].isin(WRONG)]
+    write_table(follow_frame(d, WRONG), base,
+                _caption("Study A wrong-label (RQ1) follow rates: accuracy, RF, rf_adj and RF~ "
+                         "side by side (seed-pooled)", d[d["metric"].isin(list(FOLLOW))],
+                         invalid=True, note=FOLLOW_NOTE),
+                tsv_frame=d[d["metric"].isin(["accuracy", *FOLLOW])])
 
 
 def table_reference(m: pd.DataFrame, base: Path) -> None:
     d = _pooled(m)
     d = d[(d["family"] == "reference")]
-    rf = d[d["metric"].isin(["rf", "rf_norm"]) & d["condition"].isin(PLACEMENTS)]
-    rf = rf.assign(col=rf["metric"].map({"rf": "RF", "rf_norm": "RF~"}) + " " + rf["condition"])
-    order = [f"{k} {p}" for k in ("RF", "RF~") for p in PLACEMENTS]
-    wide = pivot_cells(rf, ["judge", "task"], "col", order=order)
-    match = d[(d["condition"] == "match") & (d["metric"] == "accuracy")]
-    cells = {(j, t): fmt_ci(e, lo, hi) for j, t, e, lo, hi in
-             zip(match["judge"], match["task"], match["estimate"], match["ci_low"],
-                 match["ci_high"], strict=True)}
-    wide["accuracy match"] = [cells.get((j, t), "-") for j, t in
-                              zip(wide["judge"], wide["task"], strict=True)]
-    write_table(wide, base, "Study A Table III analogue: reference-follow rate RF and "
-                "chance-normalised RF~ by placement; accuracy with the true reference",
-                tsv_frame=d)
+    d = d[d["condition"].isin([*PLACEMENTS, "match"])]
+    wide = follow_frame(d, [*PLACEMENTS, "match"])
+    write_table(wide, base, _caption(
+        "Study A Table III analogue: reference-follow rate RF, rf_adj and chance-normalised "
+        "RF~ by placement; `match` = the true-reference control (accuracy only)", d,
+        invalid=True, note=FOLLOW_NOTE), tsv_frame=d)
 
 
 def table_conflict(m: pd.DataFrame, base: Path) -> None:
     d = _pooled(m)
     d = d[(d["family"] == "conflict") & d["metric"].isin(CONFLICT)]
-    write_table(pivot_cells(d, ["judge", "task"], "metric", order=CONFLICT), base,
-                "Study A Table IV analogue: cue conflict (wrong block vs wrong reference "
-                "naming different labels): share of answers following each cue", tsv_frame=d)
+    write_table(pivot_cells(d, _keys(d), "metric", order=CONFLICT, invalid=True), base,
+                _caption("Study A Table IV analogue: cue conflict (wrong block vs wrong "
+                         "reference naming different labels): share of answers following "
+                         "each cue", d, invalid=True), tsv_frame=d)
 
 
 def table_pairwise(m: pd.DataFrame, base: Path) -> None:
     d = m[(m["family"] == "pairwise") & m["metric"].isin(PAIR_METRICS)]
-    d = d.assign(col=d["condition"] + " " + d["metric"])
-    order = [f"{f} {k}" for f in ("concat", "native") for k in PAIR_METRICS]
-    write_table(pivot_cells(d, ["judge", "task"], "col", order=order), base,
-                "Study A Table V analogue: pairwise position lock, gold-aligned rate g and "
-                "pair modes by format", tsv_frame=d)
+    d = d.rename(columns={"condition": "format"}) if len(d) else d.assign(format=[])
+    write_table(pivot_cells(d, [*_keys(d), "format"], "metric", order=PAIR_METRICS,
+                            invalid=True), base,
+                _caption("Study A Table V analogue: pairwise position lock, gold-aligned rate "
+                         "g (over single judgments) and pair modes (over pairs judged validly "
+                         "in both orders) by format", d, invalid=True), tsv_frame=d)
 
 
 def table_contrasts(c: pd.DataFrame, base: Path) -> None:
-    cols = ["family", "judge", "task", "contrast", "n", "b", "c", "p_x", "p_y", "pvalue",
-            "p_holm", "reject_holm", "method"]
-    show = c[cols].copy() if len(c) else pd.DataFrame(columns=cols)
-    write_table(show, base, "Study A paired contrasts (McNemar; Holm within family)",
-                digits=3, tsv_frame=c)
+    cols = ["family", "role", "judge", "task", "contrast", "unit", "n", "n_clusters",
+            "p_a", "p_b", "difference [95% CI]", "pvalue", "p_holm", "reject_holm"]
+    show = c.copy()
+    if len(show):
+        show["difference [95% CI]"] = [
+            fmt_ci(e, lo, hi) + (" 1-sided" if isinstance(o, str) and o else "")
+            for e, lo, hi, o in zip(show["estimate"], show["ci_low"], show["ci_high"],
+                                    show["one_sided"], strict=True)]
+        show = show[cols]
+    else:
+        show = pd.DataFrame(columns=cols)
+    units = sorted({str(u) for u in c.get("cluster_unit", pd.Series(dtype=str)).dropna()})
+    caption = ("Study A pre-specified paired contrasts (difference a - b over units valid in "
+               "both; " + METHOD_TEXT[METHOD_DIFFERENCE] + (f"; clusters = {', '.join(units)}"
+                                                           if units else "")
+               + "; exact sign test over clusters where every difference is equal). Holm "
+               "within each family over the audited judges; control judges (listener, "
+               "label-reader, first-slot) are shown with role 'control' and left out of the "
+               "family")
+    write_table(show, base, caption, digits=3, tsv_frame=c)
 
 
 def table_planted(p: pd.DataFrame, base: Path) -> None:
@@ -80,11 +152,13 @@ def table_planted(p: pd.DataFrame, base: Path) -> None:
         show["estimate [95% CI]"] = [fmt_ci(e, lo, hi) for e, lo, hi in
                                      zip(show["estimate"], show["ci_low"], show["ci_high"],
                                          strict=True)]
-        show = show[["judge", "knob", "task", "metric", "planted", "estimate [95% CI]",
-                     "ci_method", "n", "n_invalid", "inside"]]
+        cols = ["judge", "knob", "task", "metric", "planted", "estimate [95% CI]", "ci_method",
+                "n", "n_clusters", "n_invalid", "inside"]
+        show = show[[c for c in cols if c in show.columns]]
         share = p["inside"].mean()
         caption = (f"Simulated judges: planted rate vs estimate; {int(p['inside'].sum())} of "
-                   f"{len(p)} ({share:.0%}) inside their 95% CI")
+                   f"{len(p)} ({share:.0%}) inside their cluster-robust 95% CI (the printed "
+                   "interval; " + caption_method(p["ci_method"].astype(str).tolist()) + ")")
     else:
         caption = "Simulated judges: planted rate vs estimate (no simulated judges configured)"
     write_table(show, base, caption, tsv_frame=p)
@@ -94,6 +168,7 @@ def all_tables(metrics: pd.DataFrame, contrasts: pd.DataFrame, planted: pd.DataF
                out_dir: str | Path) -> None:
     out = Path(out_dir)
     table_blueprint(metrics, out / "study_a_table2_blueprint")
+    table_follow_blueprint(metrics, out / "study_a_follow_blueprint")
     table_reference(metrics, out / "study_a_table3_reference")
     table_conflict(metrics, out / "study_a_table4_conflict")
     table_pairwise(metrics, out / "study_a_table5_pairwise")

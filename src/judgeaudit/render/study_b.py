@@ -1,7 +1,7 @@
 """Study B tables and figures (the analogues of the paper's outputs).
 
-Tables (TSV with full precision and n / n_invalid; Markdown and LaTeX with
-`estimate [ci_low, ci_high]` cells):
+Tables (TSV with full precision, n, n_clusters and n_invalid; Markdown and LaTeX
+with `estimate [ci_low, ci_high] n=.. G=..` cells, G = items, the sampling unit):
 - study_b_accuracy: rows judges; columns Single Pointwise none/soft/hard, Single
   Pairwise none/soft/hard, Positional Pointwise none/transition, Positional
   Pairwise none/transition (+ Conversation columns when that task runs);
@@ -20,7 +20,14 @@ import numpy as np
 import pandas as pd
 
 from judgeaudit.render.figures import plt, save_figure
-from judgeaudit.render.tables import fmt_ci, write_table
+from judgeaudit.render.tables import (
+    CELL_LEGEND,
+    INVALID_LEGEND,
+    fmt_ci,
+    fmt_rate_cell,
+    write_table,
+)
+from judgeaudit.stats.clustered import METHOD_DIFFERENCE, METHOD_TEXT, caption_method
 
 TASK_LABEL = {"single": "Single", "positional": "Positional", "conversation": "Conversation"}
 TASK_ORDER = ("single", "positional", "conversation")
@@ -34,33 +41,48 @@ def _colname(task: str, protocol: str, cue: str) -> str:
     return f"{TASK_LABEL.get(task, task)} {protocol.capitalize()} {cue}"
 
 
+def _caption(title: str, frame: pd.DataFrame, invalid: bool = True) -> str:
+    methods = frame["method"].dropna().astype(str).tolist() if "method" in frame else []
+    g = frame["n_clusters"].tolist() if "n_clusters" in frame else None
+    parts = [title, caption_method(methods, g, unit="item (its two renderings / orders are "
+                                   "one cluster)"),
+             CELL_LEGEND.replace("n = valid trials (or pairs)", "n = valid trials or renderings")]
+    if invalid:
+        parts.append(INVALID_LEGEND)
+    return ". ".join(parts) + "."
+
+
 def accuracy_table(acc: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     j = acc[acc["protocol"].isin(["pointwise", "pairwise"])].copy()
     order = [_colname(t, p, c) for t in TASK_ORDER for p in ("pointwise", "pairwise")
              for c in CUE_ORDER]
     j["column"] = [_colname(t, p, c) for t, p, c in zip(j["task"], j["protocol"], j["cue"],
                                                          strict=True)]
-    j["cell"] = [fmt_ci(e, lo, hi) + (f" ({int(ni)} inv.)" if ni else "")
-                 for e, lo, hi, ni in zip(j["estimate"], j["ci_low"], j["ci_high"],
-                                          j["n_invalid"], strict=True)]
-    wide = j.pivot_table(index="judge", columns="column", values="cell",
+    j["cell"] = [fmt_rate_cell(r, invalid=True) for r in j.to_dict("records")]
+    index = [c for c in ("corpus",) if c in j.columns] + ["judge"]
+    wide = j.pivot_table(index=index, columns="column", values="cell",
                          aggfunc="first").reset_index()
     keep = [c for c in order if c in wide.columns]
-    wide = wide[["judge", *keep]].fillna("-")
+    wide = wide[[*index, *keep]].fillna("-")
     tsv = j.drop(columns=["cell"]).sort_values(["judge", "task", "protocol", "cue"])
-    write_table(wide, base, caption="Study B end-to-end accuracy (Wilson 95% CI; valid n "
-                "per cell in the TSV)", tsv_frame=tsv)
+    write_table(wide, base, caption=_caption("Study B end-to-end accuracy", j), tsv_frame=tsv)
     return wide
 
 
 def gap_table(gap: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     g = gap.copy()
-    g["Pairwise - Pointwise"] = [fmt_ci(e, lo, hi) for e, lo, hi in
-                                 zip(g["estimate"], g["ci_low"], g["ci_high"], strict=True)]
-    show = g[["judge", "task", "cue", "pointwise", "pairwise", "Pairwise - Pointwise",
-              "n_items"]].sort_values(["task", "cue", "judge"])
-    write_table(show, base, caption="Study B protocol gap (paired bootstrap 95% CI over items)",
-                tsv_frame=gap)
+    sided = g["one_sided"] if "one_sided" in g else pd.Series([""] * len(g), index=g.index)
+    g["Pairwise - Pointwise"] = [
+        fmt_ci(e, lo, hi) + (" 1-sided" if isinstance(o, str) and o else "")
+        for e, lo, hi, o in zip(g["estimate"], g["ci_low"], g["ci_high"], sided, strict=True)]
+    cols = ["judge", "task", "cue", "pointwise", "pairwise", "Pairwise - Pointwise", "pvalue",
+            "n_items"]
+    show = g[[c for c in cols if c in g.columns]].sort_values(["task", "cue", "judge"])
+    write_table(show, base, caption=(
+        "Study B protocol gap: mean over items of per-item Pairwise - Pointwise accuracy; 95% "
+        "CI: " + METHOD_TEXT[METHOD_DIFFERENCE] + ", each item one cluster (G = n_items); "
+        "the paired cluster bootstrap over items (BCa) is in the TSV (boot_low, boot_high)"),
+        tsv_frame=gap)
     return show
 
 
@@ -78,14 +100,13 @@ def balance_table(bal: pd.DataFrame, base: str | Path) -> pd.DataFrame:
 
 def potemkin_table(pot: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     tidy = pot.copy()
-    tidy["cell"] = [fmt_ci(e, lo, hi) for e, lo, hi in
-                    zip(tidy["estimate"], tidy["ci_low"], tidy["ci_high"], strict=True)]
+    tidy["cell"] = [fmt_rate_cell(r, invalid=True) for r in tidy.to_dict("records")]
     wide = tidy.pivot_table(index=["judge", "task"], columns="metric", values="cell",
                             aggfunc="first").reset_index().fillna("-")
     wide.columns = [str(c) for c in wide.columns]
-    write_table(wide, base, caption="Study B probes per rendering: P, O, J rates, conditional "
-                "Potemkin rate P(J=0 | P=1, O=1), staging accuracy (Wilson 95% CI)",
-                tsv_frame=tidy.drop(columns=["cell"]))
+    write_table(wide, base, caption=_caption(
+        "Study B probes per rendering: P, O, J rates, conditional Potemkin rate "
+        "P(J=0 | P=1, O=1), staging accuracy", tidy), tsv_frame=tidy.drop(columns=["cell"]))
     return wide
 
 

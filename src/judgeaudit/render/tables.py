@@ -33,6 +33,49 @@ def fmt_ci(est, lo, hi, digits: int = 2) -> str:
     return f"{est:.{digits}f} [{fmt_number(lo, digits)}, {fmt_number(hi, digits)}]"
 
 
+def _num(x) -> float:
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return math.nan
+    return v
+
+
+def fmt_rate_cell(row, digits: int = 2, invalid: bool = False) -> str:
+    """One rate cell with everything a reader needs to weigh it:
+    `0.60 [0.48, 0.71] n=240 G=8`, `1-sided` when the estimate sits at 0 or 1 (only
+    the other bound is informative), and with `invalid` and invalid answers present
+    `; 3 inv: 0.58-0.61` (the rate if every invalid answer had been a miss / a hit).
+    `row` is a mapping with estimate, ci_low, ci_high and optionally n, n_clusters,
+    one_sided, n_invalid, invalid_low, invalid_high."""
+    get = row.get if hasattr(row, "get") else (lambda k, d=None: getattr(row, k, d))
+    est = _num(get("estimate"))
+    if math.isnan(est):
+        n_inv = _num(get("n_invalid", 0))
+        return f"- ({int(n_inv)} inv.)" if n_inv and not math.isnan(n_inv) else "-"
+    out = fmt_ci(est, _num(get("ci_low")), _num(get("ci_high")), digits)
+    side = get("one_sided", "")
+    if isinstance(side, str) and side:
+        out += " 1-sided"
+    n, g = _num(get("n")), _num(get("n_clusters"))
+    if not math.isnan(n):
+        out += f" n={int(n)}"
+    if not math.isnan(g):
+        out += f" G={int(g)}"
+    n_inv = _num(get("n_invalid", 0))
+    if invalid and not math.isnan(n_inv) and n_inv > 0:
+        lo, hi = _num(get("invalid_low")), _num(get("invalid_high"))
+        out += f"; {int(n_inv)} inv: {fmt_number(lo, digits)}-{fmt_number(hi, digits)}"
+    return out
+
+
+CELL_LEGEND = ("Cells: estimate [95% CI], n = valid trials (or pairs), G = clusters (the "
+               "sampling units the interval resamples); '1-sided' marks an estimate at 0 or 1 "
+               "with a one-sided 95% bound")
+INVALID_LEGEND = ("'k inv: a-b' = the rate if all k invalid answers had been misses / hits "
+                  "(for follow rates: all-not-follow / all-follow)")
+
+
 def to_markdown(frame: pd.DataFrame, digits: int = 2) -> str:
     cols = [str(c) for c in frame.columns]
     lines = ["| " + " | ".join(cols) + " |", "|" + "|".join("---" for _ in cols) + "|"]
@@ -82,10 +125,15 @@ def write_table(frame: pd.DataFrame, base: str | Path, caption: str = "",
 
 def pivot_cells(df: pd.DataFrame, index: Sequence[str], columns: str, digits: int = 2,
                 est: str = "estimate", lo: str = "ci_low", hi: str = "ci_high",
-                order: Sequence[str] | None = None) -> pd.DataFrame:
-    """Wide table of `est [lo, hi]` cells: rows `index`, one column per `columns` value."""
-    cells = df.assign(_cell=[fmt_ci(e, a, b, digits) for e, a, b in
-                             zip(df[est], df[lo], df[hi], strict=True)])
+                order: Sequence[str] | None = None, invalid: bool = False) -> pd.DataFrame:
+    """Wide table of rate cells (`fmt_rate_cell`: estimate [lo, hi] and, where the
+    frame has them, n, G = n_clusters, one-sided flags and invalid bounds); rows
+    `index`, one column per `columns` value."""
+    ren = {est: "estimate", lo: "ci_low", hi: "ci_high"}
+    recs = df.rename(columns=ren).to_dict("records") if len(df) else []
+    cells = df.assign(_cell=[fmt_rate_cell(r, digits, invalid) for r in recs])
+    if cells.empty:
+        return pd.DataFrame(columns=[*index, *(order or [])])
     wide = cells.pivot_table(index=list(index), columns=columns, values="_cell",
                              aggfunc="first").reset_index()
     wide.columns = [str(c) for c in wide.columns]

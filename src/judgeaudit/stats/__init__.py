@@ -1,9 +1,18 @@
-"""Shared statistics for both studies: Wilson intervals, cluster and paired
-bootstraps, McNemar contrasts with Holm correction, follow-rate normalisation and
-pairwise-order modes. Every method is named explicitly (statsmodels / SciPy)."""
+"""Shared statistics for both studies: cluster-robust estimates (`clustered`: the
+interval every printed rate uses), Wilson intervals, cluster and paired bootstraps,
+McNemar contrasts with Holm correction, follow-rate normalisation and pairwise-order
+modes. Every method is named explicitly (statsmodels / SciPy)."""
 
 from judgeaudit.stats.bootstrap import cluster_bootstrap, paired_bootstrap
 from judgeaudit.stats.ci import proportion, wilson
+from judgeaudit.stats.clustered import (
+    Estimate,
+    chance_normalised,
+    clustered_difference,
+    clustered_mean,
+    clustered_proportion,
+    invalid_bounds,
+)
 from judgeaudit.stats.contrasts import holm, mcnemar_paired
 from judgeaudit.stats.rates import (
     PAIR_MODES,
@@ -14,7 +23,9 @@ from judgeaudit.stats.rates import (
 )
 
 __all__ = [
-    "PAIR_MODES", "chance_follow", "cluster_bootstrap", "holm", "mcnemar_paired",
+    "PAIR_MODES", "Estimate", "chance_follow", "chance_normalised", "cluster_bootstrap",
+    "clustered_difference", "clustered_mean", "clustered_proportion", "holm",
+    "invalid_bounds", "mcnemar_paired",
     "normalise_follow", "paired_bootstrap", "pair_mode", "pair_summary", "proportion",
     "wilson",
 ]

@@ -17,6 +17,16 @@ State "PO J" as a 3-character string, e.g. "110" = Potemkin (perceives and maps,
 still fails). Conditional Potemkin rate = n(110) / (n(110) + n(111)).
 Staging probe: the O trial whose stated label is P's prediction (positional:
 the first candidate shift turn P labels with the shifted emotion; none -> wrong).
+
+Sampling unit: the item. Its two renderings (pointwise, probes, states) and its two
+orders (pairwise) are not independent, so every rate is clustered on `item_id`
+(`stats.clustered.clustered_proportion`: Wilson at the CR1 effective sample size,
+t(G-1), one-sided at 0 or 1), with n (trials or renderings), n_clusters (items),
+n_invalid and invalid_low / invalid_high (the rate if every invalid answer had
+been wrong / right). Protocol gap and cue dependence: per-item accuracy
+differences, a paired t interval over items (CR1 = items; `clustered_difference`)
+with its p-value, and the paired cluster bootstrap over items (BCa, scipy) as
+boot_low / boot_high.
 """
 
 from __future__ import annotations
@@ -29,7 +39,12 @@ import numpy as np
 import pandas as pd
 
 from judgeaudit.stats.bootstrap import paired_bootstrap
-from judgeaudit.stats.ci import proportion
+from judgeaudit.stats.clustered import (
+    cluster_bootstrap_bca,
+    clustered_difference,
+    clustered_proportion,
+    invalid_bounds,
+)
 
 STATES = ("111", "110", "101", "100", "011", "010", "001", "000")
 STATE_NAMES = {"111": "reliable", "110": "potemkin", "010": "perception bottleneck",
@@ -79,11 +94,23 @@ def read_scored(path) -> pd.DataFrame:
     return f
 
 
+def clustered_rate(hit: Sequence | np.ndarray, clusters: Sequence | np.ndarray, n_invalid: int,
+                   unit: str = "item") -> dict[str, Any]:
+    """A tidy rate row: estimate, ci_low, ci_high, n, n_clusters, cluster_unit, k,
+    n_invalid, invalid_low, invalid_high, one_sided, deff, method."""
+    y = np.asarray(hit, dtype=float)
+    est = clustered_proportion(y, np.asarray(clusters, dtype=object).astype(str))
+    k = float(y.sum())
+    lo, hi = invalid_bounds(k, int(y.size), int(n_invalid))
+    return {**est.row(), "cluster_unit": unit, "k": int(k), "n_invalid": int(n_invalid),
+            "invalid_low": lo, "invalid_high": hi}
+
+
 def cell(frame: pd.DataFrame) -> dict[str, Any]:
-    """Accuracy with a Wilson interval over valid rows; n_invalid counted."""
+    """Accuracy over valid rows, clustered on items; n_invalid counted."""
     valid = frame[frame["valid"]]
-    k = int(valid["correct"].sum())
-    return proportion(k, len(valid), n_invalid=int((~frame["valid"]).sum()))
+    return clustered_rate(valid["correct"].to_numpy(dtype=float), valid["item_id"],
+                          int((~frame["valid"]).sum()))
 
 
 def accuracy(scored: pd.DataFrame) -> pd.DataFrame:
@@ -108,11 +135,20 @@ def _item_means(frame: pd.DataFrame) -> pd.Series:
 
 def paired_item_diff(a: pd.DataFrame, b: pd.DataFrame, n_boot: int, seed: int
                      ) -> dict[str, Any]:
-    """mean over items of acc_a - acc_b, items valid in both, paired bootstrap CI."""
+    """mean over items of acc_a - acc_b (per-item accuracies, items valid in both):
+    paired t interval over items (CR1 with each item a cluster) and p-value; the
+    paired cluster bootstrap over items (BCa) as boot_low / boot_high."""
     ma, mb = _item_means(a), _item_means(b)
     common = sorted(set(ma.index) & set(mb.index))
-    res = paired_bootstrap(ma.loc[common].to_numpy(), mb.loc[common].to_numpy(),
-                           n_boot=n_boot, seed=seed)
+    xa, xb = ma.loc[common].to_numpy(dtype=float), mb.loc[common].to_numpy(dtype=float)
+    est = clustered_difference(xa, xb, np.asarray(common, dtype=object))
+    res = {"estimate": est.estimate, "ci_low": est.lo, "ci_high": est.hi,
+           "one_sided": est.one_sided or "", "pvalue": est.pvalue, "n": est.n,
+           "n_clusters": est.n_clusters, "cluster_unit": "item", "method": est.method,
+           "boot_low": np.nan, "boot_high": np.nan}
+    if n_boot > 0 and len(common) >= 2:
+        boot = cluster_bootstrap_bca(xa - xb, None, n_resamples=n_boot, seed=seed)
+        res.update({"boot_low": boot.lo, "boot_high": boot.hi})
     res["n_items"] = len(common)
     res["n_invalid"] = int((~a["valid"]).sum() + (~b["valid"]).sum())
     return res
@@ -206,36 +242,38 @@ def states(scored: pd.DataFrame, items: Sequence[dict]) -> pd.DataFrame:
 
 
 def state_distribution(st: pd.DataFrame) -> pd.DataFrame:
-    """Share of each of the 8 states per judge x task (Wilson CI); undefined
-    (some probe invalid) renderings counted in n_invalid."""
+    """Share of each of the 8 states per judge x task over renderings, clustered on
+    items; undefined (some probe invalid) renderings counted in n_invalid."""
     out = []
     for (judge, task), g in st.groupby(["judge", "task"]):
         defined = g[g["state"] != ""]
+        n_inv = int((g["state"] == "").sum())
         for s in STATES:
-            k = int((defined["state"] == s).sum())
+            hit = (defined["state"] == s).to_numpy(dtype=float)
             out.append({"judge": judge, "task": task, "state": s, "name": STATE_NAMES[s],
-                        **proportion(k, len(defined), n_invalid=int((g["state"] == "").sum()))})
+                        **clustered_rate(hit, defined["item_id"], n_inv)})
     return pd.DataFrame(out)
 
 
 def potemkin(st: pd.DataFrame) -> pd.DataFrame:
     """Conditional Potemkin rate P(J=0 | P=1, O=1), staging accuracy, and the
-    per-rendering P, O and J bit rates."""
+    per-rendering P, O and J bit rates, each clustered on items."""
     out = []
     for (judge, task), g in st.groupby(["judge", "task"]):
         cond = g[g["state"].isin(["111", "110"])]
-        k = int((cond["state"] == "110").sum())
         row = {"judge": judge, "task": task, "metric": "conditional_potemkin",
-               **proportion(k, len(cond), n_invalid=int((g["state"] == "").sum()))}
+               **clustered_rate((cond["state"] == "110").to_numpy(dtype=float),
+                                cond["item_id"], int((g["state"] == "").sum()))}
         out.append(row)
         for bit in ("P", "O", "J"):
-            v = g[bit].dropna()
+            ok = g[bit].notna()
             out.append({"judge": judge, "task": task, "metric": f"probe_{bit}",
-                        **proportion(int(v.sum()), len(v), n_invalid=int(g[bit].isna().sum()))})
-        sv = g["staging"].dropna()
+                        **clustered_rate(g.loc[ok, bit].to_numpy(dtype=float),
+                                         g.loc[ok, "item_id"], int((~ok).sum()))})
+        ok = g["staging"].notna()
         out.append({"judge": judge, "task": task, "metric": "staging_accuracy",
-                    **proportion(int(sv.sum()), len(sv),
-                                 n_invalid=int(g["staging"].isna().sum()))})
+                    **clustered_rate(g.loc[ok, "staging"].to_numpy(dtype=float),
+                                     g.loc[ok, "item_id"], int((~ok).sum()))})
     return pd.DataFrame(out)
 
 
@@ -268,6 +306,7 @@ def balance(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str], n_boot: i
     return pd.DataFrame(out)
 
 
-__all__ = ["STATES", "STATE_NAMES", "accuracy", "balance", "cell", "cue_dependence",
+__all__ = ["STATES", "STATE_NAMES", "accuracy", "balance", "cell", "clustered_rate",
+           "cue_dependence",
            "paired_item_diff", "potemkin", "read_scored", "protocol_gap", "score_trials", "state_distribution",
            "states"]
