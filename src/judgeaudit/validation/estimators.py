@@ -46,7 +46,9 @@ def _f(x) -> float:
 
 def _intervals(row: pd.Series, estimand: str, cluster_label: str) -> list[dict[str, Any]]:
     base = {"estimand": estimand, "estimate": _f(row["estimate"]), "n": _f(row.get("n")),
-            "n_clusters": _f(row.get("n_clusters"))}
+            "n_clusters": _f(row.get("n_clusters")), "deff": _f(row.get("deff")),
+            "one_sided": str(row.get("one_sided") or "") if pd.notna(row.get("one_sided"))
+            else ""}
     out = [{**base, "method": str(row.get("method", "")), "primary": True,
             "ci_low": _f(row["ci_low"]), "ci_high": _f(row["ci_high"])}]
     if "boot_low" in row and pd.notna(row.get("boot_low")):
@@ -164,10 +166,10 @@ def study_b(data: dict[str, pd.DataFrame], n_boot: int, seed: int = 0) -> list[d
     st = states_frame(data["renderings"])
     out = []
     dist = sb.state_distribution(st)
-    out += _intervals(dist[dist["state"] == "110"].iloc[0], "potemkin_share", "rendering")
+    out += _intervals(dist[dist["state"] == "110"].iloc[0], "potemkin_share", "item")
     pot = sb.potemkin(st)
     out += _intervals(pot[pot["metric"] == "conditional_potemkin"].iloc[0],
-                      "conditional_potemkin", "rendering")
+                      "conditional_potemkin", "item")
     gap = sb.protocol_gap(scored_frame(data), n_boot=n_boot, seed=seed)
     if len(gap):
         g = gap.iloc[0].copy()

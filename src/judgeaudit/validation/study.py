@@ -33,11 +33,12 @@ from judgeaudit.validation import simulate as sim
 
 BAND = (0.93, 0.97)
 REPLICATE_COLUMNS = ["scenario", "kind", "rep", "estimand", "method", "primary", "estimate",
-                     "ci_low", "ci_high", "n", "n_clusters"]
+                     "ci_low", "ci_high", "n", "n_clusters", "deff", "one_sided"]
 SUMMARY_COLUMNS = ["scenario", "kind", "estimand", "method", "primary", "truth", "truth_se",
                    "planted", "n_reps", "n_undefined", "mean_estimate", "bias", "bias_mcse",
                    "bias_vs_planted", "rmse", "coverage", "coverage_mcse", "mean_width",
-                   "zero_width", "se_ratio", "mean_n", "mean_clusters", "meant_for",
+                   "zero_width", "se_ratio", "cov_narrow", "cov_wide", "mean_deff",
+                   "deff_floor", "one_sided_share", "mean_n", "mean_clusters", "meant_for",
                    "counted", "verdict", "reason"]
 
 
@@ -62,18 +63,22 @@ def _reason(row: dict[str, Any], sc_kind: str) -> str:
     if np.isfinite(row["se_ratio"]) and row["se_ratio"] > 1.1:
         cause = ""
         m = row["method"]
-        if m.startswith("wilson") and sc_kind == "classification":
+        g = row["mean_clusters"]
+        if m == "wilson" and sc_kind == "classification":
             cause = " (Wilson over trials ignores clip and speaker clustering)"
-        elif m.startswith("wilson") and sc_kind == "pairwise":
+        elif m == "wilson" and sc_kind == "pairwise":
             cause = " (Wilson over pairs ignores source and speaker clustering)"
-        elif m.startswith("wilson") and sc_kind == "study_b":
+        elif m == "wilson" and sc_kind == "study_b":
             cause = " (Wilson over renderings ignores that 2 renderings share an item)"
         elif "(clip)" in m:
             cause = " (resamples clips, not speakers)"
         elif "(pair)" in m:
             cause = " (resamples pairs, not sources or speakers)"
         elif "bootstrap" in m:
-            cause = f" (percentile bootstrap over ~{row['mean_clusters']:.0f} clusters)"
+            cause = f" (bootstrap over ~{g:.0f} clusters: too few for its interval)"
+        elif sc_kind == "pairwise":
+            cause = (f" (clusters on ~{g:.0f} source clips; speaker effects that span "
+                     "sources are not in the variance)")
         bits.append(f"interval too narrow: empirical SD = {row['se_ratio']:.2f} x implied SE"
                     + cause)
     sd = row["rmse"] ** 2 - row["bias"] ** 2
@@ -81,12 +86,33 @@ def _reason(row: dict[str, Any], sc_kind: str) -> str:
     significant = np.isfinite(row["bias_mcse"]) and abs(row["bias"]) > 2 * row["bias_mcse"]
     if sd > 0 and significant and abs(row["bias"]) > 0.25 * sd:
         bits.append(f"bias {row['bias']:+.3f} = {row['bias'] / sd:+.2f} SD")
-    if "rf_norm" in row["estimand"] and (row["truth"] < 0.05 or row["zero_width"] > 0):
-        bits.append("RF~ truncated at 0 (max(0, .)) near the chance level")
-    if np.isfinite(row["se_ratio"]) and row["se_ratio"] < 0.9:
+    if "rf_norm" in row["estimand"] and row["zero_width"] > 0:
+        bits.append("RF~ clipped at 0 (max(0, .)) collapses the interval to [0, 0]")
+    g = row["mean_clusters"]
+    cr1 = "cr1" in row["method"] or "t_cr1" in row["method"]
+    if row["verdict"] == "under-covers" and not (np.isfinite(row["se_ratio"])
+                                                 and row["se_ratio"] > 1.1):
+        bits.append(f"average width adequate (empirical SD = {row['se_ratio']:.2f} x implied "
+                    f"SE) but the variance estimate from ~{g:.0f} clusters is noisy: coverage "
+                    f"{row['cov_narrow']:.2f} on the narrower half of intervals vs "
+                    f"{row['cov_wide']:.2f} on the wider half")
+    if row["verdict"] == "over-covers" and np.isfinite(row["se_ratio"]) and row["se_ratio"] < 0.95:
         bits.append(f"interval wider than needed: empirical SD = {row['se_ratio']:.2f} x "
                     "implied SE")
+        if np.isfinite(row["deff_floor"]) and row["deff_floor"] > 0.2:
+            bits.append(f"design effect floored at 1 in {row['deff_floor']:.0%} of replicates "
+                        "(negative within-cluster correlation is not used to narrow)")
+        if cr1 and np.isfinite(g) and g > 1:
+            bits.append(f"t(G-1) critical value = {_t_factor(g):.2f} x z at G~{g:.0f}")
+    if row["one_sided_share"] and row["one_sided_share"] > 0.2:
+        bits.append(f"{row['one_sided_share']:.0%} of intervals one-sided (estimate at 0 or 1)")
     return "; ".join(bits)
+
+
+def _t_factor(g: float) -> float:
+    from scipy.stats import t as student
+
+    return float(student.ppf(0.975, max(1.0, round(g) - 1)) / 1.959964)
 
 
 def summarise(reps: pd.DataFrame, sc: sim.Scenario, truth: dict[str, dict[str, float]],
@@ -99,8 +125,13 @@ def summarise(reps: pd.DataFrame, sc: sim.Scenario, truth: dict[str, dict[str, f
         n = len(ok)
         e = ok["estimate"].to_numpy(float)
         lo, hi = ok["ci_low"].to_numpy(float), ok["ci_high"].to_numpy(float)
-        cov = float(np.mean((lo - 1e-12 <= t) & (t <= hi + 1e-12))) if n else math.nan
+        inside = (lo - 1e-12 <= t) & (t <= hi + 1e-12)
+        cov = float(np.mean(inside)) if n else math.nan
         width = hi - lo
+        narrow = width <= np.median(width) if n else np.zeros(0, bool)
+        deff = ok["deff"].to_numpy(float) if "deff" in ok else np.full(n, math.nan)
+        fin = np.isfinite(deff)
+        sided = ok["one_sided"].fillna("").astype(str) if "one_sided" in ok else pd.Series([""] * n)
         sd = float(np.std(e, ddof=1)) if n > 1 else math.nan
         implied = float(np.mean(width)) / 3.92 if n else math.nan
         pl = planted.get(estimand)
@@ -121,6 +152,11 @@ def summarise(reps: pd.DataFrame, sc: sim.Scenario, truth: dict[str, dict[str, f
             "mean_width": float(width.mean()) if n else math.nan,
             "zero_width": float(np.mean(width <= 1e-12)) if n else math.nan,
             "se_ratio": sd / implied if (n > 1 and implied > 0) else math.nan,
+            "cov_narrow": float(inside[narrow].mean()) if narrow.any() else math.nan,
+            "cov_wide": float(inside[~narrow].mean()) if (~narrow).any() else math.nan,
+            "mean_deff": float(deff[fin].mean()) if fin.any() else math.nan,
+            "deff_floor": float(np.mean(deff[fin] <= 1 + 1e-9)) if fin.any() else math.nan,
+            "one_sided_share": float(np.mean(sided != "")) if n else math.nan,
             "mean_n": float(ok["n"].mean()) if n else math.nan,
             "mean_clusters": float(ok["n_clusters"].mean()) if n else math.nan,
             "meant_for": estimand in sc.meant_for, "counted": counted,
