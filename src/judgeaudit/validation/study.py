@@ -169,6 +169,13 @@ def summarise(reps: pd.DataFrame, sc: sim.Scenario, truth: dict[str, dict[str, f
             verdict = "under-covers" if cov < band[0] else "over-covers"
         row["verdict"] = verdict
         row["reason"] = _reason(row, sc.kind) if verdict != "pass" else ""
+        mcse = row["coverage_mcse"]
+        if verdict in ("under-covers", "over-covers") and np.isfinite(mcse) and mcse > 0:
+            edge = band[0] if verdict == "under-covers" else band[1]
+            if abs(cov - edge) <= 2 * mcse:
+                row["reason"] = "; ".join(filter(None, [
+                    row["reason"], f"within 2 Monte Carlo SE of the band edge {edge:.2f} "
+                    f"(not distinguishable from a pass at {n} replicates)"]))
         if pl == 0:
             row["reason"] = ("planted rate 0: reported apart, not counted"
                              + (f"; {row['reason']}" if row["reason"] else ""))
