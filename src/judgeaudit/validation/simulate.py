@@ -178,6 +178,11 @@ PRESETS: dict[str, Scenario] = {s.name: s for s in (
              "16 items x 2 renderings, potemkin 0.3"),
     Scenario("studyb_no_potemkin", "study_b", StudyB(potemkin=0.0, n_items=24),
              ("protocol_gap",), "planted potemkin 0"),
+    Scenario("studyb_positional", "study_b",
+             StudyB(n_items=12, perceive=0.15, item_sd=0.8, pairwise=0.55),
+             ("protocol_gap",),
+             "12 items, P rarely right (positional): conditional Potemkin rests on a few "
+             "renderings (shown, not counted)"),
 )}
 
 DEFAULT_SCENARIOS = tuple(PRESETS)
