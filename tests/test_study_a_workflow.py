@@ -9,6 +9,7 @@ import subprocess
 import pandas as pd
 import pytest
 import yaml
+from ratecells import check_rate_cells
 
 TINY = {
     "datasets": {
@@ -58,11 +59,12 @@ def test_tiny_study_a_run_and_targeted_rerun(tmp_path, repo_root, snakemake_exe)
     shutil.copy(repo_root / "config.yaml", work / "config.yaml")
     (work / "tiny.yaml").write_text(yaml.safe_dump(TINY))
     _run(snakemake_exe, repo_root, work)
-    for name in ("study_a_table2_blueprint", "study_a_table3_reference",
-                 "study_a_table4_conflict", "study_a_table5_pairwise", "study_a_contrasts",
-                 "study_a_planted"):
+    for name in ("study_a_table2_blueprint", "study_a_follow_blueprint",
+                 "study_a_table3_reference", "study_a_table4_conflict",
+                 "study_a_table5_pairwise", "study_a_contrasts", "study_a_planted"):
         for ext in ("tsv", "md", "tex"):
             assert (work / "results" / "tables" / f"{name}.{ext}").stat().st_size > 0
+        check_rate_cells(work / "results" / "tables" / f"{name}.md")
     for name in ("study_a_follow_by_placement", "study_a_lock_vs_g",
                  "study_a_accuracy_by_blueprint"):
         for ext in ("png", "pdf"):

@@ -27,7 +27,12 @@ from judgeaudit.render.tables import (
     fmt_rate_cell,
     write_table,
 )
-from judgeaudit.stats.clustered import METHOD_DIFFERENCE, METHOD_TEXT, caption_method
+from judgeaudit.stats.clustered import (
+    METHOD_DIFFERENCE,
+    METHOD_PROPORTION,
+    METHOD_TEXT,
+    caption_method,
+)
 
 TASK_LABEL = {"single": "Single", "positional": "Positional", "conversation": "Conversation"}
 TASK_ORDER = ("single", "positional", "conversation")
@@ -75,13 +80,22 @@ def gap_table(gap: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     g["Pairwise - Pointwise"] = [
         fmt_ci(e, lo, hi) + (" 1-sided" if isinstance(o, str) and o else "")
         for e, lo, hi, o in zip(g["estimate"], g["ci_low"], g["ci_high"], sided, strict=True)]
+    for name in ("pointwise", "pairwise"):
+        if f"{name}_ci_low" in g:
+            g[name] = [fmt_rate_cell({"estimate": r[name], "ci_low": r[f"{name}_ci_low"],
+                                      "ci_high": r[f"{name}_ci_high"], "n": r[f"{name}_n"],
+                                      "n_clusters": r[f"{name}_n_clusters"],
+                                      "one_sided": r[f"{name}_one_sided"]})
+                       for r in g.to_dict("records")]
     cols = ["judge", "task", "cue", "pointwise", "pairwise", "Pairwise - Pointwise", "pvalue",
-            "n_items"]
+            "n", "n_clusters"]
     show = g[[c for c in cols if c in g.columns]].sort_values(["task", "cue", "judge"])
     write_table(show, base, caption=(
         "Study B protocol gap: mean over items of per-item Pairwise - Pointwise accuracy; 95% "
-        "CI: " + METHOD_TEXT[METHOD_DIFFERENCE] + ", each item one cluster (G = n_items); "
-        "the paired cluster bootstrap over items (BCa) is in the TSV (boot_low, boot_high)"),
+        "CI: " + METHOD_TEXT[METHOD_DIFFERENCE] + ", each item one cluster (n = n_clusters = "
+        "items valid under both protocols); the paired cluster bootstrap over items (BCa) is in "
+        "the TSV (boot_low, boot_high). Per-protocol accuracies: "
+        + caption_method([METHOD_PROPORTION], unit="item") + ". " + CELL_LEGEND),
         tsv_frame=gap)
     return show
 

@@ -32,7 +32,8 @@ table caption prints):
 `clustered_difference` -- "paired_t_cr1": paired contrast mean(y_a - y_b) over
     units valid in both, CR1 variance over clusters, t(G-1) interval and two-sided
     p-value (the Wald test of a clustered OLS/GEE-independence intercept with a
-    small-sample t reference). When every difference is identical (variance 0)
+    small-sample t reference), the interval cut to the feasible range
+    [min a - max b, max a - min b]. When every difference is identical (variance 0)
     the p-value is the exact sign test over clusters (1.0 if the difference is 0)
     and the interval is the one-sided bound on the share of units that differ.
 
@@ -184,16 +185,17 @@ def clustered_proportion(successes: Sequence | np.ndarray,
         return empty(METHOD_PROPORTION)
     k = float(y.sum())
     p = k / n
-    if g < 2:
+    if g < 2 and 0.0 < p < 1.0:
         lo, hi = wilson_bounds(p, n, _tcrit(alpha, 0))
         return Estimate(p, lo, hi, n, g, METHOD_UNCLUSTERED, None, math.sqrt(p * (1 - p) / n),
                         1.0, float(n), k)
     if p in (0.0, 1.0):
-        crit = _tcrit(alpha, g, one_sided=True)
+        crit = _tcrit(alpha, g, one_sided=True)  # z when g < 2
         lo, hi = wilson_bounds(p, n, crit)
         side = "upper" if p == 0.0 else "lower"
         lo, hi = (0.0, hi) if p == 0.0 else (lo, 1.0)
-        return Estimate(p, lo, hi, n, g, METHOD_PROPORTION, side, 0.0, 1.0, float(n), k)
+        method = METHOD_PROPORTION if g >= 2 else METHOD_UNCLUSTERED
+        return Estimate(p, lo, hi, n, g, method, side, 0.0, 1.0, float(n), k)
     v = cr1_variance(y, codes, g)
     deff = max(1.0, v / (p * (1 - p) / n))
     n_eff = n / deff
@@ -238,12 +240,14 @@ def clustered_difference(y_a: Sequence | np.ndarray, y_b: Sequence | np.ndarray,
         return empty(METHOD_DIFFERENCE)
     m = float(d.mean())
     v = cr1_variance(d, codes, g)
+    # the feasible range of a mean difference: an interval never claims beyond it
+    lo_lim, hi_lim = float(a.min() - b.max()), float(a.max() - b.min())
     if g >= 2 and v > 0:
         se = math.sqrt(v)
         t = _tcrit(alpha, g)
         pv = float(2 * sps.t.sf(abs(m) / se, g - 1))
-        return Estimate(m, m - t * se, m + t * se, n, g, METHOD_DIFFERENCE, None, se,
-                        pvalue=pv, k=float(np.count_nonzero(d)))
+        return Estimate(m, max(lo_lim, m - t * se), min(hi_lim, m + t * se), n, g,
+                        METHOD_DIFFERENCE, None, se, pvalue=pv, k=float(np.count_nonzero(d)))
     # every difference identical (or one cluster): bound the share of units that
     # could differ from the observed common value by the one-sided Wilson bound at n
     span = float(np.max(np.abs(np.concatenate([a, b])))) if n else 1.0

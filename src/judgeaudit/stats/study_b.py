@@ -163,9 +163,14 @@ def protocol_gap(scored: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.
         if pw.empty or pt.empty:
             continue
         res = paired_item_diff(pw, pt, n_boot, seed)
-        out.append({"judge": judge, "task": task, "cue": cue,
-                    "pairwise": cell(pw)["estimate"], "pointwise": cell(pt)["estimate"],
-                    **res})
+        side = {}
+        for name, frame in (("pairwise", pw), ("pointwise", pt)):
+            c = cell(frame)
+            side.update({name: c["estimate"], f"{name}_ci_low": c["ci_low"],
+                         f"{name}_ci_high": c["ci_high"], f"{name}_n": c["n"],
+                         f"{name}_n_clusters": c["n_clusters"],
+                         f"{name}_one_sided": c["one_sided"]})
+        out.append({"judge": judge, "task": task, "cue": cue, **side, **res})
     return pd.DataFrame(out)
 
 
