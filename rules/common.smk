@@ -705,3 +705,41 @@ TARGETS["power"] = lambda: (
     if config["power"]["enabled"] and power_trial_files() else []
 )
 # <<< power helpers
+# >>> validation helpers
+# Independent estimator validation (issue 11): one job per scenario and run
+# (`default` = validation.n_seeds, in `rule all`; `full` = validation.full_n_seeds,
+# the separate target `validation_full`), then one table + figure per run.
+VALIDATION_RUNS = {"default": "estimator_validation", "full": "estimator_validation_full"}
+
+
+def validation_run(table_name):
+    """`default` or `full` from the table name."""
+    return {v: k for k, v in VALIDATION_RUNS.items()}[table_name]
+
+
+def validation_seeds(run):
+    v = config["validation"]
+    return v["n_seeds"] if run == "default" else v["full_n_seeds"]
+
+
+def validation_params(wildcards):
+    v = config["validation"]
+    return as_param({"scenario": wildcards.scenario, "n_seeds": validation_seeds(wildcards.run),
+                     "n_boot": v["n_boot"], "truth_clusters": v["truth_clusters"],
+                     "overrides": v["overrides"].get(wildcards.scenario, {}),
+                     "seed": config["seed"]})
+
+
+def validation_scenario_files(run):
+    return [f"results/validation/{run}/{s}.reps.tsv" for s in sorted(config["validation"]["scenarios"])]
+
+
+def validation_outputs(run):
+    name = VALIDATION_RUNS[run]
+    return ([f"results/tables/{name}.{ext}" for ext in ("tsv", "md", "tex")]
+            + [f"figures/{name}.{ext}" for ext in ("png", "pdf")])
+
+
+TARGETS["validation"] = lambda: (
+    validation_outputs("default") if config["validation"]["enabled"] else [])
+# <<< validation helpers

@@ -28,6 +28,7 @@ write_tsv_atomic(smk.output.metrics, metrics)
 write_tsv_atomic(smk.output.contrasts, contrasts)
 write_tsv_atomic(smk.output.planted, planted)
 if len(planted):
-    log.info("planted rates inside their 95%% CI: %d / %d", int(planted["inside"].sum()),
-             len(planted))
+    nz = planted[planted["counted"]]
+    log.info("nonzero planted rates inside their 95%% CI: %d / %d (%d planted-0 rows apart)",
+             int(nz["inside"].sum()), len(nz), len(planted) - len(nz))
 record_snakemake_job(smk)

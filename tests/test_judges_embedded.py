@@ -20,7 +20,10 @@ from judgeaudit.judges.shard import run_shard
 
 EMO = C.EMOTIONS
 SR = 16000
-FAKE = {"kind": "python", "factory": "judgeaudit.judges.embedded.perception:ToneFakePerception"}
+# exact perception (accuracy 1.0): these tests pin the judges' decision logic; the
+# fallible listener has its own tests (tests/test_fallible_listener.py)
+FAKE = {"kind": "python", "factory": "judgeaudit.judges.embedded.perception:ToneFakePerception",
+        "accuracy": 1.0}
 
 
 def pcm_tone(freq: float, amp: float = 0.3, seconds: float = 0.25, phase: float = 0.0) -> np.ndarray:

@@ -266,3 +266,16 @@ def test_speaker_clusters_widen_the_printed_interval():
     assert (r["n"], r["n_clusters"], r["cluster_unit"]) == (192, 8, "speaker")
     lo, hi = wilson(96, 192)
     assert r["estimate"] == 0.5 and (r["ci_high"] - r["ci_low"]) > 3 * (hi - lo)
+
+
+def test_planted_rate_zero_rows_are_reported_apart():
+    m = pd.DataFrame([
+        {"judge": "s", "task": "emotion", "family": "blueprint", "condition": c,
+         "seed": "all", "metric": "rf", "estimate": 0.0 if c == "wrong_no_frame" else 0.5,
+         "ci_low": 0.0 if c == "wrong_no_frame" else 0.4,
+         "ci_high": 0.1 if c == "wrong_no_frame" else 0.6, "n": 100, "n_invalid": 0,
+         "method": "wilson_cr1_deff", "n_clusters": 8}
+        for c in ("wrong_block", "wrong_no_frame")])
+    t = sa.planted_table(m, {"s": {"follow_block": {"framed": 0.5, "unframed": 0.0}}})
+    assert list(t["counted"]) == [True, False]          # counted rows first
+    assert list(t["planted"]) == [0.5, 0.0] and t["inside"].all()

@@ -36,6 +36,8 @@ TINY = {
                           "positional": {"n_items": 2, "cues": ["none", "transition"]},
                           "conversation": {"enabled": False}},
                 "rendering": {"k_candidates": 1}},
+    "validation": {"n_seeds": 3, "n_boot": 100, "truth_clusters": 1000,
+                   "scenarios": ["pairs_locker", "studyb_single"]},
 }
 
 
@@ -68,7 +70,8 @@ def test_full_workflow_on_tiny_config(tmp_path, repo_root, snakemake_exe):
     assert rec["rule"] and rec["inputs"] and rec["config_sha256"] and rec["code"]["package_version"]
 
     # tables and figures of both studies and the specialists
-    for table in ("specialist_accuracy", "study_a_table3_reference", "study_b_accuracy"):
+    for table in ("specialist_accuracy", "study_a_table3_reference", "study_b_accuracy",
+                  "estimator_validation"):
         assert (work / "results" / "tables" / f"{table}.tsv").stat().st_size > 0
     assert (work / "figures" / "study_b_states.png").stat().st_size > 1000
     report = (work / "results" / "report.html").read_text()

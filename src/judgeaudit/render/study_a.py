@@ -153,12 +153,16 @@ def table_planted(p: pd.DataFrame, base: Path) -> None:
                                      zip(show["estimate"], show["ci_low"], show["ci_high"],
                                          strict=True)]
         cols = ["judge", "knob", "task", "metric", "planted", "estimate [95% CI]", "ci_method",
-                "n", "n_clusters", "n_invalid", "inside"]
+                "n", "n_clusters", "n_invalid", "inside", "counted"]
         show = show[[c for c in cols if c in show.columns]]
-        share = p["inside"].mean()
-        caption = (f"Simulated judges: planted rate vs estimate; {int(p['inside'].sum())} of "
-                   f"{len(p)} ({share:.0%}) inside their cluster-robust 95% CI (the printed "
-                   "interval; " + caption_method(p["ci_method"].astype(str).tolist()) + ")")
+        counted = p[p["counted"]] if "counted" in p else p
+        share = counted["inside"].mean() if len(counted) else float("nan")
+        caption = (f"Simulated judges: planted rate vs estimate; {int(counted['inside'].sum())} "
+                   f"of {len(counted)} nonzero planted rates ({share:.0%}) inside their "
+                   "cluster-robust 95% CI (the printed interval; "
+                   + caption_method(p["ci_method"].astype(str).tolist()) + "); "
+                   f"{len(p) - len(counted)} rows with planted rate 0 reported apart "
+                   "(counted = no: they cannot fail), not counted")
     else:
         caption = "Simulated judges: planted rate vs estimate (no simulated judges configured)"
     write_table(show, base, caption, tsv_frame=p)

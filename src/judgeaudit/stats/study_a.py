@@ -366,7 +366,8 @@ PLANTED_BLOCK = {"framed": ("wrong_block", "rf"), "unframed": ("wrong_no_frame",
                  "with_audio": ("wrong_with_audio", "rf_adj"),
                  "with_audio_fallible": ("wrong_with_audio_fallible", "rf_adj")}
 PLANTED_COLUMNS = ["judge", "knob", "task", "condition", "metric", "planted", "estimate",
-                   "ci_low", "ci_high", "ci_method", "n", "n_clusters", "n_invalid", "inside"]
+                   "ci_low", "ci_high", "ci_method", "n", "n_clusters", "n_invalid", "inside",
+                   "counted"]
 
 
 def planted_targets(spec: dict[str, Any]) -> list[tuple[str, str, str, float]]:
@@ -403,5 +404,9 @@ def planted_table(metrics_df: pd.DataFrame, specs: dict[str, dict[str, Any]]) ->
                              "metric": metric, "planted": planted, "estimate": r["estimate"],
                              "ci_low": lo, "ci_high": hi, "ci_method": r["method"],
                              "n": int(r["n"]), "n_clusters": int(r["n_clusters"]),
-                             "n_invalid": int(r["n_invalid"]), "inside": inside})
-    return pd.DataFrame(rows, columns=PLANTED_COLUMNS)
+                             "n_invalid": int(r["n_invalid"]), "inside": inside,
+                             # a planted rate of 0 cannot fail (an interval at 0 is one-sided
+                             # [0, U]): reported apart, never counted in the inside share
+                             "counted": planted > 0})
+    out = pd.DataFrame(rows, columns=PLANTED_COLUMNS)
+    return out.sort_values("counted", ascending=False, kind="stable").reset_index(drop=True)

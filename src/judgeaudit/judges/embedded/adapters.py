@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 from judgeaudit.judges.adapters.base import Adapter, Reply, register
 from judgeaudit.judges.embedded import judges as J
 from judgeaudit.judges.embedded import lexicon as L  # Study B requests (owned by study_b)
+from judgeaudit.judges.embedded.fallible import DEFAULT_ACCURACY, FalliblePerception
 from judgeaudit.judges.embedded.perception import make_perception, model_hashes
 from judgeaudit.judges.embedded.reader import read_request
 from judgeaudit.judges.request import LoadedRequest
@@ -67,19 +68,37 @@ class FirstSlotAdapter(EmbeddedAdapter):
 
 @register
 class ListenerAdapter(EmbeddedAdapter):
+    """The audio-grounded cascade. Its categorical perception is degraded to
+    `perception.accuracy` (default 0.80) by `FalliblePerception`, keyed on the clip's
+    audio hash and `perception.seed` inside the judge (issue 11)."""
+
     provider = "listener"
+    _listener_perception = None
+
+    def _perception_accuracy(self) -> tuple[float, int]:
+        pspec = self.spec.get("perception") or {}
+        acc = pspec.get("accuracy")
+        return (DEFAULT_ACCURACY if acc is None else float(acc)), int(pspec.get("seed") or 0)
+
+    @property
+    def listener_perception(self):
+        if self._listener_perception is None:
+            acc, seed = self._perception_accuracy()
+            self._listener_perception = FalliblePerception(self.perception, acc, seed)
+        return self._listener_perception
 
     def fingerprint_fields(self) -> dict[str, Any]:
         pspec = self.spec.get("perception") or {}
+        acc, seed = self._perception_accuracy()
         return {"embedded_version": EMBEDDED_VERSION, "lexicon_version": L.LEXICON_VERSION,
                 "perception_kind": pspec.get("kind", "specialists"),
                 "perception_factory": pspec.get("factory"), "perception_options": pspec.get("options"),
-                "models": model_hashes(pspec)}
+                "models": model_hashes(pspec), "perception_accuracy": acc, "perception_seed": seed}
 
     def decide(self, view, loaded):
         if L.is_study_b(loaded.request):
-            return L.listener_answer(loaded, self.perception)
-        return J.listener(view, self.perception)
+            return L.listener_answer(loaded, self.listener_perception)
+        return J.listener(view, self.listener_perception)
 
 
 @register
@@ -93,7 +112,11 @@ class SimulatedAdapter(ListenerAdapter):
     def fingerprint_fields(self) -> dict[str, Any]:
         from dataclasses import asdict
 
-        return {**super().fingerprint_fields(), "knobs": asdict(self.knobs)}
+        fields = super().fingerprint_fields()
+        # simulated judges perceive exactly (their errors are `audio_accuracy`)
+        fields.pop("perception_accuracy", None)
+        fields.pop("perception_seed", None)
+        return {**fields, "knobs": asdict(self.knobs)}
 
     def decide(self, view, loaded):
         if L.is_study_b(loaded.request):

@@ -151,6 +151,9 @@ class SpecialistPerception:
     def language(self, wav: bytes) -> str:
         return self._label("language", wav)
 
+    def language_scores(self, wav: bytes) -> dict[str, float]:
+        return {str(k): float(v) for k, v in dict(self._predict("language", wav).scores).items()}
+
     def quality(self, wav: bytes) -> float:
         return float(self._cached("naturalness", wav, lambda: self._model("naturalness").score_audio(wav)))
 
@@ -232,6 +235,10 @@ class ToneFakePerception:
 
     def language(self, wav: bytes) -> str:
         return self.LANGS[self._index(wav, len(self.LANGS))]
+
+    def language_scores(self, wav: bytes) -> dict[str, float]:
+        top = self.language(wav)
+        return {c: (0.9 if c == top else 0.1 / (len(self.LANGS) - 1)) for c in self.LANGS}
 
     def quality(self, wav: bytes) -> float:
         return self._pitch_level(wav)[1]

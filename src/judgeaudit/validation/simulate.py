@@ -1,0 +1,486 @@
+"""An independent simulator of judge behaviour, written from the study's definitions
+(SPEC sections 2-3), for validating the audit's estimators.
+
+It deliberately shares NO code with the estimators or the embedded judges: it
+imports only NumPy and pandas (a test inspects its imports). It generates
+trial-level data with cluster ids (speaker, clip, source, pair, item) and the
+confounders a real judge would bring:
+
+- chance-level guessing when the judge does not follow a label it cannot check
+  (so the follow rate RF is NOT the planted follow propensity by construction);
+- perception errors that are correlated with the shown wrong label: a clip is
+  misheard preferably as its "neighbour" class (the label the first cyclic
+  derangement shows), and on a trial with a shown label a flickering percept is
+  pulled towards that label (suggestion), which the judge's audio-only answer
+  cannot reveal;
+- position bias that depends on the content of the pair (harder pairs, with a
+  smaller quality gap, lock more often) plus a source-clip random effect;
+- refusals that are more likely under a wrong label;
+- clustered speaker (classification, pairs) and item (Study B) random effects on
+  perception and on follow propensity.
+
+Each scenario's estimands are computed from their definitions on a very large
+population drawn from the same generative model (`population_truth`), never by
+calling an estimator; a few have closed forms (`analytic_truth`) which the tests
+compare with the population values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+KINDS = ("classification", "pairwise", "study_b")
+
+
+def expit(x):
+    return 1.0 / (1.0 + np.exp(-np.asarray(x, dtype=float)))
+
+
+def logit(p: float) -> float:
+    p = min(max(float(p), 1e-9), 1 - 1e-9)
+    return math.log(p / (1.0 - p))
+
+
+def stable_seed(*material: Any) -> int:
+    """A 63-bit seed from its material (independent of PYTHONHASHSEED)."""
+    h = hashlib.sha256("\x1f".join(map(str, material)).encode("utf-8")).digest()
+    return int.from_bytes(h[:8], "big") >> 1
+
+
+# ------------------------------------------------------------------ scenarios
+@dataclass(frozen=True)
+class Classification:
+    """Study A classification (RQ1 wrong block with / without audio, audio only).
+
+    Trials per clip: `audio_only` (1), `wrong_with_audio` (one per derangement
+    d = 1..n_derangements, wrong label = (gold + d) mod K) and `wrong_block`
+    (no audio, same wrong labels)."""
+
+    k: int = 8
+    n_speakers: int = 8
+    clips_per_speaker: int = 30
+    n_derangements: int = 3
+    perceive: float = 0.8           # median-speaker probability of hearing the clip right
+    perceive_sd: float = 0.6        # speaker random effect on logit(perceive)
+    confuse_neighbour: float = 0.5  # P(a misperception lands on class gold+1)
+    flicker: float = 0.1            # P(a trial re-draws its percept instead of the clip's)
+    suggestion: float = 0.5         # P(a flickering percept becomes the shown label)
+    follow_audio: float = 0.6       # median-speaker P(follow | shown label != percept), audio
+    follow_block: float = 0.8       # median-speaker P(follow), no audio (else chance guess)
+    follow_sd: float = 0.5          # speaker random effect on logit(follow)
+    refuse_base: float = 0.02       # P(refusal) without a shown label
+    refuse_wrong: float = 0.06      # P(refusal) with a wrong label shown
+
+
+@dataclass(frozen=True)
+class Pairwise:
+    """Study A pairwise A/B: each pair judged in AB and BA order (one format)."""
+
+    n_speakers: int = 6
+    sources_per_speaker: int = 2
+    pairs_per_source: int = 2       # e.g. degraded copies of one clean source clip
+    lock: float = 0.5               # median P(lock a slot for this pair) at gap 0.5
+    lock_gap_slope: float = 3.0     # logit(lock) += slope * (0.5 - gap): hard pairs lock more
+    lock_first: float = 0.75        # P(locked slot is the first)
+    source_sd: float = 0.5          # source-clip random effect on logit(lock)
+    discriminate: float = 0.0       # logit P(pick better) intercept when not locked
+    discriminate_gap: float = 3.0   # ... + slope * gap (gap ~ U(0.1, 1))
+    speaker_sd: float = 0.5         # speaker random effect on logit P(pick better)
+    refuse: float = 0.03            # P(invalid answer) per single judgment
+
+
+@dataclass(frozen=True)
+class StudyB:
+    """Study B single-turn items: 2 renderings, probes P and O, pointwise J (cue
+    none) per rendering, Pairwise judgment per order (AB, BA)."""
+
+    n_items: int = 16
+    perceive: float = 0.8           # median-item P(P probe right)
+    item_sd: float = 0.8            # item random effect (perception and pairwise)
+    oracle: float = 0.9             # P(O probe right)
+    potemkin: float = 0.3           # P(J wrong | P right, O right)
+    pairwise: float = 0.85          # median-item P(Pairwise judgment right)
+    refuse: float = 0.03            # P(invalid) per probe / judgment
+
+
+PARAMS = {"classification": Classification, "pairwise": Pairwise, "study_b": StudyB}
+
+# estimand -> the planted knob it is read against (None: not a planted rate)
+ESTIMANDS = {
+    "classification": ("accuracy_audio_only", "accuracy_wrong_with_audio", "rf_wrong_with_audio",
+                       "rf_norm_wrong_with_audio", "rf_adj_wrong_with_audio", "rf_wrong_block",
+                       "rf_norm_wrong_block"),
+    "pairwise": ("lock", "g", "consistent_correct", "consistent_wrong", "locked_first",
+                 "locked_second"),
+    "study_b": ("potemkin_share", "conditional_potemkin", "protocol_gap"),
+}
+
+
+def planted(kind: str, p) -> dict[str, float | None]:
+    """The planted behavioural knob each estimand is read against (for the
+    planted-rate-0 split and the bias-vs-planted column)."""
+    if kind == "classification":
+        return {"accuracy_audio_only": None, "accuracy_wrong_with_audio": None,
+                "rf_wrong_with_audio": p.follow_audio, "rf_norm_wrong_with_audio": p.follow_audio,
+                "rf_adj_wrong_with_audio": p.follow_audio, "rf_wrong_block": p.follow_block,
+                "rf_norm_wrong_block": p.follow_block}
+    if kind == "pairwise":
+        return {"lock": p.lock, "g": None, "consistent_correct": None, "consistent_wrong": None,
+                "locked_first": p.lock * p.lock_first, "locked_second": p.lock * (1 - p.lock_first)}
+    return {"potemkin_share": p.potemkin, "conditional_potemkin": p.potemkin,
+            "protocol_gap": None}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    kind: str
+    params: Any
+    meant_for: tuple[str, ...]      # estimands whose coverage this scenario is meant to test
+    note: str = ""
+
+    def with_params(self, **overrides) -> Scenario:
+        return replace(self, params=replace(self.params, **overrides))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "kind": self.kind, "params": asdict(self.params),
+                "meant_for": list(self.meant_for), "note": self.note}
+
+
+_CLS_ALL = ESTIMANDS["classification"]
+_PAIR_ALL = ESTIMANDS["pairwise"]
+
+PRESETS: dict[str, Scenario] = {s.name: s for s in (
+    Scenario("emotion_follower", "classification", Classification(),
+             _CLS_ALL, "K=8, 8 speakers x 30 clips, 3 derangements, follows a wrong block"),
+    Scenario("language_resister", "classification",
+             Classification(k=4, n_speakers=6, clips_per_speaker=16, perceive=0.97,
+                            perceive_sd=0.5, follow_audio=0.1, follow_block=0.5),
+             _CLS_ALL,
+             "K=4, near-perfect perception, rarely follows (RF~ with audio below chance)"),
+    Scenario("emotion_listener", "classification",
+             Classification(follow_audio=0.0, follow_block=0.0, follow_sd=0.0),
+             ("accuracy_audio_only", "accuracy_wrong_with_audio"),
+             "planted follow 0: every RF row is a planted-rate-0 row"),
+    Scenario("pairs_locker", "pairwise", Pairwise(), _PAIR_ALL,
+             "lock 0.5 at median gap, more on hard pairs; 24 pairs from 12 sources of 6 speakers"),
+    Scenario("pairs_listener", "pairwise",
+             Pairwise(lock=0.0, lock_gap_slope=0.0, source_sd=0.0, discriminate=1.0),
+             ("g", "consistent_correct", "consistent_wrong"),
+             "planted lock 0 (inconsistent choices still look locked)"),
+    Scenario("studyb_single", "study_b", StudyB(), ESTIMANDS["study_b"],
+             "16 items x 2 renderings, potemkin 0.3"),
+    Scenario("studyb_no_potemkin", "study_b", StudyB(potemkin=0.0, n_items=24),
+             ("protocol_gap",), "planted potemkin 0"),
+    Scenario("studyb_positional", "study_b",
+             StudyB(n_items=12, perceive=0.15, item_sd=0.8, pairwise=0.55),
+             ("protocol_gap",),
+             "12 items, P rarely right (positional): conditional Potemkin rests on a few "
+             "renderings (shown, not counted)"),
+)}
+
+DEFAULT_SCENARIOS = tuple(PRESETS)
+
+
+def scenario(name: str, overrides: dict[str, Any] | None = None) -> Scenario:
+    if name not in PRESETS:
+        raise ValueError(f"validation: unknown scenario {name!r}; presets are {sorted(PRESETS)}")
+    sc = PRESETS[name]
+    if overrides:
+        known = {f.name for f in fields(sc.params)}
+        bad = sorted(set(overrides) - known)
+        if bad:
+            raise ValueError(f"validation.overrides.{name}: unknown parameter(s) {bad}; "
+                             f"expected some of {sorted(known)}")
+        typed = {}
+        for key, value in overrides.items():
+            default = getattr(sc.params, key)
+            if isinstance(default, int) and float(value) != int(value):
+                raise ValueError(f"validation.overrides.{name}.{key}: expected an integer, "
+                                 f"got {value!r}")
+            typed[key] = int(value) if isinstance(default, int) else float(value)
+        sc = sc.with_params(**typed)
+    return sc
+
+
+# ------------------------------------------------------------------ classification
+def _mishear(rng, gold: np.ndarray, k: int, q: float) -> np.ndarray:
+    """A wrong class for each gold: gold+1 with probability q, else uniform over
+    the other K-2 wrong classes."""
+    n = gold.size
+    neighbour = (gold + 1) % k
+    if k <= 2:
+        return neighbour
+    other = (gold + 2 + rng.integers(0, k - 2, size=n)) % k  # one of gold+2..gold+K-1
+    return np.where(rng.random(n) < q, neighbour, other)
+
+
+def _percept(rng, gold, p_right, k, q):
+    right = rng.random(gold.size) < p_right
+    return np.where(right, gold, _mishear(rng, gold, k, q))
+
+
+def simulate_classification(p: Classification, rng: np.random.Generator,
+                            n_speakers: int | None = None) -> pd.DataFrame:
+    """One trial per row: speaker, clip, condition, derangement, gold, shown (or -1),
+    answer (-1 when refused), valid. Labels are class indices 0..K-1."""
+    if not 1 <= p.n_derangements <= p.k - 1:
+        raise ValueError(f"classification: need 1 <= n_derangements <= K-1, got "
+                         f"{p.n_derangements} with K={p.k}")
+    s_n = n_speakers or p.n_speakers
+    k = p.k
+    n_clips = s_n * p.clips_per_speaker
+    speaker = np.repeat(np.arange(s_n), p.clips_per_speaker)
+    u = rng.normal(0.0, p.perceive_sd, s_n)
+    v = rng.normal(0.0, p.follow_sd, s_n)
+    # balanced gold labels within each speaker
+    gold = np.concatenate([rng.permutation(np.arange(p.clips_per_speaker) % k)
+                           for _ in range(s_n)])
+    p_right = expit(logit(p.perceive) + u[speaker])
+    f_audio = expit(logit(p.follow_audio) + v[speaker]) if p.follow_audio > 0 else np.zeros(n_clips)
+    f_block = expit(logit(p.follow_block) + v[speaker]) if p.follow_block > 0 else np.zeros(n_clips)
+    clip_percept = _percept(rng, gold, p_right, k, p.confuse_neighbour)
+
+    frames = []
+    # audio only: the clip's percept, re-drawn on a flicker
+    flick = rng.random(n_clips) < p.flicker
+    ans = np.where(flick, _percept(rng, gold, p_right, k, p.confuse_neighbour), clip_percept)
+    frames.append(dict(clip=np.arange(n_clips), condition="audio_only", derangement=0,
+                       shown=np.full(n_clips, -1), answer=ans,
+                       refused=rng.random(n_clips) < p.refuse_base))
+    for d in range(1, p.n_derangements + 1):
+        shown = (gold + d) % k
+        # with audio: percept (flicker pulled towards the shown label), follow if it conflicts
+        flick = rng.random(n_clips) < p.flicker
+        drift = np.where(rng.random(n_clips) < p.suggestion, shown,
+                         _percept(rng, gold, p_right, k, p.confuse_neighbour))
+        perc = np.where(flick, drift, clip_percept)
+        follow = (perc != shown) & (rng.random(n_clips) < f_audio)
+        frames.append(dict(clip=np.arange(n_clips), condition="wrong_with_audio", derangement=d,
+                           shown=shown, answer=np.where(follow, shown, perc),
+                           refused=rng.random(n_clips) < p.refuse_wrong))
+        # no audio: follow, else a chance-level guess over all K labels
+        follow = rng.random(n_clips) < f_block
+        guess = rng.integers(0, k, n_clips)
+        frames.append(dict(clip=np.arange(n_clips), condition="wrong_block", derangement=d,
+                           shown=shown, answer=np.where(follow, shown, guess),
+                           refused=rng.random(n_clips) < p.refuse_wrong))
+    out = pd.concat([pd.DataFrame(f) for f in frames], ignore_index=True)
+    out["speaker"] = speaker[out["clip"].to_numpy()]
+    out["gold"] = gold[out["clip"].to_numpy()]
+    out["valid"] = ~out["refused"]
+    out.loc[out["refused"], "answer"] = -1
+    out["k"] = k
+    return out.drop(columns="refused")
+
+
+def classification_estimands(df: pd.DataFrame, k: int) -> dict[str, float]:
+    """The estimands from their definitions (SPEC 2): accuracy = P(answer = gold);
+    RF = P(answer = shown wrong label); RF~ = (RF - c)/(1 - c), c = 1/(K-1), the
+    chance normalisation before the paper's clip at 0 (issue 11: the audit reports
+    it unclipped so its interval never collapses to [0, 0]; the clipped value is
+    max(0, RF~));
+    rf_adj = P(answer = shown | shown != the judge's own valid audio-only answer
+    for the clip). All over valid answers, pooled over derangements."""
+    v = df[df["valid"]]
+    c = 1.0 / (k - 1)
+    out = {}
+    for cond in ("audio_only", "wrong_with_audio", "wrong_block"):
+        sub = v[v["condition"] == cond]
+        if cond in ("audio_only", "wrong_with_audio"):
+            out[f"accuracy_{cond}"] = float((sub["answer"] == sub["gold"]).mean())
+        if cond != "audio_only":
+            rf = float((sub["answer"] == sub["shown"]).mean())
+            out[f"rf_{cond}"] = rf
+            out[f"rf_norm_{cond}"] = (rf - c) / (1.0 - c)
+    own = v[v["condition"] == "audio_only"].set_index("clip")["answer"]
+    w = v[v["condition"] == "wrong_with_audio"]
+    heard = w["clip"].map(own)
+    elig = heard.notna() & (heard != w["shown"])
+    out["rf_adj_wrong_with_audio"] = float((w.loc[elig, "answer"] == w.loc[elig, "shown"]).mean())
+    return out
+
+
+# ------------------------------------------------------------------ pairwise
+def simulate_pairwise(p: Pairwise, rng: np.random.Generator,
+                      n_speakers: int | None = None) -> pd.DataFrame:
+    """One single judgment per row: pair, source, speaker, order (AB/BA), better
+    slot in AB order, choice (A/B, or '' when invalid), valid, gap."""
+    s_n = n_speakers or p.n_speakers
+    n_src = s_n * p.sources_per_speaker
+    n_pairs = n_src * p.pairs_per_source
+    source = np.repeat(np.arange(n_src), p.pairs_per_source)
+    speaker = source // p.sources_per_speaker
+    w_src = rng.normal(0.0, p.source_sd, n_src)
+    u_spk = rng.normal(0.0, p.speaker_sd, s_n)
+    gap = rng.uniform(0.1, 1.0, n_pairs)
+    better_ab = np.where(rng.random(n_pairs) < 0.5, "A", "B")
+    if p.lock > 0:
+        lam = expit(logit(p.lock) + p.lock_gap_slope * (0.5 - gap) + w_src[source])
+    else:
+        lam = np.zeros(n_pairs)
+    locked = rng.random(n_pairs) < lam
+    side = np.where(rng.random(n_pairs) < p.lock_first, "A", "B")
+    p_better = expit(p.discriminate + p.discriminate_gap * gap + u_spk[speaker])
+    rows = []
+    for order in ("AB", "BA"):
+        better = better_ab if order == "AB" else np.where(better_ab == "A", "B", "A")
+        worse = np.where(better == "A", "B", "A")
+        pick = np.where(rng.random(n_pairs) < p_better, better, worse)
+        choice = np.where(locked, side, pick)
+        valid = rng.random(n_pairs) >= p.refuse
+        rows.append(pd.DataFrame({"pair": np.arange(n_pairs), "source": source,
+                                  "speaker": speaker, "order": order, "better_ab": better_ab,
+                                  "better": better, "choice": np.where(valid, choice, ""),
+                                  "valid": valid, "gap": gap}))
+    return pd.concat(rows, ignore_index=True)
+
+
+def pairwise_estimands(df: pd.DataFrame) -> dict[str, float]:
+    """SPEC 2 RQ3: per pair over both orders (both valid), lock = same slot in both
+    orders; the four modes; g = share of valid single judgments choosing the
+    better clip."""
+    v = df[df["valid"]]
+    g = float((v["choice"] == v["better"]).mean())
+    ab = df[df["order"] == "AB"].set_index("pair")
+    ba = df[df["order"] == "BA"].set_index("pair")
+    both = ab["valid"] & ba["valid"].reindex(ab.index)
+    a, b, best = ab.loc[both, "choice"], ba.loc[both, "choice"], ab.loc[both, "better_ab"]
+    same = a == b
+    out = {"lock": float(same.mean()), "g": g,
+           "consistent_correct": float(((~same) & (a == best)).mean()),
+           "consistent_wrong": float(((~same) & (a != best)).mean()),
+           "locked_first": float((same & (a == "A")).mean()),
+           "locked_second": float((same & (a == "B")).mean())}
+    return out
+
+
+# ------------------------------------------------------------------ study B
+def simulate_study_b(p: StudyB, rng: np.random.Generator,
+                     n_items: int | None = None) -> dict[str, pd.DataFrame]:
+    """`renderings`: item, rendering, P, O, J bits (NaN when that probe's answer
+    was invalid); `pairwise`: item, order, correct (NaN when invalid)."""
+    n = n_items or p.n_items
+    u = rng.normal(0.0, p.item_sd, n)
+    item = np.repeat(np.arange(n), 2)
+    rendering = np.tile([0, 1], n)
+    m = 2 * n
+    pb = rng.random(m) < expit(logit(p.perceive) + u[item])
+    ob = rng.random(m) < p.oracle
+    jb = np.where(pb & ob, rng.random(m) >= p.potemkin, rng.random(m) < 0.5)  # chance
+
+    def masked(bits):
+        b = bits.astype(float)
+        b[rng.random(m) < p.refuse] = np.nan
+        return b
+
+    rend = pd.DataFrame({"item": item, "rendering": rendering, "P": masked(pb), "O": masked(ob),
+                         "J": masked(jb)})
+    pw = rng.random(m) < expit(logit(p.pairwise) + u[item])
+    pair = pd.DataFrame({"item": item, "order": np.where(rendering == 0, "AB", "BA"),
+                         "correct": masked(pw)})
+    return {"renderings": rend, "pairwise": pair}
+
+
+def study_b_estimands(data: dict[str, pd.DataFrame]) -> dict[str, float]:
+    """SPEC 3: state PO J per rendering (all three probes valid); Potemkin share =
+    P(state 110); conditional Potemkin = P(J=0 | P=1, O=1); protocol gap = mean
+    over items of Pairwise accuracy minus mean over items of Pointwise (J)
+    accuracy (item means over valid answers)."""
+    r = data["renderings"]
+    d = r.dropna(subset=["P", "O", "J"])
+    po = d[(d["P"] == 1) & (d["O"] == 1)]
+    pw = data["pairwise"].dropna().groupby("item")["correct"].mean()
+    pt = r.dropna(subset=["J"]).groupby("item")["J"].mean()
+    common = pw.index.intersection(pt.index)
+    return {"potemkin_share": float(((d["P"] == 1) & (d["O"] == 1) & (d["J"] == 0)).mean()),
+            "conditional_potemkin": float((po["J"] == 0).mean()),
+            "protocol_gap": float(pw.loc[common].mean() - pt.loc[common].mean())}
+
+
+# ------------------------------------------------------------------ dispatch
+def simulate(sc: Scenario, rng: np.random.Generator, scale: int = 1):
+    """One replicate of a scenario; `scale` multiplies its number of top-level
+    clusters (speakers / items): the population for the truth."""
+    p = sc.params
+    if sc.kind == "classification":
+        return simulate_classification(p, rng, p.n_speakers * scale)
+    if sc.kind == "pairwise":
+        return simulate_pairwise(p, rng, p.n_speakers * scale)
+    if sc.kind == "study_b":
+        return simulate_study_b(p, rng, p.n_items * scale)
+    raise ValueError(f"unknown scenario kind {sc.kind!r}; expected one of {KINDS}")
+
+
+def estimands(sc: Scenario, data) -> dict[str, float]:
+    if sc.kind == "classification":
+        return classification_estimands(data, sc.params.k)
+    if sc.kind == "pairwise":
+        return pairwise_estimands(data)
+    return study_b_estimands(data)
+
+
+def population_truth(sc: Scenario, n_clusters: int = 20000, seed: int = 0,
+                     n_batches: int = 4) -> dict[str, dict[str, float]]:
+    """Each estimand on a very large population (about `n_clusters` speakers or
+    items in `n_batches` independent batches): {estimand: {value, se}}. The value
+    is the pooled (ratio-of-totals) estimand; RF~ is the normalisation of the
+    population RF. `se` is the Monte Carlo error across batches."""
+    base = sc.params.n_items if sc.kind == "study_b" else sc.params.n_speakers
+    scale = max(1, n_clusters // (base * n_batches))
+    batches = [estimands(sc, simulate(sc, np.random.default_rng(
+        stable_seed("truth", sc.name, seed, b)), scale)) for b in range(n_batches)]
+    out = {}
+    for key in ESTIMANDS[sc.kind]:
+        vals = np.array([b[key] for b in batches], dtype=float)
+        out[key] = {"value": float(vals.mean()), "se": float(vals.std(ddof=1) / math.sqrt(len(vals)))}
+    return out
+
+
+# ------------------------------------------------------------------ closed forms
+def _normal_mean(fn, sd: float, n: int = 80) -> float:
+    """E[fn(Z)] for Z ~ N(0, sd^2) by Gauss-Hermite quadrature."""
+    if sd == 0:
+        return float(fn(np.zeros(1))[0])
+    x, w = np.polynomial.hermite_e.hermegauss(n)
+    return float(np.sum(w * fn(sd * x)) / np.sum(w))
+
+
+def analytic_truth(sc: Scenario) -> dict[str, float]:
+    """Closed forms for the estimands that have one (used by the tests to check the
+    population truth): classification accuracy without a label, RF without audio;
+    Study B conditional Potemkin and protocol gap."""
+    p = sc.params
+    if sc.kind == "classification":
+        acc = _normal_mean(lambda z: expit(logit(p.perceive) + z), p.perceive_sd)
+        fb = (_normal_mean(lambda z: expit(logit(p.follow_block) + z), p.follow_sd)
+              if p.follow_block > 0 else 0.0)
+        rf_block = fb + (1 - fb) / p.k
+        c = 1.0 / (p.k - 1)
+        return {"accuracy_audio_only": acc, "rf_wrong_block": rf_block,
+                "rf_norm_wrong_block": (rf_block - c) / (1 - c)}
+    if sc.kind == "study_b":
+        pp = _normal_mean(lambda z: expit(logit(p.perceive) + z), p.item_sd)
+        pw = _normal_mean(lambda z: expit(logit(p.pairwise) + z), p.item_sd)
+        pj = pp * p.oracle * (1 - p.potemkin) + (1 - pp * p.oracle) * 0.5
+        return {"conditional_potemkin": p.potemkin, "protocol_gap": pw - pj,
+                "potemkin_share": pp * p.oracle * p.potemkin}
+    if sc.kind == "pairwise" and p.lock == 0:
+        # no lock: the two orders are independent picks; g = E[p_better]
+        def g_of(z):
+            gaps = np.linspace(0.1, 1.0, 401)
+            return np.array([np.mean(expit(p.discriminate + p.discriminate_gap * gaps + zi))
+                             for zi in np.atleast_1d(z)])
+        return {"g": _normal_mean(g_of, p.speaker_sd, 40)}
+    return {}
+
+
+__all__ = ["DEFAULT_SCENARIOS", "ESTIMANDS", "KINDS", "PRESETS", "Classification", "Pairwise",
+           "Scenario", "StudyB", "analytic_truth", "estimands", "planted", "population_truth",
+           "scenario", "simulate", "stable_seed"]
