@@ -178,7 +178,9 @@ class HTTPAdapter(Adapter):
     def _decode(self, status: int, headers, content: bytes, parse_retry_after) -> dict:
         import json
 
-        snippet = self.redact(content[:300].decode("utf-8", "replace"))
+        # redact the whole body first, then cut: a key straddling the cut must not
+        # leave its first characters behind
+        snippet = self.redact(content.decode("utf-8", "replace"))[:300]
         if status == 429:
             raise TransientError(
                 f"HTTP 429: {snippet}", parse_retry_after(headers.get("retry-after")), True

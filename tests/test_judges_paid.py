@@ -1,0 +1,162 @@
+"""Paid runs: redaction before truncation, cross-process leases (never paying twice),
+the spend ledger / budget, failures that stay retryable, the attempts log."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from judgeaudit.io import read_jsonl, sha256_bytes
+from judgeaudit.judges.adapters.base import PermanentError, TransientError, make_adapter
+from judgeaudit.judges.cache import ResponseCache
+from judgeaudit.judges.fakeserver import FakeProvider, tone_wav
+from judgeaudit.judges.request import AnswerSpec, AudioPart, Request, TextPart
+from judgeaudit.judges.shard import ShardIncomplete, attempts_log_path, run_shard
+
+KEY = "sk-PLANTED-abcdef0123456789"
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
+def test_key_redacted_before_truncation_at_every_offset(monkeypatch, provider):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    adapter = make_adapter("j", {"provider": provider, "model": "m-2025-01-01"})
+    cut = 300
+    for offset in range(cut - len(KEY) - 3, cut + 3):
+        body = ("x" * offset + KEY + " trailing").encode()
+        for status, exc_type in ((500, TransientError), (401, PermanentError)):
+            with pytest.raises(exc_type) as info:
+                adapter._decode(status, {}, body, lambda v: None)
+            msg = str(info.value)
+            # no fragment of the key of 4+ characters survives, wherever the cut falls
+            for k in range(4, len(KEY) + 1):
+                assert KEY[:k] not in msg, (offset, status, msg[-60:])
+
+
+def _trials(tmp: Path, texts: list[str], name: str = "s0") -> Path:
+    wav = tone_wav(440.0, 0.5)
+    audio = tmp / "clip.wav"
+    audio.write_bytes(wav)
+    part = AudioPart(sha256_bytes(wav), "wav", str(audio))
+    path = tmp / "trials" / f"{name}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        for i, text in enumerate(texts):
+            req = Request("Judge the clip.", (part, TextPart(text)),
+                          AnswerSpec("label", ("happy", "sad")))
+            fh.write(json.dumps({"trial_id": f"t{i:03d}", "request": req.to_json()}) + "\n")
+    return path
+
+
+def _spec(srv: FakeProvider, **kw) -> dict:
+    return {"provider": "openai", "model": "gpt-audio-2025-08-28", "base_url": srv.url + "/v1",
+            "concurrency": 4, "max_attempts": 2, "backoff_base_s": 0.01, "backoff_cap_s": 0.02,
+            "timeout_s": 5, **kw}
+
+
+RUNNER = """
+import json, sys
+from judgeaudit.logs import setup
+from judgeaudit.judges.shard import run_shard
+args = json.loads(sys.argv[1])
+setup(args.pop("log"))
+run_shard(**args)
+"""
+
+
+def test_two_processes_on_one_cache_send_each_request_once(tmp_path, monkeypatch):
+    """Two engine processes judge the same 60 requests at the same time against a
+    slow counting provider: each distinct request reaches the provider once."""
+    n = 60
+    texts = [f"Say: {'happy' if i % 2 else 'sad'} #{i}" for i in range(n)]
+    trials = _trials(tmp_path, texts)
+    env = dict(os.environ, OPENAI_API_KEY="sk-test")
+    with FakeProvider(latency_s=0.05) as srv:
+        procs = []
+        for p in range(2):
+            args = {"trials_path": str(trials), "out_path": str(tmp_path / f"out{p}.jsonl"),
+                    "judge_name": "gpt", "spec": _spec(srv), "cache_dir": str(tmp_path / "cache"),
+                    "progress": False, "log": str(tmp_path / f"p{p}.log")}
+            procs.append(subprocess.Popen([sys.executable, "-c", RUNNER, json.dumps(args)],
+                                          env=env, stderr=subprocess.PIPE))
+        for proc in procs:
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err.decode()[-2000:]
+        assert srv.answered == n and len(srv.answered_bodies) == n
+        assert max(srv.answered_bodies.values()) == 1
+    rows = [read_jsonl(tmp_path / f"out{p}.jsonl") for p in range(2)]
+    assert [r["parsed"] for r in rows[0]] == [r["parsed"] for r in rows[1]]
+    assert all(r["status"] == "valid" for r in rows[0] + rows[1])
+    with ResponseCache(tmp_path / "cache") as cache:
+        assert len(cache) == n and cache.leases() == []
+
+
+def test_dead_owner_lease_is_taken_over(tmp_path):
+    with ResponseCache(tmp_path) as cache:
+        dead = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead.wait()
+        from judgeaudit.judges.cache import HOST
+        ghost = f"{HOST}:{dead.pid}:deadbeef"
+        assert cache.claim("k1", ghost, 3600) == "claimed"
+        assert cache.claim("k1", "me", 30) == "claimed"  # dead pid: taken over at once
+        assert cache.claim("k2", "elsewhere:1:x", 0.2) == "claimed"
+        assert cache.claim("k2", "me", 30) == "busy"  # live (unknown host) owner
+        time.sleep(0.3)
+        assert cache.claim("k2", "me", 30) == "claimed"  # its lease expired
+
+
+def test_budget_stops_new_calls_and_rerun_pays_only_the_rest(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    n = 20
+    trials = _trials(tmp_path, [f"Say: happy #{i}" for i in range(n)])
+    out = tmp_path / "out.jsonl"
+    with FakeProvider() as srv:
+        # fake usage: 100 input + 8 output tokens per call = $0.0108 at these prices
+        spec = _spec(srv, concurrency=1, price_in_per_mtok=100.0, price_out_per_mtok=100.0)
+        kw = {"judge_name": "gpt", "spec": spec, "cache_dir": tmp_path / "cache",
+              "progress": False}
+        with pytest.raises(ShardIncomplete, match="budget"):
+            run_shard(trials, out, budget_usd=0.1, run_id="run1", **kw)
+        first = srv.answered
+        assert 5 <= first <= 10 and not out.exists()
+        with ResponseCache(tmp_path / "cache") as cache:
+            assert cache.spent("run1") <= 0.1
+            assert len(cache) == first
+        run_shard(trials, out, budget_usd=1.0, run_id="run2", **kw)
+        assert srv.answered == n and max(srv.answered_bodies.values()) == 1
+    rows = read_jsonl(out)
+    assert sum(r["cache_hit"] for r in rows) == first
+    log = read_jsonl(attempts_log_path(tmp_path / "cache", "gpt"))
+    assert sum(e["outcome"] == "budget" for e in log) == 1
+    assert sum(e["outcome"] == "valid" for e in log) == n
+
+
+def test_transport_failures_fail_the_shard_and_rerun_sends_only_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    texts = [f"Say: sad #{i}" for i in range(6)] + ["ALWAYS=refusal", "ALWAYS=garbage"]
+    trials = _trials(tmp_path, texts)
+    out = tmp_path / "out.jsonl"
+    with FakeProvider() as srv:
+        srv.outage = lambda text: "#1" in text or "#4" in text  # these keep failing (500)
+        kw = {"judge_name": "gpt", "spec": _spec(srv), "cache_dir": tmp_path / "cache",
+              "progress": False}
+        with pytest.raises(ShardIncomplete, match="2 of 8 requests have no answer"):
+            run_shard(trials, out, **kw)
+        assert not out.exists()
+        before = len(srv.traces)
+        srv.outage = None  # the provider recovers
+        run_shard(trials, out, **kw)
+        resent = [t["parts"][-1][1] for t in srv.traces[before:]]
+        assert sorted(resent) == ["Say: sad #1", "Say: sad #4"]
+    rows = {r["trial_id"]: r for r in read_jsonl(out)}
+    assert rows["t006"]["status"] == "refusal" and rows["t007"]["status"] == "invalid_json"
+    assert all(rows[f"t00{i}"]["status"] == "valid" for i in range(6))
+    log = read_jsonl(attempts_log_path(tmp_path / "cache", "gpt"))
+    failed = [e for e in log if e["outcome"] in ("retry", "error")]
+    assert len(failed) == 4 and all("HTTP 500" in e["detail"] for e in failed)
