@@ -143,7 +143,7 @@ def test_transport_failures_fail_the_shard_and_rerun_sends_only_them(tmp_path, m
     trials = _trials(tmp_path, texts)
     out = tmp_path / "out.jsonl"
     with FakeProvider() as srv:
-        srv.outage = lambda text: "#1" in text or "#4" in text  # these keep failing (500)
+        srv.outage = lambda text, trace: "#1" in text or "#4" in text  # these keep failing (500)
         kw = {"judge_name": "gpt", "spec": _spec(srv), "cache_dir": tmp_path / "cache",
               "progress": False}
         with pytest.raises(ShardIncomplete, match="2 of 8 requests have no answer"):
