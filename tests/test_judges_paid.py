@@ -160,3 +160,46 @@ def test_transport_failures_fail_the_shard_and_rerun_sends_only_them(tmp_path, m
     log = read_jsonl(attempts_log_path(tmp_path / "cache", "gpt"))
     failed = [e for e in log if e["outcome"] in ("retry", "error")]
     assert len(failed) == 4 and all("HTTP 500" in e["detail"] for e in failed)
+
+
+def test_outcome_counts_split_refusals_invalid_and_errors():
+    from judgeaudit.render.tables import pivot_cells
+    from judgeaudit.stats import study_a as sa
+    from judgeaudit.stats.outcomes import add_outcome_counts
+
+    statuses = ["valid", "refusal", "invalid_json", "invalid_label", "error", "valid"]
+    trials = [{"trial_id": f"t{i}", "task": "emotion", "condition": "audio_only", "gold": "happy",
+               "facts": {"family": "blueprint", "clip_id": f"c{i}", "k": 2, "seed": None}}
+              for i in range(6)]
+    trials += [{"trial_id": "u0", "task": "emotion", "condition": "wrong_block", "gold": "happy",
+                "facts": {"family": "blueprint", "clip_id": "c0", "k": 2, "seed": None,
+                          "wrong_label": "sad"}}]
+    responses = [{"trial_id": f"t{i}", "status": s, "parsed": "happy" if s == "valid" else None,
+                  "error": "HTTP 500: boom" if s == "error" else None}
+                 for i, s in enumerate(statuses)]
+    responses.append({"trial_id": "u0", "status": "error", "parsed": None,
+                      "error": "gave up after 5 attempts: HTTP 500: outage"})
+    df = sa.join(trials, responses, "gpt")
+    m = add_outcome_counts(sa.metrics(df, n_boot=0), df)
+    acc = m[(m["condition"] == "audio_only") & (m["metric"] == "accuracy")].iloc[0]
+    assert (acc["n"], acc["n_refused"], acc["n_invalid"], acc["n_error"]) == (2, 1, 2, 1)
+    assert acc["no_answer"] == ""
+    dead = m[(m["condition"] == "wrong_block") & (m["metric"] == "accuracy")].iloc[0]
+    assert dead["n"] == 0 and dead["n_error"] == 1 and dead["n_invalid"] == 0
+    assert dead["no_answer"].startswith("no valid answer: 1 error (e.g. gave up after 5")
+    wide = pivot_cells(m[m["metric"] == "accuracy"], ["judge", "task"], "condition")
+    assert wide["wrong_block"].iloc[0] == "- (1 error)"
+
+
+def test_study_b_cell_splits_outcomes():
+    import pandas as pd
+
+    from judgeaudit.stats.study_b import cell
+
+    f = pd.DataFrame({"status": ["valid", "valid", "refusal", "error", "invalid_label"],
+                      "valid": [True, True, False, False, False],
+                      "correct": [1.0, 0.0, None, None, None]})
+    row = cell(f)
+    assert (row["n"], row["n_refused"], row["n_invalid"], row["n_error"]) == (2, 1, 1, 1)
+    empty = cell(f[~f["valid"]])
+    assert empty["n"] == 0 and empty["no_answer"].startswith("no valid answer: 1 error")

@@ -86,6 +86,10 @@ def pivot_cells(df: pd.DataFrame, index: Sequence[str], columns: str, digits: in
     """Wide table of `est [lo, hi]` cells: rows `index`, one column per `columns` value."""
     cells = df.assign(_cell=[fmt_ci(e, a, b, digits) for e, a, b in
                              zip(df[est], df[lo], df[hi], strict=True)])
+    if "no_answer" in df:  # a cell without a valid answer says why (stats/outcomes.py)
+        why = df["no_answer"].fillna("").astype(str).str.replace("no valid answer: ", "")
+        cells["_cell"] = [f"- ({w.split(' (e.g.')[0]})" if w and c == "-" else c
+                          for w, c in zip(why, cells["_cell"], strict=True)]
     wide = cells.pivot_table(index=list(index), columns=columns, values="_cell",
                              aggfunc="first").reset_index()
     wide.columns = [str(c) for c in wide.columns]

@@ -30,6 +30,7 @@ import pandas as pd
 
 from judgeaudit.stats.bootstrap import paired_bootstrap
 from judgeaudit.stats.ci import proportion
+from judgeaudit.stats.outcomes import split_statuses
 
 STATES = ("111", "110", "101", "100", "011", "010", "001", "000")
 STATE_NAMES = {"111": "reliable", "110": "potemkin", "010": "perception bottleneck",
@@ -83,7 +84,10 @@ def cell(frame: pd.DataFrame) -> dict[str, Any]:
     """Accuracy with a Wilson interval over valid rows; n_invalid counted."""
     valid = frame[frame["valid"]]
     k = int(valid["correct"].sum())
-    return proportion(k, len(valid), n_invalid=int((~frame["valid"]).sum()))
+    row = proportion(k, len(valid), n_invalid=int((~frame["valid"]).sum()))
+    if "status" in frame:  # n_invalid split into refused / invalid / error (stats/outcomes.py)
+        row.update(split_statuses(frame["status"]))
+    return row
 
 
 def accuracy(scored: pd.DataFrame) -> pd.DataFrame:
