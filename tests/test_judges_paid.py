@@ -203,3 +203,85 @@ def test_study_b_cell_splits_outcomes():
     assert (row["n"], row["n_refused"], row["n_invalid"], row["n_error"]) == (2, 1, 1, 1)
     empty = cell(f[~f["valid"]])
     assert empty["n"] == 0 and empty["no_answer"].startswith("no valid answer: 1 error")
+
+
+def _validate(repo_root, judges=None, **top):
+    import yaml
+
+    from judgeaudit.config import deep_update, validate_config
+
+    base = yaml.safe_load((repo_root / "config.yaml").read_text())
+    deep_update(base, {"judges": judges or {}, **top})
+    return validate_config(base, root=repo_root)
+
+
+@pytest.mark.parametrize("spec, field, expect", [
+    ({"provider": "openai"}, "judges.panel.x.model", "required for this judge's provider"),
+    ({"provider": "gemini", "model": " "}, "judges.panel.x.model", "does not match"),
+    ({"provider": "openai_compatible", "model": "q"}, "judges.panel.x.base_url",
+     "required for this judge's provider"),
+    ({"provider": "openai", "model": "m", "base_url": "api.openai.com"},
+     "judges.panel.x.base_url", "does not match"),
+    ({"provider": "openai", "model": "m", "timeout_s": -1}, "judges.panel.x.timeout_s",
+     "less than or equal to the minimum"),
+    ({"provider": "openai", "model": "m", "budget_usd": -2}, "judges.panel.x.budget_usd",
+     "less than the minimum"),
+])
+def test_api_judge_fields_checked_before_the_run(repo_root, spec, field, expect):
+    from judgeaudit.config import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        _validate(repo_root, {"panel": {"x": spec}})
+    assert f"config field '{field}'" in str(info.value) and expect in str(info.value)
+
+
+def test_key_pasted_into_api_key_env_is_rejected_without_echo(repo_root):
+    from judgeaudit.config import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        _validate(repo_root, {"panel": {"x": {"provider": "openai", "model": "m",
+                                              "api_key_env": KEY}}})
+    assert "judges.panel.x.api_key_env" in str(info.value) and KEY not in str(info.value)
+    with pytest.raises(ConfigError, match="judges.budget_usd"):
+        _validate(repo_root, {"budget_usd": -1})
+    with pytest.raises(ConfigError, match="max_duration_s"):
+        _validate(repo_root, datasets={"fleurs": {"max_duration_s": -3}})
+
+
+def test_duplicate_yaml_key_is_an_error_naming_key_and_lines(tmp_path, repo_root):
+    from judgeaudit.config import ConfigError, load_config
+
+    over = tmp_path / "over.yaml"
+    over.write_text("judges:\n  budget_usd: 5\n  progress: false\n  budget_usd: 50\n")
+    with pytest.raises(ConfigError, match=r"duplicate key 'budget_usd' in .*over.yaml at line 4 "
+                                          r"\(first at line 2\)"):
+        load_config(repo_root / "config.yaml", over)
+
+
+def test_stale_locks_removed_only_without_a_live_snakemake(tmp_path):
+    from judgeaudit.locks import clear_stale_locks
+
+    locks = tmp_path / ".snakemake" / "locks"
+    locks.mkdir(parents=True)
+    (locks / "0.input.lock").write_text("data/x.tsv\n")
+    (locks / "0.output.lock").write_text("results/y.tsv\n")
+    fake = tmp_path / "bin" / "snakemake"  # a live process whose argv names snakemake
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nsleep 30\n")
+    fake.chmod(0o755)
+    proc = subprocess.Popen([str(fake)], cwd=tmp_path)
+    try:
+        time.sleep(0.2)
+        removed, why = clear_stale_locks(tmp_path)
+        assert removed == [] and str(proc.pid) in why
+    finally:
+        proc.kill()
+        proc.wait()
+    elsewhere = subprocess.Popen([str(fake)], cwd=fake.parent)  # other directory: irrelevant
+    try:
+        removed, why = clear_stale_locks(tmp_path)
+    finally:
+        elsewhere.kill()
+        elsewhere.wait()
+    assert sorted(Path(p).name for p in removed) == ["0.input.lock", "0.output.lock"]
+    assert not list(locks.iterdir())

@@ -110,7 +110,11 @@ def validate_config(
         lines = []
         for err in errors:
             where = _field(err.absolute_path)
-            if err.validator == "pattern" and where.endswith("api_key_env"):
+            if err.instance is None and "then" in err.schema_path:
+                # a field this provider needs, left at its null default
+                lines.append(f"config field '{where}': required for this judge's provider "
+                             f"but not set (expected {err.validator_value})")
+            elif err.validator == "pattern" and where.endswith("api_key_env"):
                 # never echo the value: a key pasted here by mistake must not be printed
                 lines.append(f"config field '{where}': must be the NAME of an environment "
                              "variable (letters, digits, '_'), not the key itself")
