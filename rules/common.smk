@@ -284,7 +284,15 @@ TARGETS["specialists"] = lambda: (
 # <<< specialists helpers
 
 # >>> judges helpers
+import os
+import uuid
+
 from judgeaudit.judges.budget import PAID_PROVIDERS, missing_keys
+
+# One id per Snakemake invocation, inherited by every job process it starts: the
+# spend ledger sums judges.budget_usd over all judge jobs of this run. (setdefault:
+# job processes that re-read this file keep their parent's id.)
+os.environ.setdefault("JUDGEAUDIT_RUN_ID", f"run-{uuid.uuid4().hex[:12]}")
 
 EMBEDDED_PERCEIVING = ("listener", "simulated")
 
