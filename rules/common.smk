@@ -356,8 +356,11 @@ JUDGE_PREFLIGHT = "results/judges/preflight.json"
 
 def judge_preflight_gate(wildcards):
     """API judges' shards wait for the workflow-wide cost pre-flight (a temp file,
-    rebuilt whenever some API shard must run; ancient: never re-runs a shard)."""
-    return [ancient(JUDGE_PREFLIGHT)] if paid_judge(wildcards.judge) else []
+    rebuilt only when some API shard must run). Not ancient(): Snakemake 9 drops a
+    job with missing output whose only updated input is ancient and rebuilt. When
+    the gate is rebuilt, finished API shards of the run re-run too, replayed from
+    the cache at no cost."""
+    return [JUDGE_PREFLIGHT] if paid_judge(wildcards.judge) else []
 
 
 def judges_onstart_check():

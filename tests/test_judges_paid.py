@@ -285,3 +285,36 @@ def test_stale_locks_removed_only_without_a_live_snakemake(tmp_path):
         elsewhere.wait()
     assert sorted(Path(p).name for p in removed) == ["0.input.lock", "0.output.lock"]
     assert not list(locks.iterdir())
+
+
+def test_preflight_estimate_counts_distinct_uncached_requests_only(tmp_path, monkeypatch):
+    from judgeaudit.judges import budget
+    from judgeaudit.judges.engine import fingerprint
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    trials = _trials(tmp_path, ["Say: happy #0", "Say: happy #0", "Say: sad #1", "Say: sad #2"])
+    spec = {"provider": "openai", "model": "gpt-audio-2025-08-28", "price_in_per_mtok": 40.0,
+            "price_out_per_mtok": 80.0, "budget_usd": 0.0001}
+    gem = {"provider": "gemini", "model": "gemini-2.5-flash-001", "price_in_per_mtok": 1.0}
+    fp = fingerprint(make_adapter("gpt", spec))
+    first = Request.from_json(read_jsonl(trials)[0]["request"])
+    with ResponseCache(tmp_path / "cache") as cache:
+        cache.put(first.cache_key(fp), "gpt", {"status": "valid", "raw_text": "{}"})
+    rep = budget.estimate([("gpt", trials), ("gem", trials)], {"gpt": spec, "gem": gem},
+                          tmp_path / "cache")
+    g = rep["judges"]["gpt"]
+    assert (g["trials"], g["distinct_requests"], g["cached"], g["new_calls"]) == (4, 3, 1, 2)
+    # 0.5 s of audio: OpenAI 10 tokens/s, Gemini 32 tokens/s (documented rules)
+    chars = [len("Judge the clip.") + len(t) for t in ("Say: happy #0", "Say: sad #1",
+                                                         "Say: sad #2")]
+    assert g["est_tokens_in"] == sum(int(c / 4 + 0.5 * 10) for c in chars[1:])
+    assert rep["judges"]["gem"]["est_tokens_in"] == sum(int(c / 4 + 0.5 * 32) for c in chars)
+    assert g["est_cost_usd"] == pytest.approx((g["est_tokens_in"] * 40 + 2 * 60 * 80) / 1e6)
+    problems = budget.check(rep, budget_usd=0.001)
+    assert any("gpt $" in p and "its budget_usd" in p for p in problems)
+    assert any("exceeds judges.budget_usd $0.001" in p for p in problems)
+    assert budget.check(rep, budget_usd=None) != [] and budget.check(
+        {**rep, "judges": {"gem": rep["judges"]["gem"]}, "total_est_cost_usd": 0.0}, 1.0) == []
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    assert budget.missing_keys({"gpt": spec, "gem": gem}, ["gpt", "gem"]) == [
+        "gem: GEMINI_API_KEY"]

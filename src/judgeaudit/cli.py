@@ -83,16 +83,20 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--depth", type=int, default=20)
     p.set_defaults(func=_cmd_trace)
     p = sub.add_parser("estimate-cost", help="print the API-judge cost estimate of the "
-                       "workflow (builds trial shards only; calls no judge)")
+                       "workflow (builds trial shards only; calls no judge); other arguments "
+                       "go to snakemake, e.g. --configfile config.yaml configs/real.yaml")
     p.add_argument("--cores", default="all")
-    p.add_argument("snakemake_args", nargs=argparse.REMAINDER,
-                   help="passed to snakemake, e.g. --configfile config.yaml configs/real.yaml")
+    p.set_defaults(snakemake_args=[])
     p.set_defaults(func=_cmd_estimate_cost)
     p = sub.add_parser("unlock-stale", help="remove Snakemake locks left by a crashed run "
                        "when no live Snakemake process works in the directory")
     p.add_argument("directory", nargs="?", default=".", type=Path)
     p.set_defaults(func=_cmd_unlock_stale)
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
+    if rest:
+        if args.command != "estimate-cost":
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        args.snakemake_args = rest
     return args.func(args)
 
 
