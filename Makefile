@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 CORES  ?= all
 
-.PHONY: run test lint clean-venv report
+.PHONY: run test lint clean-venv report estimate-cost
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,6 +19,10 @@ $(STAMP): pyproject.toml Makefile
 
 run: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) --profile profiles/default
+
+# API-judge cost estimate only (builds trial shards, calls no judge).
+estimate-cost: $(STAMP)
+	$(BIN)/judgeaudit estimate-cost --cores $(CORES) --profile profiles/default
 
 report: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) --profile profiles/default --report results/report.html

@@ -4,13 +4,27 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
-from judgeaudit.config import ConfigError, validate_config
+from judgeaudit.config import ConfigError, check_duplicate_keys, validate_config
 
 REPO = Path(workflow.basedir).resolve()
 PKG = REPO / "src" / "judgeaudit"
 
+# A crashed run (SIGKILL, OOM) leaves .snakemake/locks behind; remove them when no
+# live Snakemake process other than this one works in this directory (see
+# judgeaudit/locks.py for why that is safe), so a plain rerun needs no --unlock.
+from judgeaudit.locks import clear_stale_locks
+
+_removed_locks, _why = clear_stale_locks(Path.cwd())
+if _removed_locks:
+    import sys
+
+    print(f"judgeaudit: {_why}", file=sys.stderr)
+
 # Validate before any job starts; the error names the offending field.
 try:
+    # Snakemake's YAML loader keeps the last of duplicated keys silently: re-read
+    # the config files strictly so a duplicate is an error naming file, key and lines.
+    check_duplicate_keys(workflow.configfiles)
     _validated = validate_config(config, root=Path.cwd())
 except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
@@ -341,6 +355,16 @@ TARGETS["specialists"] = lambda: (
 # <<< specialists helpers
 
 # >>> judges helpers
+import os
+import uuid
+
+from judgeaudit.judges.budget import PAID_PROVIDERS, missing_keys
+
+# One id per Snakemake invocation, inherited by every job process it starts: the
+# spend ledger sums judges.budget_usd over all judge jobs of this run. (setdefault:
+# job processes that re-read this file keep their parent's id.)
+os.environ.setdefault("JUDGEAUDIT_RUN_ID", f"run-{uuid.uuid4().hex[:12]}")
+
 EMBEDDED_PERCEIVING = ("listener", "simulated")
 
 
@@ -364,12 +388,62 @@ def judge_spec(name):
         raise WorkflowError(f"no judge {name!r} in config judges.panel") from None
 
 
+# Settings used only for the cost estimate and the budget: left out of the shard
+# params (the script reads them from the config) so a price or budget edit never
+# re-runs a finished shard.
+JUDGE_COST_FIELDS = ("audio_tokens_per_s", "budget_usd", "expected_output_tokens",
+                     "price_in_per_mtok", "price_out_per_mtok")
+
+
 def judge_param(name, study=None, task=None):
     """The judge's settings as one canonical JSON scalar: changing one judge's
     settings re-runs only that judge's shards (and the cache still serves every
     call whose fingerprint did not change). With study/task, `auto` perception
     models are resolved for that shard (judge_spec_for)."""
-    return as_param(judge_spec_for(name, study, task) if study else judge_spec(name))
+    spec = judge_spec_for(name, study, task) if study else judge_spec(name)
+    return as_param({k: v for k, v in spec.items() if k not in JUDGE_COST_FIELDS})
+
+
+def paid_judge(name):
+    return judge_spec(name)["provider"] in PAID_PROVIDERS
+
+
+def paid_judge_jobs():
+    """(judge, trials file) of every shard an API judge judges in this workflow."""
+    jobs = set()
+    if config["study_a"]["enabled"]:
+        for j in study_a_judges():
+            if paid_judge(j):
+                jobs |= {(j, f) for f in study_a_trial_files()}
+    if config["study_b"]["enabled"]:
+        for j in study_b_judges():
+            if paid_judge(j):
+                jobs |= {(j, f"results/trials/B/{t}/{s}.jsonl")
+                         for t in study_b_tasks() for s in study_b_shards(t)}
+    return sorted(jobs)
+
+
+JUDGE_PREFLIGHT = "results/judges/preflight.json"
+
+
+def judge_preflight_gate(wildcards):
+    """API judges' shards wait for the workflow-wide cost pre-flight (a temp file,
+    rebuilt only when some API shard must run). Not ancient(): Snakemake 9 drops a
+    job with missing output whose only updated input is ancient and rebuilt. When
+    the gate is rebuilt, finished API shards of the run re-run too, replayed from
+    the cache at no cost."""
+    return [JUDGE_PREFLIGHT] if paid_judge(wildcards.judge) else []
+
+
+def judges_onstart_check():
+    """Before any job: every API judge with a shard to run has its key variable set."""
+    pending = sorted({job.wildcards["judge"] for job in workflow.dag.needrun_jobs()
+                      if job.rule.name == "judge_shard"})
+    missing = missing_keys(config["judges"]["panel"], [j for j in pending if paid_judge(j)])
+    if missing:
+        raise WorkflowError(
+            "API key missing for judge(s) with shards to run (keys are read from the "
+            "environment only): " + "; ".join(missing) + ". Nothing was started.")
 
 
 def perception_corpora(study, task):

@@ -1,6 +1,10 @@
 # Stage: judges. Rules only; helpers and input functions live in rules/common.smk.
 
 
+onstart:
+    judges_onstart_check()
+
+
 rule judge_shard:
     """One judge x one trial shard -> responses (CONTRACTS section 4), through the
     persistent content-addressed cache in <cache_dir>/judge/ (never paying twice)."""
@@ -8,12 +12,14 @@ rule judge_shard:
         trials="results/trials/{study}/{task}/{shard}.jsonl",
         models=lambda wc: judge_model_inputs(wc.judge, wc.study, wc.task),
         code=lambda wc: judge_code(wc.judge),
+        preflight=judge_preflight_gate,
     output:
         "results/responses/{judge}/{study}/{task}/{shard}.jsonl",
     params:
         spec=lambda wc: judge_param(wc.judge, wc.study, wc.task),
         cache_dir=lambda wc: config["cache_dir"],
         progress=lambda wc: bool(config["judges"]["progress"]),
+        cost_fields=sorted(JUDGE_COST_FIELDS),
     log:
         "logs/judges/judge_shard/{judge}/{study}/{task}/{shard}.log",
     benchmark:
@@ -28,3 +34,27 @@ rule judge_shard:
         judge_slots=1,
     script:
         str(REPO / "scripts" / "judge_shard.py")
+
+
+rule judge_preflight:
+    """Workflow-wide cost estimate of the API judges before their first call: every
+    (judge, trial shard) of the run, minus what the shared cache already answered;
+    fails, naming judges and estimates, when judges.budget_usd or a judge's
+    budget_usd would be exceeded. Also written to logs/judges/cost_estimate.json."""
+    input:
+        trials=lambda wc: sorted({t for _, t in paid_judge_jobs()}),
+        code=package_code("judges"),
+    output:
+        temp(JUDGE_PREFLIGHT),
+    params:
+        jobs=lambda wc: as_param(paid_judge_jobs()),
+        panel=lambda wc: as_param({j: config["judges"]["panel"][j]
+                                   for j in sorted({j for j, _ in paid_judge_jobs()})}),
+        budget_usd=lambda wc: config["judges"]["budget_usd"],
+        cache_dir=lambda wc: config["cache_dir"],
+        report="logs/judges/cost_estimate.json",
+    log:
+        "logs/judges/judge_preflight.log",
+    localrule: True
+    script:
+        str(REPO / "scripts" / "judge_preflight.py")

@@ -8,13 +8,21 @@ from judgeaudit.provenance import record_snakemake_job
 
 smk = snakemake  # noqa: F821 (injected by Snakemake)
 log = setup(smk.log[0])
+# Prices and budgets come from the config, not from params: editing them must not
+# re-run (and re-derive) finished shards.
+jcfg = smk.config["judges"]
+full = jcfg["panel"][smk.wildcards.judge]
+spec = json.loads(smk.params.spec)
+spec.update({k: full[k] for k in smk.params.cost_fields if k in full})
 summary = run_shard(
     trials_path=smk.input.trials,
     out_path=smk.output[0],
     judge_name=smk.wildcards.judge,
-    spec=json.loads(smk.params.spec),
+    spec=spec,
     cache_dir=smk.params.cache_dir,
     audio_root=".",
     progress=bool(smk.params.progress),
+    budget_usd=jcfg.get("budget_usd"),
+    accept_errors=bool(jcfg.get("accept_errors", False)),
 )
 record_snakemake_job(smk, extra={"judge_summary": summary})

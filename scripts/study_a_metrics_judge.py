@@ -7,13 +7,14 @@ from judgeaudit.io import read_jsonl, write_tsv_atomic
 from judgeaudit.provenance import record_snakemake_job
 from judgeaudit.stats import study_a as sa
 from judgeaudit.stats.corpus import attach_corpus, corpus_by_task
+from judgeaudit.stats.outcomes import add_outcome_counts
 
 log = logs.setup(snakemake.log[0])  # noqa: F821
 smk = snakemake  # noqa: F821
 trials = [t for path in smk.input.trials for t in read_jsonl(path)]
 responses = [r for path in smk.input.responses for r in read_jsonl(path)]
 df = sa.join(trials, responses, smk.params.judge)
-metrics = sa.metrics(df, n_boot=int(smk.params.n_boot))
+metrics = add_outcome_counts(sa.metrics(df, n_boot=int(smk.params.n_boot)), df)
 contrasts = pd.DataFrame(sa.contrast_rows(df), columns=sa.CONTRAST_COLUMNS)
 # every row names the corpus its trials came from (facts.corpus)
 corpora = corpus_by_task(trials, "study A trials")

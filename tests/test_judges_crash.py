@@ -112,7 +112,7 @@ def test_planted_api_key_never_written(tmp_path):
                     "concurrency": 2, "max_attempts": 3, "backoff_base_s": 0.01}
             args = {"trials_path": str(trials), "out_path": str(out), "judge_name": name,
                     "spec": spec, "cache_dir": str(tmp_path / "cache"), "progress": True,
-                    "log": str(tmp_path / "logs" / f"{name}.log")}
+                    "accept_errors": True, "log": str(tmp_path / "logs" / f"{name}.log")}
             proc = launch(args, env)
             so, se = proc.communicate(timeout=120)
             assert proc.returncode == 0, se.decode()[-2000:]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from judgeaudit.io import sha256_bytes
-from judgeaudit.judges.adapters.base import make_adapter
+from judgeaudit.judges.adapters.base import MissingKeyError, make_adapter
 from judgeaudit.judges.cache import ResponseCache
 from judgeaudit.judges.engine import Engine, EngineOptions
 from judgeaudit.judges.fakeserver import FakeProvider, tone_wav
@@ -145,9 +145,9 @@ def test_gemini_files_api_above_inline_limit(server, clips, tmp_path):
     assert [server.files[u] for u in uris] == [clips[0].sha256, clips[1].sha256]
 
 
-def test_missing_key_is_an_error_row_without_a_call(server, clips, tmp_path, monkeypatch):
+def test_missing_key_fails_before_any_call(server, clips, tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY")
     before = server.requests
-    rows, _ = run(spec_for("openai", server.url), [("t", req("Say: sad", clips[:1]))], tmp_path)
-    assert rows[0]["status"] == "error" and "OPENAI_API_KEY" in rows[0]["error"]
+    with pytest.raises(MissingKeyError, match="OPENAI_API_KEY"):
+        run(spec_for("openai", server.url), [("t", req("Say: sad", clips[:1]))], tmp_path)
     assert server.requests == before

@@ -1,4 +1,5 @@
-"""`judgeaudit` command line: config checks and provenance tracing from Python alone."""
+"""`judgeaudit` command line: config checks, provenance tracing, the API-judge cost
+estimate and stale-lock recovery."""
 
 from __future__ import annotations
 
@@ -15,6 +16,12 @@ from judgeaudit.provenance.trace import trace
 def _cmd_check_config(args: argparse.Namespace) -> int:
     try:
         cfg = load_config(args.config, *args.overlay)
+        from judgeaudit.judges.budget import missing_keys
+
+        names = cfg["judges"]["active"] or sorted(cfg["judges"]["panel"])
+        for miss in missing_keys(cfg["judges"]["panel"], names):
+            print(f"warning: API key variable unset for judge {miss}; the run would stop "
+                  "before any job", file=sys.stderr)
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return 2
@@ -31,6 +38,38 @@ def _cmd_trace(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_estimate_cost(args: argparse.Namespace) -> int:
+    """Build only what the cost pre-flight needs (trial shards: local, free) and print
+    the estimate; no judge is called. Extra arguments go to snakemake."""
+    import shutil
+    import subprocess
+
+    exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
+    cmd = [exe, "results/judges/preflight.json", "--forcerun", "judge_preflight",
+           "--cores", str(args.cores), *args.snakemake_args]
+    print("running: " + " ".join(cmd), file=sys.stderr)
+    rc = subprocess.run(cmd).returncode
+    report = Path("logs/judges/cost_estimate.json")
+    if report.exists():
+        data = json.loads(report.read_text())
+        from judgeaudit.judges.budget import describe
+
+        print(describe(data, data.get("budget_usd")))
+        for problem in data.get("problems") or []:
+            print("OVER BUDGET: " + problem)
+    elif rc == 0:
+        print("no API judge in this configuration: nothing would be paid")
+    return rc
+
+
+def _cmd_unlock_stale(args: argparse.Namespace) -> int:
+    from judgeaudit.locks import clear_stale_locks
+
+    removed, why = clear_stale_locks(args.directory)
+    print(why)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="judgeaudit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -43,7 +82,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("output")
     p.add_argument("--depth", type=int, default=20)
     p.set_defaults(func=_cmd_trace)
-    args = parser.parse_args(argv)
+    p = sub.add_parser("estimate-cost", help="print the API-judge cost estimate of the "
+                       "workflow (builds trial shards only; calls no judge); other arguments "
+                       "go to snakemake, e.g. --configfile config.yaml configs/real.yaml")
+    p.add_argument("--cores", default="all")
+    p.set_defaults(snakemake_args=[])
+    p.set_defaults(func=_cmd_estimate_cost)
+    p = sub.add_parser("unlock-stale", help="remove Snakemake locks left by a crashed run "
+                       "when no live Snakemake process works in the directory")
+    p.add_argument("directory", nargs="?", default=".", type=Path)
+    p.set_defaults(func=_cmd_unlock_stale)
+    args, rest = parser.parse_known_args(argv)
+    if rest:
+        if args.command != "estimate-cost":
+            parser.error(f"unrecognized arguments: {' '.join(rest)}")
+        args.snakemake_args = rest
     return args.func(args)
 
 

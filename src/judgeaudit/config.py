@@ -110,7 +110,15 @@ def validate_config(
         lines = []
         for err in errors:
             where = _field(err.absolute_path)
-            if err.validator == "additionalProperties":
+            if err.instance is None and "then" in err.schema_path:
+                # a field this provider needs, left at its null default
+                lines.append(f"config field '{where}': required for this judge's provider "
+                             f"but not set (expected {err.validator_value})")
+            elif err.validator == "pattern" and where.endswith("api_key_env"):
+                # never echo the value: a key pasted here by mistake must not be printed
+                lines.append(f"config field '{where}': must be the NAME of an environment "
+                             "variable (letters, digits, '_'), not the key itself")
+            elif err.validator == "additionalProperties":
                 allowed = sorted(err.schema.get("properties", {}))
                 lines.append(f"config field '{where}': {err.message}; allowed keys: {allowed}")
             else:
@@ -120,11 +128,50 @@ def validate_config(
     return instance
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """SafeLoader that refuses a mapping with the same key twice (PyYAML keeps the
+    last one silently, so a duplicated `budget_usd:` or `model:` would go unseen)."""
+
+
+def _construct_unique_mapping(loader: _UniqueKeyLoader, node: yaml.MappingNode, deep=False):
+    loader.flatten_mapping(node)
+    seen: dict[Any, int] = {}
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if key in seen:
+            raise ConfigError(
+                f"duplicate key '{key}' in {getattr(loader, 'source_name', 'YAML')} at line "
+                f"{key_node.start_mark.line + 1} (first at line {seen[key]}); "
+                "YAML would silently keep only the last value")
+        seen[key] = key_node.start_mark.line + 1
+    return loader.construct_mapping(node, deep=deep)
+
+
+_UniqueKeyLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+                                 _construct_unique_mapping)
+
+
+def load_yaml_strict(path: str | os.PathLike) -> Any:
+    """Load a YAML file, rejecting duplicate keys with an error naming file, key and lines."""
+    loader = _UniqueKeyLoader(Path(path).read_text(encoding="utf-8"))
+    loader.source_name = str(path)
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
+def check_duplicate_keys(paths) -> None:
+    for p in paths:
+        if Path(p).is_file():
+            load_yaml_strict(p)
+
+
 def load_config(path: str | os.PathLike, *overlays: str | os.PathLike) -> dict[str, Any]:
     """Load YAML config (plus overlays merged on top, as Snakemake does) and validate."""
     merged: dict[str, Any] = {}
     for p in (path, *overlays):
-        data = yaml.safe_load(Path(p).read_text(encoding="utf-8")) or {}
+        data = load_yaml_strict(p) or {}
         if not isinstance(data, dict):
             raise ConfigError(f"{p}: expected a mapping at top level, got {type(data).__name__}")
         deep_update(merged, data)

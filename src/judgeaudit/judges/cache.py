@@ -9,13 +9,26 @@ Only answered responses (see `parse.ANSWERED`) are stored; transport errors are
 not, so a rerun retries them. The cache lives outside results/, so
 `snakemake --delete-all-output` keeps it. No secret ever enters a row: rows are
 built from the provider's reply body, never from request headers.
+
+Two more tables coordinate processes that share the file (concurrent workflows,
+cluster jobs):
+ - `leases`: a request in flight is claimed (owner = host:pid:nonce, expiry) before
+   it is sent; another process finding a live lease waits for the answer instead of
+   paying again. Leases are renewed while the request is in flight; a dead owner's
+   lease expires (at once when the owner is a dead process on this host).
+ - `spend`: every paid call reserves its estimated cost under the run id before it
+   is sent (one transaction with the budget check), so the per-run budget and the
+   per-judge caps hold across every job of a run.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sqlite3
 import time
+import uuid
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -29,7 +42,41 @@ CREATE TABLE IF NOT EXISTS responses (
     record TEXT NOT NULL,
     created REAL NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS leases (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    expires REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS spend (
+    run TEXT NOT NULL,
+    judge TEXT NOT NULL,
+    key TEXT NOT NULL,
+    usd REAL NOT NULL,
+    created REAL NOT NULL,
+    PRIMARY KEY (run, judge, key)
+) WITHOUT ROWID;
 """
+HOST = socket.gethostname()
+
+
+def new_owner() -> str:
+    """A lease owner id: host, pid and a nonce (pids are reused)."""
+    return f"{HOST}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+def owner_alive(owner: str) -> bool:
+    """False only when the owner is certainly dead (a vanished process on this host)."""
+    host, _, rest = owner.partition(":")
+    pid = rest.partition(":")[0]
+    if host != HOST or not pid.isdigit():
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 _BATCH = 500
 
 
@@ -87,6 +134,83 @@ class ResponseCache:
         )
         self._db.execute("COMMIT")
         return len(rows)
+
+    # ---------- leases (requests in flight, across processes) ----------
+    def claim(self, key: str, owner: str, ttl_s: float) -> str:
+        """Try to claim `key` for sending. Returns "claimed", "answered" (a response
+        is cached now) or "busy" (another live owner holds an unexpired lease)."""
+        now = time.time()
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            if self._db.execute("SELECT 1 FROM responses WHERE key = ?", (key,)).fetchone():
+                self._db.execute("COMMIT")
+                return "answered"
+            row = self._db.execute("SELECT owner, expires FROM leases WHERE key = ?",
+                                   (key,)).fetchone()
+            if row and row[0] != owner and row[1] > now and owner_alive(row[0]):
+                self._db.execute("COMMIT")
+                return "busy"
+            self._db.execute("INSERT OR REPLACE INTO leases (key, owner, expires) VALUES (?, ?, ?)",
+                             (key, owner, now + ttl_s))
+            self._db.execute("COMMIT")
+            return "claimed"
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    def renew(self, keys: Iterable[str], owner: str, ttl_s: float) -> None:
+        rows = [(time.time() + ttl_s, k, owner) for k in keys]
+        if rows:
+            self._db.executemany("UPDATE leases SET expires = ? WHERE key = ? AND owner = ?", rows)
+
+    def release(self, key: str, owner: str) -> None:
+        self._db.execute("DELETE FROM leases WHERE key = ? AND owner = ?", (key, owner))
+
+    def leases(self) -> list[tuple[str, str, float]]:
+        return list(self._db.execute("SELECT key, owner, expires FROM leases"))
+
+    # ---------- spend ledger (budget across the jobs of a run) ----------
+    def reserve(self, run: str, judge: str, key: str, usd: float,
+                budget_usd: float | None, judge_cap_usd: float | None) -> str | None:
+        """Reserve `usd` for one call under `run`, atomically with the budget check.
+        Returns None when reserved, else the reason nothing was reserved."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            if budget_usd is not None:
+                total = self._db.execute("SELECT COALESCE(SUM(usd), 0) FROM spend WHERE run = ?",
+                                         (run,)).fetchone()[0]
+                if total + usd > budget_usd + 1e-12:
+                    self._db.execute("ROLLBACK")
+                    return (f"judges.budget_usd=${budget_usd:g} reached (${total:.4f} spent or "
+                            f"reserved in this run, next call est. ${usd:.6f})")
+            if judge_cap_usd is not None:
+                spent = self._db.execute(
+                    "SELECT COALESCE(SUM(usd), 0) FROM spend WHERE run = ? AND judge = ?",
+                    (run, judge)).fetchone()[0]
+                if spent + usd > judge_cap_usd + 1e-12:
+                    self._db.execute("ROLLBACK")
+                    return (f"judges.panel.{judge}.budget_usd=${judge_cap_usd:g} reached "
+                            f"(${spent:.4f} spent or reserved in this run)")
+            self._db.execute(
+                "INSERT OR REPLACE INTO spend (run, judge, key, usd, created) VALUES (?, ?, ?, ?, ?)",
+                (run, judge, key, usd, time.time()))
+            self._db.execute("COMMIT")
+            return None
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    def settle(self, run: str, judge: str, key: str, usd: float) -> None:
+        """Replace a reservation by the cost computed from the provider's usage."""
+        self._db.execute("UPDATE spend SET usd = ? WHERE run = ? AND judge = ? AND key = ?",
+                         (usd, run, judge, key))
+
+    def spent(self, run: str, judge: str | None = None) -> float:
+        if judge is None:
+            q, a = "SELECT COALESCE(SUM(usd), 0) FROM spend WHERE run = ?", (run,)
+        else:
+            q, a = "SELECT COALESCE(SUM(usd), 0) FROM spend WHERE run = ? AND judge = ?", (run, judge)
+        return float(self._db.execute(q, a).fetchone()[0])
 
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]

@@ -12,12 +12,22 @@ Flow for a batch of (trial_id, Request):
     exponential backoff and jitter; after `max_attempts` the row is `error` with
     the last reason;
  4. every answered response is committed to the cache the moment it arrives.
+
+Across processes sharing the cache: each new request is claimed with a lease
+before it is sent (a request another live process has in flight is waited for and
+its answer reused, never sent twice), and each paid call reserves its estimated
+cost in the run's spend ledger together with the budget check, so a budget
+reached mid-run stops new calls (status `budget`) while everything answered stays
+cached. Every attempt's outcome is appended to `<cache_dir>/judge/attempts/<judge>.jsonl`,
+which survives reruns.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import os
 import random
 import time
 import wave
@@ -28,7 +38,7 @@ from typing import Any
 
 from judgeaudit.io import sha256_json
 from judgeaudit.judges.adapters.base import Adapter, PermanentError, Reply, TransientError
-from judgeaudit.judges.cache import ResponseCache
+from judgeaudit.judges.cache import ResponseCache, new_owner
 from judgeaudit.judges.limits import AdaptiveConcurrency, Backoff, TokenBucket
 from judgeaudit.judges.parse import parse_response
 from judgeaudit.judges.request import AudioIntegrityError, Request, load_request_audio
@@ -47,6 +57,12 @@ class EngineOptions:
     audio_root: str | Path = "."
     progress: bool = True
     seed: int = 0  # jitter only; never affects answers
+    run_id: str = ""  # spend-ledger run (JUDGEAUDIT_RUN_ID); "" = one per engine
+    budget_usd: float | None = None  # per run, all judges (judges.budget_usd)
+    judge_cap_usd: float | None = None  # per run, this judge (panel.<judge>.budget_usd)
+    lease_ttl_s: float = 30.0  # lease lifetime; renewed every ttl/3 while in flight
+    poll_s: float = 0.1  # how often a request leased elsewhere is checked
+    attempts_log: str | Path | None = None  # per-judge JSONL of every attempt
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any], **overrides: Any) -> EngineOptions:
@@ -79,6 +95,8 @@ class Stats:
     unsupported: int = 0
     sent: int = 0  # HTTP/judge attempts made
     errors: int = 0
+    budget_stopped: int = 0  # requests not sent because the budget was reached
+    reused_in_flight: int = 0  # answered by another process while we waited
     answered: int = 0
     est_tokens_in: int = 0
     est_tokens_out: int = 0
@@ -109,7 +127,7 @@ def _record(reply: Reply, attempts: int, latency: float) -> dict[str, Any]:
 
 def _row(trial_id: str, key: str, judge: str, rec: dict[str, Any], request: Request,
          cache_hit: bool) -> dict[str, Any]:
-    if rec.get("status") in ("error", "unsupported"):
+    if rec.get("status") in NOT_ANSWERED:
         parsed, status, error, reasoning = None, rec["status"], rec.get("error"), None
     else:
         res = parse_response(rec.get("raw_text"), request.answer, rec.get("refusal", False))
@@ -123,6 +141,27 @@ def _row(trial_id: str, key: str, judge: str, rec: dict[str, Any], request: Requ
     }
 
 
+NOT_ANSWERED = ("error", "budget", "unsupported")
+RETRYABLE = ("error", "budget")
+"""Row statuses that are no answer of the judge; `error` and `budget` are retried
+by the next run (never cached), `unsupported` is final."""
+
+_USAGE_FIELDS = (("prompt_tokens", "completion_tokens"),
+                 ("promptTokenCount", "candidatesTokenCount"))
+
+
+def usage_tokens(usage: dict[str, Any]) -> tuple[int, int] | None:
+    """(input, output) tokens from a provider usage block, if it has one."""
+    for fin, fout in _USAGE_FIELDS:
+        if fin in usage or fout in usage:
+            return int(usage.get(fin, 0) or 0), int(usage.get(fout, 0) or 0)
+    return None
+
+
+class BudgetReached(RuntimeError):
+    pass
+
+
 class Engine:
     def __init__(self, adapter: Adapter, cache: ResponseCache, options: EngineOptions):
         self.adapter = adapter
@@ -130,6 +169,33 @@ class Engine:
         self.opts = options
         self.fingerprint = fingerprint(adapter)
         self.stats = Stats()
+        self.owner = new_owner()
+        self.run_id = options.run_id or os.environ.get("JUDGEAUDIT_RUN_ID") or self.owner
+        self.budget_reason: str | None = None
+        self._owned: set[str] = set()
+
+    def _log_attempt(self, key: str, attempt: int, outcome: str, detail: str | None = None,
+                     latency: float | None = None) -> None:
+        if not self.opts.attempts_log:
+            return
+        line = json.dumps({"time": round(time.time(), 3), "run": self.run_id,
+                           "judge": self.adapter.name, "request_key": key,
+                           "attempt": attempt, "outcome": outcome,
+                           "detail": detail, "latency_s": latency,
+                           "owner": self.owner}, sort_keys=True)
+        path = Path(self.opts.attempts_log)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            os.write(fd, (line + "\n").encode("utf-8"))
+        finally:
+            os.close(fd)
+
+    def _request_cost(self, req: Request) -> float:
+        if not self.adapter.paid:
+            return 0.0
+        tin, tout = self.adapter.estimate_tokens(req, _audio_seconds(req, Path(self.opts.audio_root)))
+        return self.adapter.estimate_cost(tin, tout)
 
     # ---------- pre-flight ----------
     def preflight(self, items: Sequence[tuple[str, Request]]) -> tuple[dict, dict, Stats]:
@@ -169,6 +235,7 @@ class Engine:
         try:
             loaded = load_request_audio(req, self.opts.audio_root)
         except AudioIntegrityError as exc:
+            self._log_attempt(key, 0, "error", f"audio: {exc}")
             return {"status": "error", "error": f"audio: {exc}", "attempts": 0}
         last = "no attempt made"
         for attempt in range(1, self.opts.max_attempts + 1):
@@ -188,19 +255,24 @@ class Engine:
                 rec = _record(reply, attempt, time.perf_counter() - t0)
                 rec["status"] = parse_response(reply.raw_text, req.answer, reply.refusal).status
                 self.cache.put(key, self.adapter.name, rec)
+                self._log_attempt(key, attempt, rec["status"], None, rec["latency_s"])
                 return rec
             except TimeoutError:
                 last, retry_after, limited = "timeout (wall clock)", None, False
             except TransientError as exc:
                 last, retry_after, limited = exc.reason, exc.retry_after, exc.rate_limited
             except PermanentError as exc:
-                return {"status": "error", "error": self.adapter.redact(str(exc)),
-                        "attempts": attempt}
+                reason = self.adapter.redact(str(exc))
+                self._log_attempt(key, attempt, "error", reason)
+                return {"status": "error", "error": reason, "attempts": attempt}
             except Exception as exc:  # a bug in an embedded judge: keep the row, say why
-                return {"status": "error", "attempts": attempt,
-                        "error": self.adapter.redact(f"{type(exc).__name__}: {exc}")}
+                reason = self.adapter.redact(f"{type(exc).__name__}: {exc}")
+                self._log_attempt(key, attempt, "error", reason)
+                return {"status": "error", "attempts": attempt, "error": reason}
             finally:
                 await gate.release(ok)
+            self._log_attempt(key, attempt, "retry" if attempt < self.opts.max_attempts
+                              else "error", last)
             if limited:
                 await gate.rate_limited(retry_after)
             if attempt < self.opts.max_attempts:
@@ -222,19 +294,25 @@ class Engine:
                 results[key] = {"status": "unsupported", "error": reason, "attempts": 0}
             else:
                 by_key.setdefault(key, req)
+        if by_key and self.adapter.paid:
+            self.adapter.api_key()  # missing credentials: fail before any call
         if by_key:
             await self._run_new(by_key, results)
         self.stats.errors = sum(1 for r in results.values() if r["status"] == "error")
+        self.stats.budget_stopped = sum(1 for r in results.values() if r["status"] == "budget")
         rows = []
         for tid, req in items:
             key = keys[tid]
             hit = key in cached
-            rows.append(_row(tid, key, self.adapter.name, cached[key] if hit else results[key],
-                             req, hit))
-        self.stats.answered = sum(1 for r in rows if r["status"] not in ("error", "unsupported"))
-        log.info("judge=%s done: %d rows, %d cache hits, %d calls sent, %d errors, "
-                 "%d unsupported, lowest concurrency %d", self.adapter.name, len(rows),
-                 st.cached, st.sent, self.stats.errors, st.unsupported, st.min_concurrency)
+            rec = cached[key] if hit else results[key]
+            rows.append(_row(tid, key, self.adapter.name, rec, req,
+                             hit or bool(rec.get("reused_in_flight"))))
+        self.stats.answered = sum(1 for r in rows if r["status"] not in NOT_ANSWERED)
+        log.info("judge=%s done: %d rows, %d cache hits, %d answered by another process, "
+                 "%d calls sent, %d errors, %d not sent (budget), %d unsupported, "
+                 "lowest concurrency %d", self.adapter.name, len(rows), st.cached,
+                 st.reused_in_flight, st.sent, self.stats.errors, self.stats.budget_stopped,
+                 st.unsupported, st.min_concurrency)
         return rows
 
     async def _run_new(self, by_key: dict[str, Request], results: dict) -> None:
@@ -255,26 +333,78 @@ class Engine:
         errors = 0
         root = Path(opts.audio_root)
 
-        async def worker() -> None:
-            nonlocal errors
-            while queue:
-                key = queue.pop()
-                req = by_key[key]
-                est = 0
-                if opts.tokens_per_min:
-                    est = sum(self.adapter.estimate_tokens(req, _audio_seconds(req, root)))
-                rec = await self._one(key, req, gate, rpm, tpm, rng, est)
-                results[key] = rec
-                if rec["status"] == "error":
-                    errors += 1
-                if bar is not None:
-                    bar.update(1)
-                    bar.set_postfix(cached=self.stats.cached, errors=errors,
-                                    conc=gate.limit, refresh=False)
+        waiting: list[str] = []  # leased by another live process: wait for its answer
+        cache = self.cache
+        ttl = float(opts.lease_ttl_s)
 
+        def done(key: str, rec: dict[str, Any]) -> None:
+            nonlocal errors
+            results[key] = rec
+            if rec["status"] == "error":
+                errors += 1
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(cached=self.stats.cached, errors=errors,
+                                conc=gate.limit, refresh=False)
+
+        async def worker() -> None:
+            while queue or waiting:
+                if queue:
+                    key = queue.pop()
+                else:
+                    key = waiting.pop(0)
+                    await asyncio.sleep(opts.poll_s)
+                req = by_key[key]
+                if self.budget_reason is not None:
+                    done(key, {"status": "budget", "error": self.budget_reason, "attempts": 0})
+                    continue
+                state = cache.claim(key, self.owner, ttl)
+                if state == "answered":  # another process answered it meanwhile
+                    rec = dict(cache.get(key) or {}, reused_in_flight=True)
+                    self.stats.reused_in_flight += 1
+                    self._log_attempt(key, 0, "reused", "answered by another process")
+                    done(key, rec)
+                    continue
+                if state == "busy":
+                    waiting.append(key)
+                    continue
+                self._owned.add(key)
+                try:
+                    if self.adapter.paid:
+                        cost = self._request_cost(req)
+                        reason = cache.reserve(self.run_id, self.adapter.name, key, cost,
+                                               opts.budget_usd, opts.judge_cap_usd)
+                        if reason is not None:
+                            self.budget_reason = reason
+                            self._log_attempt(key, 0, "budget", reason)
+                            done(key, {"status": "budget", "error": reason, "attempts": 0})
+                            continue
+                    est = 0
+                    if opts.tokens_per_min:
+                        est = sum(self.adapter.estimate_tokens(req, _audio_seconds(req, root)))
+                    rec = await self._one(key, req, gate, rpm, tpm, rng, est)
+                    if self.adapter.paid and rec.get("status") not in ("error",):
+                        used = usage_tokens(rec.get("usage") or {})
+                        if used is not None:
+                            cache.settle(self.run_id, self.adapter.name, key,
+                                         self.adapter.estimate_cost(*used))
+                    done(key, rec)
+                finally:
+                    self._owned.discard(key)
+                    cache.release(key, self.owner)
+
+        async def heartbeat() -> None:
+            while True:
+                await asyncio.sleep(max(0.05, ttl / 3.0))
+                cache.renew(list(self._owned), self.owner, ttl)
+
+        beat = asyncio.create_task(heartbeat())
         try:
             await asyncio.gather(*(worker() for _ in range(conc)))
         finally:
+            beat.cancel()
+            for key in list(self._owned):
+                cache.release(key, self.owner)
             if bar is not None:
                 bar.close()
             await self.adapter.aclose()

@@ -13,7 +13,8 @@ A minimal HTTP/1.1 server on 127.0.0.1 (asyncio streams, keep-alive) that
  - injects faults scripted in the prompt: `FAULTS=429,500,stall,badjson,truncated,echoauth`
    applies one fault per attempt of that request, then answers normally;
    `ALWAYS=refusal|garbage|empty` answers that way every time;
- - adds `latency_s` of delay to every reply (benchmarks).
+ - adds `latency_s` of delay to every reply (benchmarks);
+ - `outage`, a predicate on (prompt text, trace), answers HTTP 500 while it is set.
 """
 
 from __future__ import annotations
@@ -132,6 +133,7 @@ class FakeProvider:
         self.stall_s = stall_s
         self.retry_after = retry_after
         self.reply_fn = None
+        self.outage = None  # callable(prompt text, trace) -> True: answer HTTP 500
         self.requests = 0  # every HTTP request received
         self.answered = 0  # 200 answers fully written
         self.attempts: Counter[str] = Counter()  # body sha256 -> times seen
@@ -262,6 +264,9 @@ class FakeProvider:
             self.traces.append({"provider": provider, "attempt": attempt, "digest": digest, **trace})
         if self.latency_s:
             await asyncio.sleep(self.latency_s)
+        outage = self.outage
+        if outage is not None and outage(text, trace):
+            return await self._send(writer, 500, {"error": {"message": "outage"}})
         faults = FAULTS.search(text)
         plan = faults.group(1).split(",") if faults else []
         fault = plan[attempt - 1] if attempt <= len(plan) else None

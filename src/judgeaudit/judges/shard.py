@@ -3,6 +3,13 @@
 
 Only each trial's `request` reaches the judge; gold and facts stay here. The output
 is written atomically at the end; the cache is written as responses arrive.
+
+A shard whose requests did not all get an answer (transport errors after the last
+retry, missing or rejected credentials, budget reached) is NOT written: the job
+fails after every answer is cached, naming the failures, so the next plain
+`snakemake` re-runs exactly the unanswered requests (everything answered is
+replayed from the cache). `accept_errors=True` (config `judges.accept_errors`)
+writes such rows instead, with status `error`/`budget`, counted as `n_error`.
 """
 
 from __future__ import annotations
@@ -14,7 +21,7 @@ from typing import Any
 from judgeaudit.io import read_jsonl, write_jsonl_atomic
 from judgeaudit.judges.adapters.base import make_adapter
 from judgeaudit.judges.cache import ResponseCache
-from judgeaudit.judges.engine import Engine, EngineOptions
+from judgeaudit.judges.engine import RETRYABLE, Engine, EngineOptions
 from judgeaudit.judges.request import Request
 
 log = logging.getLogger("judgeaudit.judges")
@@ -35,6 +42,14 @@ def read_trials(path: str | Path) -> list[tuple[str, Request]]:
     return items
 
 
+class ShardIncomplete(RuntimeError):
+    """Some requests of a shard have no answer yet; a rerun retries exactly those."""
+
+
+def attempts_log_path(cache_dir: str | Path, judge_name: str) -> Path:
+    return Path(cache_dir) / "judge" / "attempts" / f"{judge_name}.jsonl"
+
+
 def run_shard(
     trials_path: str | Path,
     out_path: str | Path,
@@ -43,26 +58,61 @@ def run_shard(
     cache_dir: str | Path,
     audio_root: str | Path = ".",
     progress: bool = True,
+    budget_usd: float | None = None,
+    accept_errors: bool = False,
     **option_overrides: Any,
 ) -> dict[str, Any]:
-    """Judge every trial of a shard and write its responses. Returns a summary."""
+    """Judge every trial of a shard and write its responses. Returns a summary;
+    raises ShardIncomplete (after caching every answer) when requests failed."""
     items = read_trials(trials_path)
     adapter = make_adapter(judge_name, spec)
     if hasattr(adapter, "perception_store"):
         # specialist outputs shared across judges and shards (embedded judges only)
         adapter.perception_store = str(Path(cache_dir) / "perception.sqlite")
+    cap = spec.get("budget_usd")
+    option_overrides.setdefault("budget_usd", budget_usd)
+    option_overrides.setdefault("judge_cap_usd", None if cap is None else float(cap))
+    option_overrides.setdefault("attempts_log", attempts_log_path(cache_dir, judge_name))
     options = EngineOptions.from_spec(spec, audio_root=audio_root, progress=progress,
                                       **option_overrides)
     with ResponseCache(cache_dir) as cache:
         engine = Engine(adapter, cache, options)
         rows = engine.run(items)
-    write_jsonl_atomic(out_path, rows)
     st = engine.stats
     counts: dict[str, int] = {}
     for r in rows:
         counts[r["status"]] = counts.get(r["status"], 0) + 1
     summary = {"judge": judge_name, "fingerprint": engine.fingerprint, "trials": st.total,
                "cached": st.cached, "new": st.new, "sent": st.sent,
+               "reused_in_flight": st.reused_in_flight,
                "est_cost_usd": st.est_cost_usd, "status_counts": counts}
+    failed = [r for r in rows if r["status"] in RETRYABLE]
+    if failed and not accept_errors:
+        log.error("shard %s: %s", trials_path, summary)
+        raise ShardIncomplete(incomplete_message(trials_path, judge_name, rows, failed,
+                                                 options.attempts_log))
+    write_jsonl_atomic(out_path, rows)
     log.info("shard %s -> %s: %s", trials_path, out_path, summary)
     return summary
+
+
+def incomplete_message(trials_path, judge_name: str, rows: list[dict], failed: list[dict],
+                       attempts_log) -> str:
+    reasons: dict[str, int] = {}
+    for r in failed:
+        why = f"{r['status']}: {(r.get('error') or '')[:160]}"
+        reasons[why] = reasons.get(why, 0) + 1
+    top = sorted(reasons.items(), key=lambda kv: -kv[1])[:5]
+    lines = [f"judge {judge_name}, shard {trials_path}: {len(failed)} of {len(rows)} "
+             f"requests have no answer (every answered request is cached; the shard "
+             f"output is not written):"]
+    lines += [f"  {n} x {why}" for why, n in top]
+    if any(r["status"] == "budget" for r in failed):
+        lines.append("  the budget was reached: raise judges.budget_usd (or the judge's "
+                     "budget_usd) and rerun the same command; answered requests are not paid again")
+    else:
+        lines.append("  rerun the same command once the cause is fixed: exactly these "
+                     "requests are sent again (set judges.accept_errors: true to keep them as "
+                     "`error` rows instead)")
+    lines.append(f"  every attempt is logged in {attempts_log}")
+    return "\n".join(lines)

@@ -152,6 +152,10 @@ def pivot_cells(df: pd.DataFrame, index: Sequence[str], columns: str, digits: in
     cells = df.assign(_cell=[fmt_rate_cell(r, digits, invalid) for r in recs])
     if cells.empty:
         return pd.DataFrame(columns=[*index, *(order or [])])
+    if "no_answer" in df:  # a cell without a valid answer says why (stats/outcomes.py)
+        why = df["no_answer"].fillna("").astype(str).str.replace("no valid answer: ", "")
+        cells["_cell"] = [f"- ({w.split(' (e.g.')[0]})" if w and str(c).startswith("-") else c
+                          for w, c in zip(why, cells["_cell"], strict=True)]
     wide = cells.pivot_table(index=list(index), columns=columns, values="_cell",
                              aggfunc="first").reset_index()
     wide.columns = [str(c) for c in wide.columns]

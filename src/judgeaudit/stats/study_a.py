@@ -71,7 +71,7 @@ def join(trials: Iterable[dict], responses: Iterable[dict], judge: str) -> pd.Da
         f = t.get("facts", {})
         row = {"judge": judge, "trial_id": t["trial_id"], "task": t["task"],
                "condition": t["condition"], "gold": t["gold"],
-               "parsed": r.get("parsed"), "status": r.get("status")}
+               "parsed": r.get("parsed"), "status": r.get("status"), "error": r.get("error")}
         row.update({c: f.get(c) for c in FACT_COLUMNS})
         if row["cluster"] is None:
             unit = "pair" if f.get("pair_id") is not None else "clip"

@@ -45,6 +45,7 @@ from judgeaudit.stats.clustered import (
     clustered_proportion,
     invalid_bounds,
 )
+from judgeaudit.stats.outcomes import split_statuses
 
 STATES = ("111", "110", "101", "100", "011", "010", "001", "000")
 STATE_NAMES = {"111": "reliable", "110": "potemkin", "010": "perception bottleneck",
@@ -109,8 +110,11 @@ def clustered_rate(hit: Sequence | np.ndarray, clusters: Sequence | np.ndarray, 
 def cell(frame: pd.DataFrame) -> dict[str, Any]:
     """Accuracy over valid rows, clustered on items; n_invalid counted."""
     valid = frame[frame["valid"]]
-    return clustered_rate(valid["correct"].to_numpy(dtype=float), valid["item_id"],
-                          int((~frame["valid"]).sum()))
+    row = clustered_rate(valid["correct"].to_numpy(dtype=float), valid["item_id"],
+                         int((~frame["valid"]).sum()))
+    if "status" in frame:  # n_invalid split into refused / invalid / error (stats/outcomes.py)
+        row.update(split_statuses(frame["status"]))
+    return row
 
 
 def accuracy(scored: pd.DataFrame) -> pd.DataFrame:

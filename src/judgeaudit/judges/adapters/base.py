@@ -54,6 +54,8 @@ class Adapter:
     provider: ClassVar[str] = ""
     OUTPUT_FIELDS: ClassVar[tuple[str, ...]] = ("model",)
     blocking: ClassVar[bool] = False  # True: `complete_sync` runs in a worker thread
+    # audio input tokens per second the provider documents (OpenAI: 1 token / 100 ms)
+    AUDIO_TOKENS_PER_S: ClassVar[float] = 10.0
     paid: ClassVar[bool] = False
 
     def __init__(self, name: str, spec: dict[str, Any]):
@@ -78,7 +80,9 @@ class Adapter:
     def estimate_tokens(self, request: Request, audio_seconds: float) -> tuple[int, int]:
         text_chars = sum(len(p.text) for p in request.parts if p.kind == "text")
         text_chars += len(request.system or "")
-        tokens_in = int(text_chars / 4 + audio_seconds * float(self.spec.get("audio_tokens_per_s", 10)))
+        rate = self.spec.get("audio_tokens_per_s")
+        rate = self.AUDIO_TOKENS_PER_S if rate is None else float(rate)
+        tokens_in = int(text_chars / 4 + audio_seconds * rate)
         tokens_out = int(self.spec.get("expected_output_tokens", 60))
         return tokens_in, tokens_out
 
@@ -178,7 +182,9 @@ class HTTPAdapter(Adapter):
     def _decode(self, status: int, headers, content: bytes, parse_retry_after) -> dict:
         import json
 
-        snippet = self.redact(content[:300].decode("utf-8", "replace"))
+        # redact the whole body first, then cut: a key straddling the cut must not
+        # leave its first characters behind
+        snippet = self.redact(content.decode("utf-8", "replace"))[:300]
         if status == 429:
             raise TransientError(
                 f"HTTP 429: {snippet}", parse_retry_after(headers.get("retry-after")), True

@@ -40,6 +40,7 @@ def response_schema(answer: AnswerSpec) -> dict[str, Any]:
 @register
 class GeminiAdapter(HTTPAdapter):
     provider = "gemini"
+    AUDIO_TOKENS_PER_S = 32.0  # "each second of audio is represented as 32 tokens"
     DEFAULT_KEY_ENV = "GEMINI_API_KEY"
     DEFAULT_BASE_URL = "https://generativelanguage.googleapis.com"
     OUTPUT_FIELDS: ClassVar[tuple[str, ...]] = (

@@ -1,0 +1,130 @@
+"""Workflow-wide pre-flight cost estimate and budget check for API judges.
+
+Before the first paid call of a run, every (judge, trial shard) pair the run will
+judge is read; each distinct request (by cache key) not already answered in the
+shared cache is priced with the judge's configured prices and its provider's
+documented token rules (`Adapter.estimate_tokens`: audio seconds x audio tokens
+per second, text ~ 4 characters per token, a fixed output allowance). The report
+is written before anything is sent; a total above `judges.budget_usd`, or a
+judge above its own `budget_usd`, is an error naming the judges and their
+estimates. While the run goes on, the engine enforces the same limits call by call
+(the spend ledger in the cache), so an estimate that was too low still cannot
+overspend.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from judgeaudit.judges.adapters.base import HTTPAdapter, make_adapter
+from judgeaudit.judges.cache import ResponseCache
+from judgeaudit.judges.engine import _audio_seconds, fingerprint
+
+PAID_PROVIDERS = ("openai", "gemini", "openai_compatible")
+
+
+class BudgetExceeded(RuntimeError):
+    pass
+
+
+def is_paid(spec: Mapping[str, Any]) -> bool:
+    return spec.get("provider") in PAID_PROVIDERS
+
+
+def missing_keys(panel: Mapping[str, Mapping[str, Any]], names: Iterable[str]) -> list[str]:
+    """'judge: VAR' for every named API judge whose key variable is unset."""
+    out = []
+    for name in names:
+        spec = panel[name]
+        if not is_paid(spec):
+            continue
+        adapter = make_adapter(name, spec)
+        if not isinstance(adapter, HTTPAdapter) or adapter.spec.get("allow_no_key"):
+            continue
+        env = adapter.spec.get("api_key_env") or adapter.DEFAULT_KEY_ENV
+        if not os.environ.get(env):
+            out.append(f"{name}: {env}")
+    return out
+
+
+def estimate(jobs: Iterable[tuple[str, str | Path]], panel: Mapping[str, Mapping[str, Any]],
+             cache_dir: str | Path, audio_root: str | Path = ".") -> dict[str, Any]:
+    """Per-judge estimate over (judge, trials path) pairs, minus what the cache holds."""
+    from judgeaudit.judges.shard import read_trials
+
+    by_judge: dict[str, list[Path]] = {}
+    for judge, path in jobs:
+        by_judge.setdefault(judge, []).append(Path(path))
+    report: dict[str, Any] = {"judges": {}, "total_est_cost_usd": 0.0, "total_new_calls": 0}
+    root = Path(audio_root)
+    with ResponseCache(cache_dir) as cache:
+        for judge in sorted(by_judge):
+            spec = panel[judge]
+            adapter = make_adapter(judge, spec)
+            fp = fingerprint(adapter)
+            todo = {}
+            trials = unsupported = 0
+            for path in sorted(set(by_judge[judge])):
+                for _, req in read_trials(path):
+                    trials += 1
+                    if adapter.unsupported_reason(req):
+                        unsupported += 1
+                        continue
+                    todo.setdefault(req.cache_key(fp), req)
+            cached = cache.get_many(todo)
+            tin = tout = 0
+            for key, req in todo.items():
+                if key in cached:
+                    continue
+                a, b = adapter.estimate_tokens(req, _audio_seconds(req, root))
+                tin, tout = tin + a, tout + b
+            new = len(todo) - len(cached)
+            cost = adapter.estimate_cost(tin, tout)
+            report["judges"][judge] = {
+                "provider": spec["provider"], "model": spec.get("model"),
+                "shards": len(set(by_judge[judge])), "trials": trials,
+                "distinct_requests": len(todo), "cached": len(cached), "new_calls": new,
+                "unsupported": unsupported, "est_tokens_in": tin, "est_tokens_out": tout,
+                "price_in_per_mtok": float(spec.get("price_in_per_mtok") or 0),
+                "price_out_per_mtok": float(spec.get("price_out_per_mtok") or 0),
+                "est_cost_usd": round(cost, 6), "budget_usd": spec.get("budget_usd"),
+            }
+            report["total_est_cost_usd"] += cost
+            report["total_new_calls"] += new
+    report["total_est_cost_usd"] = round(report["total_est_cost_usd"], 6)
+    return report
+
+
+def check(report: Mapping[str, Any], budget_usd: float | None) -> list[str]:
+    """Budget violations of a pre-flight report (empty = within budget)."""
+    problems = []
+    over = [f"{j} ${r['est_cost_usd']:.4f} > its budget_usd ${r['budget_usd']:g}"
+            for j, r in report["judges"].items()
+            if r.get("budget_usd") is not None and r["est_cost_usd"] > float(r["budget_usd"])]
+    if over:
+        problems.append("per-judge budget exceeded before starting: " + "; ".join(over))
+    if budget_usd is not None and report["total_est_cost_usd"] > float(budget_usd):
+        each = ", ".join(f"{j} ${r['est_cost_usd']:.4f} ({r['new_calls']} new calls)"
+                         for j, r in report["judges"].items())
+        problems.append(f"estimated cost ${report['total_est_cost_usd']:.4f} exceeds "
+                        f"judges.budget_usd ${float(budget_usd):g}: {each}")
+    return problems
+
+
+def describe(report: Mapping[str, Any], budget_usd: float | None) -> str:
+    lines = ["pre-flight cost estimate (new calls only; cached answers are free):"]
+    for j, r in report["judges"].items():
+        lines.append(
+            f"  {j} ({r['provider']} {r['model']}): {r['trials']} trials in {r['shards']} "
+            f"shards, {r['distinct_requests']} distinct requests, {r['cached']} cached, "
+            f"{r['new_calls']} new calls, {r['unsupported']} unsupported; est. "
+            f"{r['est_tokens_in']} in + {r['est_tokens_out']} out tokens = "
+            f"${r['est_cost_usd']:.4f}"
+            + (f" (cap ${r['budget_usd']:g})" if r.get("budget_usd") is not None else ""))
+    lines.append(f"  total: {report['total_new_calls']} new calls, est. "
+                 f"${report['total_est_cost_usd']:.4f}; judges.budget_usd = "
+                 + ("unlimited" if budget_usd is None else f"${float(budget_usd):g}"))
+    return "\n".join(lines)

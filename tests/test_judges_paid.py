@@ -1,0 +1,320 @@
+"""Paid runs: redaction before truncation, cross-process leases (never paying twice),
+the spend ledger / budget, failures that stay retryable, the attempts log."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from judgeaudit.io import read_jsonl, sha256_bytes
+from judgeaudit.judges.adapters.base import PermanentError, TransientError, make_adapter
+from judgeaudit.judges.cache import ResponseCache
+from judgeaudit.judges.fakeserver import FakeProvider, tone_wav
+from judgeaudit.judges.request import AnswerSpec, AudioPart, Request, TextPart
+from judgeaudit.judges.shard import ShardIncomplete, attempts_log_path, run_shard
+
+KEY = "sk-PLANTED-abcdef0123456789"
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
+def test_key_redacted_before_truncation_at_every_offset(monkeypatch, provider):
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    adapter = make_adapter("j", {"provider": provider, "model": "m-2025-01-01"})
+    cut = 300
+    for offset in range(cut - len(KEY) - 3, cut + 3):
+        body = ("x" * offset + KEY + " trailing").encode()
+        for status, exc_type in ((500, TransientError), (401, PermanentError)):
+            with pytest.raises(exc_type) as info:
+                adapter._decode(status, {}, body, lambda v: None)
+            msg = str(info.value)
+            # no fragment of the key of 4+ characters survives, wherever the cut falls
+            for k in range(4, len(KEY) + 1):
+                assert KEY[:k] not in msg, (offset, status, msg[-60:])
+
+
+def _trials(tmp: Path, texts: list[str], name: str = "s0") -> Path:
+    wav = tone_wav(440.0, 0.5)
+    audio = tmp / "clip.wav"
+    audio.write_bytes(wav)
+    part = AudioPart(sha256_bytes(wav), "wav", str(audio))
+    path = tmp / "trials" / f"{name}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w") as fh:
+        for i, text in enumerate(texts):
+            req = Request("Judge the clip.", (part, TextPart(text)),
+                          AnswerSpec("label", ("happy", "sad")))
+            fh.write(json.dumps({"trial_id": f"t{i:03d}", "request": req.to_json()}) + "\n")
+    return path
+
+
+def _spec(srv: FakeProvider, **kw) -> dict:
+    return {"provider": "openai", "model": "gpt-audio-2025-08-28", "base_url": srv.url + "/v1",
+            "concurrency": 4, "max_attempts": 2, "backoff_base_s": 0.01, "backoff_cap_s": 0.02,
+            "timeout_s": 5, **kw}
+
+
+RUNNER = """
+import json, sys
+from judgeaudit.logs import setup
+from judgeaudit.judges.shard import run_shard
+args = json.loads(sys.argv[1])
+setup(args.pop("log"))
+run_shard(**args)
+"""
+
+
+def test_two_processes_on_one_cache_send_each_request_once(tmp_path, monkeypatch):
+    """Two engine processes judge the same 60 requests at the same time against a
+    slow counting provider: each distinct request reaches the provider once."""
+    n = 60
+    texts = [f"Say: {'happy' if i % 2 else 'sad'} #{i}" for i in range(n)]
+    trials = _trials(tmp_path, texts)
+    env = dict(os.environ, OPENAI_API_KEY="sk-test")
+    with FakeProvider(latency_s=0.05) as srv:
+        procs = []
+        for p in range(2):
+            args = {"trials_path": str(trials), "out_path": str(tmp_path / f"out{p}.jsonl"),
+                    "judge_name": "gpt", "spec": _spec(srv), "cache_dir": str(tmp_path / "cache"),
+                    "progress": False, "log": str(tmp_path / f"p{p}.log")}
+            procs.append(subprocess.Popen([sys.executable, "-c", RUNNER, json.dumps(args)],
+                                          env=env, stderr=subprocess.PIPE))
+        for proc in procs:
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err.decode()[-2000:]
+        assert srv.answered == n and len(srv.answered_bodies) == n
+        assert max(srv.answered_bodies.values()) == 1
+    rows = [read_jsonl(tmp_path / f"out{p}.jsonl") for p in range(2)]
+    assert [r["parsed"] for r in rows[0]] == [r["parsed"] for r in rows[1]]
+    assert all(r["status"] == "valid" for r in rows[0] + rows[1])
+    with ResponseCache(tmp_path / "cache") as cache:
+        assert len(cache) == n and cache.leases() == []
+
+
+def test_dead_owner_lease_is_taken_over(tmp_path):
+    with ResponseCache(tmp_path) as cache:
+        dead = subprocess.Popen([sys.executable, "-c", "pass"])
+        dead.wait()
+        from judgeaudit.judges.cache import HOST
+        ghost = f"{HOST}:{dead.pid}:deadbeef"
+        assert cache.claim("k1", ghost, 3600) == "claimed"
+        assert cache.claim("k1", "me", 30) == "claimed"  # dead pid: taken over at once
+        assert cache.claim("k2", "elsewhere:1:x", 0.2) == "claimed"
+        assert cache.claim("k2", "me", 30) == "busy"  # live (unknown host) owner
+        time.sleep(0.3)
+        assert cache.claim("k2", "me", 30) == "claimed"  # its lease expired
+
+
+def test_budget_stops_new_calls_and_rerun_pays_only_the_rest(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    n = 20
+    trials = _trials(tmp_path, [f"Say: happy #{i}" for i in range(n)])
+    out = tmp_path / "out.jsonl"
+    with FakeProvider() as srv:
+        # fake usage: 100 input + 8 output tokens per call = $0.0108 at these prices
+        spec = _spec(srv, concurrency=1, price_in_per_mtok=100.0, price_out_per_mtok=100.0)
+        kw = {"judge_name": "gpt", "spec": spec, "cache_dir": tmp_path / "cache",
+              "progress": False}
+        with pytest.raises(ShardIncomplete, match="budget"):
+            run_shard(trials, out, budget_usd=0.1, run_id="run1", **kw)
+        first = srv.answered
+        assert 5 <= first <= 10 and not out.exists()
+        with ResponseCache(tmp_path / "cache") as cache:
+            assert cache.spent("run1") <= 0.1
+            assert len(cache) == first
+        run_shard(trials, out, budget_usd=1.0, run_id="run2", **kw)
+        assert srv.answered == n and max(srv.answered_bodies.values()) == 1
+    rows = read_jsonl(out)
+    assert sum(r["cache_hit"] for r in rows) == first
+    log = read_jsonl(attempts_log_path(tmp_path / "cache", "gpt"))
+    assert sum(e["outcome"] == "budget" for e in log) == 1
+    assert sum(e["outcome"] == "valid" for e in log) == n
+
+
+def test_transport_failures_fail_the_shard_and_rerun_sends_only_them(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    texts = [f"Say: sad #{i}" for i in range(6)] + ["ALWAYS=refusal", "ALWAYS=garbage"]
+    trials = _trials(tmp_path, texts)
+    out = tmp_path / "out.jsonl"
+    with FakeProvider() as srv:
+        srv.outage = lambda text, trace: "#1" in text or "#4" in text  # these keep failing (500)
+        kw = {"judge_name": "gpt", "spec": _spec(srv), "cache_dir": tmp_path / "cache",
+              "progress": False}
+        with pytest.raises(ShardIncomplete, match="2 of 8 requests have no answer"):
+            run_shard(trials, out, **kw)
+        assert not out.exists()
+        before = len(srv.traces)
+        srv.outage = None  # the provider recovers
+        run_shard(trials, out, **kw)
+        resent = [t["parts"][-1][1] for t in srv.traces[before:]]
+        assert sorted(resent) == ["Say: sad #1", "Say: sad #4"]
+    rows = {r["trial_id"]: r for r in read_jsonl(out)}
+    assert rows["t006"]["status"] == "refusal" and rows["t007"]["status"] == "invalid_json"
+    assert all(rows[f"t00{i}"]["status"] == "valid" for i in range(6))
+    log = read_jsonl(attempts_log_path(tmp_path / "cache", "gpt"))
+    failed = [e for e in log if e["outcome"] in ("retry", "error")]
+    assert len(failed) == 4 and all("HTTP 500" in e["detail"] for e in failed)
+
+
+def test_outcome_counts_split_refusals_invalid_and_errors():
+    from judgeaudit.render.tables import pivot_cells
+    from judgeaudit.stats import study_a as sa
+    from judgeaudit.stats.outcomes import add_outcome_counts
+
+    statuses = ["valid", "refusal", "invalid_json", "invalid_label", "error", "valid"]
+    trials = [{"trial_id": f"t{i}", "task": "emotion", "condition": "audio_only", "gold": "happy",
+               "facts": {"family": "blueprint", "clip_id": f"c{i}", "k": 2, "seed": None}}
+              for i in range(6)]
+    trials += [{"trial_id": "u0", "task": "emotion", "condition": "wrong_block", "gold": "happy",
+                "facts": {"family": "blueprint", "clip_id": "c0", "k": 2, "seed": None,
+                          "wrong_label": "sad"}}]
+    responses = [{"trial_id": f"t{i}", "status": s, "parsed": "happy" if s == "valid" else None,
+                  "error": "HTTP 500: boom" if s == "error" else None}
+                 for i, s in enumerate(statuses)]
+    responses.append({"trial_id": "u0", "status": "error", "parsed": None,
+                      "error": "gave up after 5 attempts: HTTP 500: outage"})
+    df = sa.join(trials, responses, "gpt")
+    m = add_outcome_counts(sa.metrics(df, n_boot=0), df)
+    acc = m[(m["condition"] == "audio_only") & (m["metric"] == "accuracy")].iloc[0]
+    assert (acc["n"], acc["n_refused"], acc["n_invalid"], acc["n_error"]) == (2, 1, 2, 1)
+    assert acc["no_answer"] == ""
+    dead = m[(m["condition"] == "wrong_block") & (m["metric"] == "accuracy")].iloc[0]
+    assert dead["n"] == 0 and dead["n_error"] == 1 and dead["n_invalid"] == 0
+    assert dead["no_answer"].startswith("no valid answer: 1 error (e.g. gave up after 5")
+    wide = pivot_cells(m[m["metric"] == "accuracy"], ["judge", "task"], "condition")
+    assert wide["wrong_block"].iloc[0] == "- (1 error)"
+
+
+def test_study_b_cell_splits_outcomes():
+    import pandas as pd
+
+    from judgeaudit.stats.study_b import cell
+
+    f = pd.DataFrame({"status": ["valid", "valid", "refusal", "error", "invalid_label"],
+                      "valid": [True, True, False, False, False],
+                      "correct": [1.0, 0.0, None, None, None]})
+    row = cell(f)
+    assert (row["n"], row["n_refused"], row["n_invalid"], row["n_error"]) == (2, 1, 1, 1)
+    empty = cell(f[~f["valid"]])
+    assert empty["n"] == 0 and empty["no_answer"].startswith("no valid answer: 1 error")
+
+
+def _validate(repo_root, judges=None, **top):
+    import yaml
+
+    from judgeaudit.config import deep_update, validate_config
+
+    base = yaml.safe_load((repo_root / "config.yaml").read_text())
+    deep_update(base, {"judges": judges or {}, **top})
+    return validate_config(base, root=repo_root)
+
+
+@pytest.mark.parametrize("spec, field, expect", [
+    ({"provider": "openai"}, "judges.panel.x.model", "required for this judge's provider"),
+    ({"provider": "gemini", "model": " "}, "judges.panel.x.model", "does not match"),
+    ({"provider": "openai_compatible", "model": "q"}, "judges.panel.x.base_url",
+     "required for this judge's provider"),
+    ({"provider": "openai", "model": "m", "base_url": "api.openai.com"},
+     "judges.panel.x.base_url", "does not match"),
+    ({"provider": "openai", "model": "m", "timeout_s": -1}, "judges.panel.x.timeout_s",
+     "less than or equal to the minimum"),
+    ({"provider": "openai", "model": "m", "budget_usd": -2}, "judges.panel.x.budget_usd",
+     "less than the minimum"),
+])
+def test_api_judge_fields_checked_before_the_run(repo_root, spec, field, expect):
+    from judgeaudit.config import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        _validate(repo_root, {"panel": {"x": spec}})
+    assert f"config field '{field}'" in str(info.value) and expect in str(info.value)
+
+
+def test_key_pasted_into_api_key_env_is_rejected_without_echo(repo_root):
+    from judgeaudit.config import ConfigError
+
+    with pytest.raises(ConfigError) as info:
+        _validate(repo_root, {"panel": {"x": {"provider": "openai", "model": "m",
+                                              "api_key_env": KEY}}})
+    assert "judges.panel.x.api_key_env" in str(info.value) and KEY not in str(info.value)
+    with pytest.raises(ConfigError, match="judges.budget_usd"):
+        _validate(repo_root, {"budget_usd": -1})
+    with pytest.raises(ConfigError, match="max_duration_s"):
+        _validate(repo_root, datasets={"fleurs": {"max_duration_s": -3}})
+
+
+def test_duplicate_yaml_key_is_an_error_naming_key_and_lines(tmp_path, repo_root):
+    from judgeaudit.config import ConfigError, load_config
+
+    over = tmp_path / "over.yaml"
+    over.write_text("judges:\n  budget_usd: 5\n  progress: false\n  budget_usd: 50\n")
+    with pytest.raises(ConfigError, match=r"duplicate key 'budget_usd' in .*over.yaml at line 4 "
+                                          r"\(first at line 2\)"):
+        load_config(repo_root / "config.yaml", over)
+
+
+def test_stale_locks_removed_only_without_a_live_snakemake(tmp_path):
+    from judgeaudit.locks import clear_stale_locks
+
+    locks = tmp_path / ".snakemake" / "locks"
+    locks.mkdir(parents=True)
+    (locks / "0.input.lock").write_text("data/x.tsv\n")
+    (locks / "0.output.lock").write_text("results/y.tsv\n")
+    fake = tmp_path / "bin" / "snakemake"  # a live process whose argv names snakemake
+    fake.parent.mkdir()
+    fake.write_text("#!/bin/sh\nsleep 30\n")
+    fake.chmod(0o755)
+    proc = subprocess.Popen([str(fake)], cwd=tmp_path)
+    try:
+        time.sleep(0.2)
+        removed, why = clear_stale_locks(tmp_path)
+        assert removed == [] and str(proc.pid) in why
+    finally:
+        proc.kill()
+        proc.wait()
+    elsewhere = subprocess.Popen([str(fake)], cwd=fake.parent)  # other directory: irrelevant
+    try:
+        removed, why = clear_stale_locks(tmp_path)
+    finally:
+        elsewhere.kill()
+        elsewhere.wait()
+    assert sorted(Path(p).name for p in removed) == ["0.input.lock", "0.output.lock"]
+    assert not list(locks.iterdir())
+
+
+def test_preflight_estimate_counts_distinct_uncached_requests_only(tmp_path, monkeypatch):
+    from judgeaudit.judges import budget
+    from judgeaudit.judges.engine import fingerprint
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    trials = _trials(tmp_path, ["Say: happy #0", "Say: happy #0", "Say: sad #1", "Say: sad #2"])
+    spec = {"provider": "openai", "model": "gpt-audio-2025-08-28", "price_in_per_mtok": 40.0,
+            "price_out_per_mtok": 80.0, "budget_usd": 0.0001}
+    gem = {"provider": "gemini", "model": "gemini-2.5-flash-001", "price_in_per_mtok": 1.0}
+    fp = fingerprint(make_adapter("gpt", spec))
+    first = Request.from_json(read_jsonl(trials)[0]["request"])
+    with ResponseCache(tmp_path / "cache") as cache:
+        cache.put(first.cache_key(fp), "gpt", {"status": "valid", "raw_text": "{}"})
+    rep = budget.estimate([("gpt", trials), ("gem", trials)], {"gpt": spec, "gem": gem},
+                          tmp_path / "cache")
+    g = rep["judges"]["gpt"]
+    assert (g["trials"], g["distinct_requests"], g["cached"], g["new_calls"]) == (4, 3, 1, 2)
+    # 0.5 s of audio: OpenAI 10 tokens/s, Gemini 32 tokens/s (documented rules)
+    chars = [len("Judge the clip.") + len(t) for t in ("Say: happy #0", "Say: sad #1",
+                                                         "Say: sad #2")]
+    assert g["est_tokens_in"] == sum(int(c / 4 + 0.5 * 10) for c in chars[1:])
+    assert rep["judges"]["gem"]["est_tokens_in"] == sum(int(c / 4 + 0.5 * 32) for c in chars)
+    assert g["est_cost_usd"] == pytest.approx((g["est_tokens_in"] * 40 + 2 * 60 * 80) / 1e6)
+    problems = budget.check(rep, budget_usd=0.001)
+    assert any("gpt $" in p and "its budget_usd" in p for p in problems)
+    assert any("exceeds judges.budget_usd $0.001" in p for p in problems)
+    assert budget.check(rep, budget_usd=None) != [] and budget.check(
+        {**rep, "judges": {"gem": rep["judges"]["gem"]}, "total_est_cost_usd": 0.0}, 1.0) == []
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
+    assert budget.missing_keys({"gpt": spec, "gem": gem}, ["gpt", "gem"]) == [
+        "gem: GEMINI_API_KEY"]
