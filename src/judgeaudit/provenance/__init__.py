@@ -53,28 +53,36 @@ def hash_path(path: str | os.PathLike) -> dict[str, Any]:
     return {"path": str(path), "kind": "missing", "sha256": None}
 
 
-@functools.lru_cache(maxsize=1)
-def code_version() -> dict[str, Any]:
+def git_state(root: str | os.PathLike) -> dict[str, Any]:
+    """Commit and dirty flag of the git checkout holding `root` (None when `root`
+    is not in a checkout or git is missing). Dirty means a tracked file differs
+    from HEAD (staged or not); untracked and ignored files (workflow outputs,
+    caches, logs) never make a checkout dirty."""
     def git(*args: str) -> str | None:
         try:
             return subprocess.run(
-                ["git", *args], cwd=PACKAGE_ROOT, capture_output=True, text=True,
+                ["git", *args], cwd=root, capture_output=True, text=True,
                 timeout=10, check=True,
             ).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             return None
 
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"git_commit": git("rev-parse", "HEAD"),
+            "git_dirty": bool(status) if status is not None else None}
+
+
+@functools.lru_cache(maxsize=1)
+def code_version() -> dict[str, Any]:
     sources = sorted(PACKAGE_ROOT.rglob("*.py"))
     source_hash = sha256_json(
         [(str(f.relative_to(PACKAGE_ROOT)), sha256_file(f)) for f in sources]
     )
-    status = git("status", "--porcelain")
     return {
         "package": "judgeaudit",
         "package_version": __version__,
         "package_source_sha256": source_hash,
-        "git_commit": git("rev-parse", "HEAD"),
-        "git_dirty": bool(status) if status is not None else None,
+        **git_state(PACKAGE_ROOT),
     }
 
 
@@ -185,6 +193,6 @@ def read_record(output: str | os.PathLike) -> dict[str, Any]:
 
 
 __all__ = [
-    "RECORD_SUFFIX", "build_record", "code_version", "hash_path", "library_versions",
+    "RECORD_SUFFIX", "build_record", "code_version", "git_state", "hash_path", "library_versions",
     "read_record", "record_path", "record_snakemake_job", "sha256_bytes", "write_records",
 ]
