@@ -8,7 +8,12 @@ import sys
 from pathlib import Path
 
 from judgeaudit.config import ConfigError, load_config
-from judgeaudit.provenance import RECORD_SUFFIX, record_path
+from judgeaudit.provenance import (
+    CONFIG_STORE,
+    RECORD_SUFFIX,
+    find_resolved_config,
+    record_path,
+)
 from judgeaudit.provenance.trace import trace
 
 
@@ -31,6 +36,19 @@ def _cmd_trace(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_config(args: argparse.Namespace) -> int:
+    try:
+        path, cfg = find_resolved_config(args.hash, args.store)
+    except (FileNotFoundError, ValueError) as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(cfg, indent=2, sort_keys=True))
+    else:
+        print(path.read_text(encoding="utf-8"), end="")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="judgeaudit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -43,6 +61,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("output")
     p.add_argument("--depth", type=int, default=20)
     p.set_defaults(func=_cmd_trace)
+    p = sub.add_parser("config", help="print the resolved config a provenance record names "
+                                      "by its config_sha256 (a unique prefix will do)")
+    p.add_argument("hash")
+    p.add_argument("--store", type=Path, default=CONFIG_STORE,
+                   help=f"folder of resolved configs (default {CONFIG_STORE})")
+    p.add_argument("--json", action="store_true", help="print JSON instead of YAML")
+    p.set_defaults(func=_cmd_config)
     args = parser.parse_args(argv)
     return args.func(args)
 
