@@ -29,6 +29,22 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
 
 def _cmd_trace(args: argparse.Namespace) -> int:
     target = args.output.removesuffix(RECORD_SUFFIX)
+    if args.row is not None or args.column is not None:
+        from judgeaudit.provenance.cells import CellError, format_text, trace_cell
+
+        if args.row is None or args.column is None:
+            print("trace: give both --row and --column to trace one cell", file=sys.stderr)
+            return 2
+        try:
+            cell = trace_cell(target, args.row, args.column)
+        except (CellError, FileNotFoundError, ValueError) as exc:
+            print(exc, file=sys.stderr)
+            return 1
+        if args.json:
+            print(json.dumps(cell.to_json(), indent=1, sort_keys=True, default=str))
+        else:
+            print(format_text(cell, max_trials=args.max_trials))
+        return 0 if cell.match is not False else 3
     if not record_path(target).exists():
         print(f"{target}: no provenance record at {record_path(target)}", file=sys.stderr)
         return 1
@@ -60,6 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("trace", help="show the rules, inputs and code behind an output")
     p.add_argument("output")
     p.add_argument("--depth", type=int, default=20)
+    p.add_argument("--row", help="one row of a table: a row number or col=value[,col=value]")
+    p.add_argument("--column", help="the numeric column of the cell to trace")
+    p.add_argument("--json", action="store_true", help="cell trace as JSON")
+    p.add_argument("--max-trials", type=int, default=50,
+                   help="trials listed in the text output (all of them in --json)")
     p.set_defaults(func=_cmd_trace)
     p = sub.add_parser("config", help="print the resolved config a provenance record names "
                                       "by its config_sha256 (a unique prefix will do)")
