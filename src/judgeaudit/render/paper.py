@@ -102,7 +102,8 @@ td,th{border:1px solid #ddd;padding:2px 6px;text-align:right;vertical-align:top}
 th{background:#f3f3f3} td.k,th.k{text-align:left}
 td a{color:#0645ad;text-decoration:none} td a:hover{text-decoration:underline}
 .scroll{max-height:420px;overflow:auto;border:1px solid #eee}
-.pair{display:flex;gap:1em;align-items:flex-start;flex-wrap:wrap} .pair>div{flex:1 1 480px}
+.pair{display:flex;gap:1em;align-items:flex-start}
+.pair>div:first-child{flex:1 1 58%;min-width:0} .pair>div:last-child{flex:0 0 40%}
 figure{margin:0} figure img{max-width:100%;border:1px solid #eee}
 figcaption,.cap{font-size:.9em;color:#444} .meta{color:#666;font:12px system-ui,sans-serif}
 pre{font-size:11px;background:#f8f8f8;padding:.5em;overflow-x:auto}
@@ -179,7 +180,7 @@ def _cell_page(stem: str, traces: list, back: str) -> str:
                      "<th class='k'>condition</th><th class='k'>gold</th>"
                      "<th class='k'>status</th><th class='k'>parsed</th>"
                      "<th class='k'>request_key (cache key)</th><th class='k'>response</th>"
-                     "<th class='k'>raw text</th></tr>")
+                     "<th class='k'>raw text</th><th class='k'>facts</th></tr>")
         for r in t0.trials:
             raw = (r.get("raw_text") or "")[:300]
             parts.append(
@@ -187,7 +188,9 @@ def _cell_page(stem: str, traces: list, back: str) -> str:
                 f"{_e(r['condition'])}</td><td class='k'>{_e(r['gold'])}</td>"
                 f"<td class='k'>{_e(r['status'])}</td><td class='k'>{_e(r['parsed'])}</td>"
                 f"<td class='k'>{_e(str(r['request_key'])[:24])}</td>"
-                f"<td class='k'>{_e(r['response_source'])}</td><td class='k'>{_e(raw)}</td></tr>")
+                f"<td class='k'>{_e(r['response_source'])}</td><td class='k'>{_e(raw)}</td>"
+                f"<td class='k'><code>{_e(json.dumps(r.get('facts') or {}, sort_keys=True)[:300])}"
+                f"</code></td></tr>")
         parts.append("</table></div>")
     parts.append("</body></html>\n")
     return "\n".join(parts)
@@ -355,7 +358,14 @@ def _limitations(corpora: list, judges: list, frames: Mapping[str, pd.DataFrame]
     spec = frames.get("specialist_accuracy")
     targets = {k: v.get("target") for k, v in (config.get("specialists") or {}).items()
                if isinstance(v, Mapping) and v.get("target") is not None}
-    if spec is not None and targets:
+    if spec is not None and "meets_target" in spec.columns:  # the table's own verdict
+        kcol = next((c for c in ("specialist", "kind", "attribute") if c in spec.columns),
+                    None)
+        for _, r in spec[spec["meets_target"].astype(str).str.lower() == "false"].iterrows():
+            out.append(f"Specialist target not met: {r[kcol] if kcol else '?'} "
+                       f"{r.get('metric', '')} {_num(r.get('estimate'))} vs target "
+                       f"{_num(r.get('target'))} ({r.get('dataset', '')}).")
+    elif spec is not None and targets:
         kcol = next((c for c in ("kind", "specialist", "attribute") if c in spec.columns), None)
         for _, r in spec.iterrows():
             kind = str(r[kcol]) if kcol else ""
