@@ -14,6 +14,7 @@ rule judge_shard:
         spec=lambda wc: judge_param(wc.judge),
         cache_dir=lambda wc: config["cache_dir"],
         progress=lambda wc: bool(config["judges"]["progress"]),
+        replay=lambda wc: bool(config["judges"]["replay"]),
     log:
         "logs/judges/judge_shard/{judge}/{study}/{task}/{shard}.log",
     benchmark:

@@ -16,5 +16,6 @@ summary = run_shard(
     cache_dir=smk.params.cache_dir,
     audio_root=".",
     progress=bool(smk.params.progress),
+    replay=bool(smk.params.replay),
 )
 record_snakemake_job(smk, extra={"judge_summary": summary})

@@ -65,6 +65,36 @@ def _cmd_config(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_export(args: argparse.Namespace) -> int:
+    from judgeaudit.provenance.bundle import BundleError, export_responses
+
+    try:
+        m = export_responses(args.out, cache_dir=args.cache_dir)
+    except BundleError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    size = sum(f["bytes"] for f in m["files"].values())
+    print(f"bundle {args.out}: {m['responses']} responses "
+          f"({', '.join(f'{j} {n}' for j, n in m['responses_per_judge'].items())}), "
+          f"config {m['config_sha256'][:12]}, {size} bytes; "
+          f"{len(m['not_bundled'])} request(s) not in the cache (not bundled)")
+    return 0
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from judgeaudit.provenance.bundle import BundleError, import_responses
+
+    try:
+        s = import_responses(args.bundle, args.cache_dir)
+    except BundleError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print(f"imported {s['imported']} responses into {args.cache_dir}; replay with\n"
+          f"  snakemake --cores all --configfile {s['config']} --config "
+          f"'judges={{\"replay\": true}}'  (or an overlay setting judges.replay: true)")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="judgeaudit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -89,6 +119,17 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"folder of resolved configs (default {CONFIG_STORE})")
     p.add_argument("--json", action="store_true", help="print JSON instead of YAML")
     p.set_defaults(func=_cmd_config)
+    p = sub.add_parser("export-responses", help="bundle the cached judge responses behind "
+                       "results/responses/** with the resolved config, for offline replay")
+    p.add_argument("--out", type=Path, required=True, help="bundle folder to write")
+    p.add_argument("--cache-dir", type=Path, default=None,
+                   help="judge cache folder (default: the study config's cache_dir)")
+    p.set_defaults(func=_cmd_export)
+    p = sub.add_parser("import-responses", help="check a response bundle and merge it into "
+                       "the judge cache (then run with judges.replay: true)")
+    p.add_argument("bundle", type=Path)
+    p.add_argument("--cache-dir", type=Path, default=Path("cache"))
+    p.set_defaults(func=_cmd_import)
     args = parser.parse_args(argv)
     return args.func(args)
 

@@ -36,6 +36,10 @@ from judgeaudit.judges.request import AudioIntegrityError, Request, load_request
 log = logging.getLogger("judgeaudit.judges")
 
 
+class ReplayMiss(RuntimeError):
+    """A request not in the response cache while replaying (no call was made)."""
+
+
 @dataclass
 class EngineOptions:
     concurrency: int = 8
@@ -47,6 +51,7 @@ class EngineOptions:
     audio_root: str | Path = "."
     progress: bool = True
     seed: int = 0  # jitter only; never affects answers
+    replay: bool = False  # answer only from the cache; a miss is an error, never a call
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any], **overrides: Any) -> EngineOptions:
@@ -222,6 +227,14 @@ class Engine:
                 results[key] = {"status": "unsupported", "error": reason, "attempts": 0}
             else:
                 by_key.setdefault(key, req)
+        if by_key and self.opts.replay:
+            missing = [(tid, keys[tid]) for tid, _ in items if keys[tid] in by_key]
+            raise ReplayMiss(
+                f"replay mode: judge {self.adapter.name!r} has no cached response for "
+                f"{len(by_key)} request(s) (not called): " + ", ".join(
+                    f"trial {t} request_key {k}" for t, k in missing[:5])
+                + (" ..." if len(missing) > 5 else "")
+                + "; import the bundle (judgeaudit import-responses) or turn replay off")
         if by_key:
             await self._run_new(by_key, results)
         self.stats.errors = sum(1 for r in results.values() if r["status"] == "error")
