@@ -194,6 +194,44 @@ def test_report_in_headless_chromium(run, tmp_path):
     assert "Synthetic corpora" in dom and "Embedded judges" in dom
 
 
+@pytest.mark.slow
+def test_replay_from_a_bundle_in_a_fresh_clone_gives_identical_tables(run, tmp_path, repo_root,
+                                                                       snakemake_exe):
+    """export-responses -> a fresh clone -> import-responses -> the workflow with
+    judges.replay: true (no judge is called: a miss would stop the run) -> every
+    table byte-identical to the original run's."""
+    clone, env = run
+    bundle = tmp_path / "bundle"
+    res = _cli(clone, env, "export-responses", "--out", str(bundle))
+    assert res.returncode == 0, res.stderr
+    manifest = json.loads((bundle / "manifest.json").read_text())
+    assert manifest["responses"] > 100 and not manifest["not_bundled"]
+    print("bundle size (bytes):", sum(f["bytes"] for f in manifest["files"].values()))
+    clone2 = tmp_path / "clone2"
+    _git(tmp_path, "clone", "-q", "--no-hardlinks", str(repo_root), str(clone2))
+    env2 = dict(os.environ, PYTHONPATH=str(clone2 / "src"))
+    for var in [k for k in env2 if k.endswith("_API_KEY")]:
+        env2.pop(var)  # a reviewer without keys
+    res = _cli(clone2, env2, "import-responses", str(bundle), "--cache-dir", "cache")
+    assert res.returncode == 0, res.stderr
+    overlay = tmp_path / "replay.yaml"
+    overlay.write_text("judges: {replay: true}\n")
+    tables = sorted(p.relative_to(clone).as_posix()
+                    for p in (clone / "results" / "tables").glob("*.tsv"))
+    cmd = [snakemake_exe, "-s", str(clone2 / "Snakefile"), "--directory", str(clone2),
+           "--cores", "2", *tables, "--configfile", str(bundle / "config.yaml"), str(overlay)]
+    res = subprocess.run(cmd, cwd=clone2, env=env2, capture_output=True, text=True,
+                         timeout=2400)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-5000:]
+    shards = list((clone2 / "results" / "responses").rglob("*.jsonl" + RECORD_SUFFIX))
+    assert shards
+    for rec in shards:
+        summary = json.loads(rec.read_text())["extra"]["judge_summary"]
+        assert summary["sent"] == 0 and summary["new"] == 0, (rec, summary)
+    for t in tables:
+        assert (clone2 / t).read_bytes() == (clone / t).read_bytes(), t
+
+
 def test_browser_checker_catches_broken_images_links_and_fragments(tmp_path):
     """The in-browser checker the report test relies on can fail."""
     if chromium() is None:
