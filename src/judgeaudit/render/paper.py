@@ -552,8 +552,19 @@ def _specialists_html(config: Mapping[str, Any], frames: Mapping[str, pd.DataFra
         if not isinstance(cfg, Mapping):
             continue
         show = {k: cfg.get(k) for k in ("backend", "model", "feature_set", "dataset", "target")
-                if cfg.get(k) is not None}
-        rows.append(f"<li><b>{_e(kind)}</b>: {_e(json.dumps(show, sort_keys=True))}</li>")
+                if cfg.get(k) not in (None, "")}
+        measured = ""
+        acc = frames.get("specialist_accuracy")
+        kcol = next((c for c in ("specialist", "kind") if acc is not None and c in acc.columns),
+                    None)
+        if kcol:
+            for _, r in acc[acc[kcol] == kind].iterrows():
+                measured += (f"; measured {r.get('metric', '')} {_num(r.get('estimate'))} "
+                             f"[{_num(r.get('ci_low'))}, {_num(r.get('ci_high'))}] on "
+                             f"{r.get('dataset', '?')} {r.get('split', '')} "
+                             f"(n={_num(r.get('n'))})")
+        rows.append(f"<li><b>{_e(kind)}</b>: {_e(json.dumps(show, sort_keys=True))}"
+                    f"{_e(measured)}</li>")
     acc = ("<p>Measured accuracy: <a href='#specialist_accuracy'>Table "
            "(specialist_accuracy)</a>.</p>" if "specialist_accuracy" in frames else
            "<p>No specialist accuracy table in this run.</p>")
