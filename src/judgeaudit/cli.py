@@ -89,9 +89,9 @@ def _cmd_import(args: argparse.Namespace) -> int:
     except BundleError as exc:
         print(exc, file=sys.stderr)
         return 1
-    print(f"imported {s['imported']} responses into {args.cache_dir}; replay with\n"
-          f"  snakemake --cores all --configfile {s['config']} --config "
-          f"'judges={{\"replay\": true}}'  (or an overlay setting judges.replay: true)")
+    print(f"imported {s['imported']} responses into {args.cache_dir}; replay with an overlay "
+          f"replay.yaml holding `judges: {{replay: true}}`:\n"
+          f"  snakemake --cores all --configfile {s['config']} replay.yaml")
     return 0
 
 
