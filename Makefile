@@ -24,8 +24,9 @@ run: $(STAMP)
 estimate-cost: $(STAMP)
 	$(BIN)/judgeaudit estimate-cost --cores $(CORES) --profile profiles/default
 
+# Snakemake's own run report; the project's paper-like report is results/report/index.html.
 report: $(STAMP)
-	$(BIN)/snakemake --cores $(CORES) --profile profiles/default --report results/report.html
+	$(BIN)/snakemake --cores $(CORES) --profile profiles/default --report results/snakemake_report.html
 
 test: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks

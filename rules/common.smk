@@ -747,7 +747,7 @@ def report_inputs(ext):
                                            t.startswith("figures/"))})
 
 
-TARGETS["report"] = lambda: ["results/report.html"]
+TARGETS["report"] = lambda: ["results/report/index.html", "results/report.html"]
 # <<< report helpers
 
 warn_real_mode_fallbacks()

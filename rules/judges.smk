@@ -20,6 +20,7 @@ rule judge_shard:
         cache_dir=lambda wc: config["cache_dir"],
         progress=lambda wc: bool(config["judges"]["progress"]),
         cost_fields=sorted(JUDGE_COST_FIELDS),
+        replay=lambda wc: bool(config["judges"]["replay"]),
     log:
         "logs/judges/judge_shard/{judge}/{study}/{task}/{shard}.log",
     benchmark:

@@ -143,14 +143,24 @@ rule study_b_figure_heatmap:
 
 # >>> report
 rule report:
-    """One HTML page over every table and figure, each linked to its provenance
-    record and its trace (rules, inputs, judge responses)."""
+    """The paper-like report (results/report/index.html, relative assets): methods from
+    the resolved config, results per research question, limitations, and a static
+    trace page per table row (every number links to it). results/report.html
+    redirects to it."""
     input:
         tables=lambda wc: report_inputs(".tsv"),
         figures=lambda wc: report_inputs(".png"),
-        code=package_code("render", "provenance"),
+        code=package_code("render", "provenance", "stats", "conditions/study_b"),
     output:
-        html="results/report.html",
+        html="results/report/index.html",
+        cells=directory("results/report/cells"),
+        assets=directory("results/report/figures"),
+        config_copy="results/report/config.yaml",
+        redirect="results/report.html",
+    params:
+        out_dir="results/report",
+        datasets_used=lambda wc: as_param({a: dataset_for(a) for a in sorted(ATTRIBUTE_DATASETS)}),
+        min_n=30,
     log:
         "logs/render/report.log",
     threads: 1

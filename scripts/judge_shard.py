@@ -24,5 +24,6 @@ summary = run_shard(
     progress=bool(smk.params.progress),
     budget_usd=jcfg.get("budget_usd"),
     accept_errors=bool(jcfg.get("accept_errors", False)),
+    replay=bool(smk.params.replay),
 )
 record_snakemake_job(smk, extra={"judge_summary": summary})

@@ -1,11 +1,22 @@
-"""Rule `report`: one HTML page over all tables and figures with provenance links."""
+"""Rule `report`: the paper-like report (results/report/index.html), a static trace
+page per table row, and the old results/report.html as a redirect to it."""
+
+import json
 
 from judgeaudit.logs import setup
-from judgeaudit.provenance import record_snakemake_job
-from judgeaudit.render.report import build_report
+from judgeaudit.provenance import record_snakemake_job, save_resolved_config
+from judgeaudit.render.paper import build_paper, write_redirect
 
-log = setup(snakemake.log[0])  # noqa: F821
-build_report(list(snakemake.input.tables), list(snakemake.input.figures),  # noqa: F821
-             snakemake.output.html)  # noqa: F821
-log.info("wrote %s", snakemake.output.html)  # noqa: F821
-record_snakemake_job(snakemake)  # noqa: F821
+smk = snakemake  # noqa: F821
+log = setup(smk.log[0])
+save_resolved_config(smk.config)  # the report copies it beside index.html
+summary = build_paper(list(smk.input.tables), list(smk.input.figures), smk.config,
+                      out_dir=str(smk.params.out_dir),
+                      datasets_used=json.loads(smk.params.datasets_used),
+                      min_n=int(smk.params.min_n))
+write_redirect(smk.output.redirect, "report/index.html")
+log.info("report: %d tables, %d figures, %d numbers traced (%d matched, %d mismatched, "
+         "%d not recomputed, %d rows failed)", summary["tables"], summary["figures"],
+         summary["numbers"], summary["matched"], summary["mismatched"],
+         summary["not_recomputed"], summary["trace_errors"])
+record_snakemake_job(smk, extra={"summary": summary})

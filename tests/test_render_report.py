@@ -1,40 +1,91 @@
-"""The HTML report: every table and figure with a link to its provenance record
-and a trace back to the source files."""
+"""The paper-like report on hand-made tables (fast; the end-to-end report is in
+test_report_paper.py): generic over columns, captions from the registry or the
+Markdown sibling, every number linked to a trace page with its rule chain, methods
+from the config, limitations generated, missing registry tables tolerated."""
 
+import json
 import os
 
 import pandas as pd
 
 from judgeaudit.provenance import write_records
-from judgeaudit.render.report import build_report
+from judgeaudit.render.paper import build_paper, write_redirect
+
+CONFIG = {"seed": 3, "judges": {"active": ["listener", "gpt"],
+                                "panel": {"listener": {"provider": "listener"},
+                                          "gpt": {"provider": "openai",
+                                                  "model": "gpt-audio-2025-08-28"}}},
+          "specialists": {"emotion": {"backend": "sklearn", "target": 0.9}},
+          "study_a": {"bootstrap": {"n_boot": 20}}}
 
 
-def test_report_links_every_table_and_figure_to_provenance(tmp_path):
-    (tmp_path / "data").mkdir()
-    (tmp_path / "data" / "responses.jsonl").write_text('{"trial_id": "t1"}\n')
+def _setup(tmp_path):
+    data = tmp_path / "data" / "synth_emotion"
+    data.mkdir(parents=True)
+    pd.DataFrame({"clip_id": ["a", "b", "c"], "speaker": ["s1", "s1", "s2"],
+                  "split": ["train", "test", "test"], "duration_s": [1.0, 2.0, 3.0]}).to_csv(
+        data / "manifest.tsv", sep="\t", index=False)
+    trials = tmp_path / "results" / "trials" / "A" / "emotion"
+    trials.mkdir(parents=True)
+    (trials / "blueprint.jsonl").write_text("\n".join(json.dumps(
+        {"trial_id": f"t{i}", "study": "A", "task": "emotion", "condition": "audio_only",
+         "facts": {"clip_id": c}}) for i, c in enumerate("aab")) + "\n")
     tables = tmp_path / "results" / "tables"
     tables.mkdir(parents=True)
-    pd.DataFrame({"judge": ["listener"], "estimate": [0.5]}).to_csv(
-        tables / "acc.tsv", sep="\t", index=False)
-    (tables / "acc.md").write_text("| judge |\n")
-    write_records("make_table", [str(tables / "acc.tsv")],
-                  inputs={"responses": [str(tmp_path / "data" / "responses.jsonl")]})
+    # a new table with columns nobody told the report about
+    pd.DataFrame({"judge": ["listener", "gpt"], "corpus": ["synth_emotion"] * 2,
+                  "estimate": [0.5, 0.25], "n": [10, 40], "n_refused": [1, 0],
+                  "method": ["wilson", "wilson"]}).to_csv(
+        tables / "new_table.tsv", sep="\t", index=False)
+    (tables / "new_table.md").write_text("**A brand-new table**\n\n| judge |\n")
+    pd.DataFrame({"kind": ["emotion"], "metric": ["accuracy"], "estimate": [0.6],
+                  "n": [50]}).to_csv(tables / "specialist_accuracy.tsv", sep="\t", index=False)
+    write_records("make_table", [str(tables / "new_table.tsv"),
+                                 str(tables / "specialist_accuracy.tsv")],
+                  inputs={"trials": [str(trials / "blueprint.jsonl")]},
+                  params={"alpha": 0.05})
     figs = tmp_path / "figures"
     figs.mkdir()
-    (figs / "fig.png").write_bytes(b"\x89PNG fake")
-    write_records("make_fig", [str(figs / "fig.png")], inputs=[str(tables / "acc.tsv")])
+    (figs / "study_a_lock_vs_g.png").write_bytes(b"\x89PNG fake")
+    return ["results/tables/new_table.tsv", "results/tables/specialist_accuracy.tsv"], \
+        ["figures/study_a_lock_vs_g.png"]
 
+
+def test_paper_report_generic_tables_traces_methods_limitations(tmp_path):
+    tables, figures = _setup(tmp_path)
     cwd = os.getcwd()
     os.chdir(tmp_path)
     try:
-        build_report(["results/tables/acc.tsv"], ["figures/fig.png"], "results/report.html")
+        summary = build_paper(tables, figures, CONFIG, datasets_used={"emotion": "synth_emotion"})
+        write_redirect("results/report.html", "report/index.html")
     finally:
         os.chdir(cwd)
-    page = (tmp_path / "results" / "report.html").read_text()
-    assert 'href="tables/acc.tsv.prov.json"' in page
-    assert 'href="../figures/fig.png.prov.json"' in page
-    assert "made by rule <code>make_table</code>" in page
-    assert "made by rule <code>make_fig</code>" in page
-    assert "responses.jsonl" in page  # the trace reaches the raw responses
-    assert 'href="tables/acc.md"' in page and "0.500" in page
-    assert oct((tmp_path / "results" / "report.html").stat().st_mode & 0o777) != "0o600"
+    out = tmp_path / "results" / "report"
+    page = (out / "index.html").read_text()
+    # every number links to its row's trace page with the column as fragment
+    assert "href='cells/new_table/1.html#n_refused'" in page
+    assert "href='cells/specialist_accuracy/0.html#estimate'" in page
+    cell = (out / "cells" / "new_table" / "1.html").read_text()
+    assert "id='estimate'" in cell and "rule make_table" in cell and 'alpha&quot;: 0.05' in cell
+    assert "not recomputed" in cell  # no metrics rule in its chain: said, not faked
+    assert summary["numbers"] == 2 * 3 + 2 and summary["not_recomputed"] == 8
+    # captions: the Markdown sibling, then the registry
+    assert "A brand-new table" in page and "Specialist accuracy on the test split" in page
+    # methods from the config and the run's files
+    assert "<b>synth_emotion</b>" in page and "<td>3</td>" in page  # 3 clips
+    assert "gpt-audio-2025-08-28" in page and "<b>listener</b>" in page
+    assert "wilson" in page.lower() and "n_boot" in page
+    # figure copied beside the report (relative asset); unplaced figures still shown
+    assert (out / "figures" / "study_a_lock_vs_g.png").exists()
+    assert "src='figures/study_a_lock_vs_g.png'" in page
+    assert (out / "config.yaml").exists()
+    # limitations generated from what the run could not do
+    lims = " ".join(summary["limitations"])
+    assert "Synthetic corpora (synth_emotion)" in lims
+    assert "Embedded judges (listener)" in lims and "gpt" not in lims.split("Embedded")[1][:30]
+    assert "Specialist target not met: emotion accuracy 0.600 < target 0.90" in lims
+    assert "Under-powered cells" in lims and "new_table 1/2" in lims
+    assert "1 invalid/refused/errored" in lims
+    assert "report/index.html" in (tmp_path / "results" / "report.html").read_text()
+    # no estimator-validation / power tables in this run: nothing breaks, no empty section
+    assert "Estimator validation and power" not in page

@@ -74,8 +74,9 @@ def test_full_workflow_on_tiny_config(tmp_path, repo_root, snakemake_exe):
                   "estimator_validation"):
         assert (work / "results" / "tables" / f"{table}.tsv").stat().st_size > 0
     assert (work / "figures" / "study_b_states.png").stat().st_size > 1000
-    report = (work / "results" / "report.html").read_text()
+    report = (work / "results" / "report" / "index.html").read_text()
     assert report.count("provenance record") >= 10 and "study_b_accuracy" in report
+    assert "report/index.html" in (work / "results" / "report.html").read_text()  # redirect
 
     # nothing left to do
     dry = _snakemake(snakemake_exe, repo_root, work, "-n")

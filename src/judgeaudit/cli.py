@@ -9,7 +9,12 @@ import sys
 from pathlib import Path
 
 from judgeaudit.config import ConfigError, load_config
-from judgeaudit.provenance import RECORD_SUFFIX, record_path
+from judgeaudit.provenance import (
+    CONFIG_STORE,
+    RECORD_SUFFIX,
+    find_resolved_config,
+    record_path,
+)
 from judgeaudit.provenance.trace import trace
 
 
@@ -31,6 +36,22 @@ def _cmd_check_config(args: argparse.Namespace) -> int:
 
 def _cmd_trace(args: argparse.Namespace) -> int:
     target = args.output.removesuffix(RECORD_SUFFIX)
+    if args.row is not None or args.column is not None:
+        from judgeaudit.provenance.cells import CellError, format_text, trace_cell
+
+        if args.row is None or args.column is None:
+            print("trace: give both --row and --column to trace one cell", file=sys.stderr)
+            return 2
+        try:
+            cell = trace_cell(target, args.row, args.column)
+        except (CellError, FileNotFoundError, ValueError) as exc:
+            print(exc, file=sys.stderr)
+            return 1
+        if args.json:
+            print(json.dumps(cell.to_json(), indent=1, sort_keys=True, default=str))
+        else:
+            print(format_text(cell, max_trials=args.max_trials))
+        return 0 if cell.match is not False else 3
     if not record_path(target).exists():
         print(f"{target}: no provenance record at {record_path(target)}", file=sys.stderr)
         return 1
@@ -70,6 +91,49 @@ def _cmd_unlock_stale(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_config(args: argparse.Namespace) -> int:
+    try:
+        path, cfg = find_resolved_config(args.hash, args.store)
+    except (FileNotFoundError, ValueError) as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(cfg, indent=2, sort_keys=True))
+    else:
+        print(path.read_text(encoding="utf-8"), end="")
+    return 0
+
+
+def _cmd_export(args: argparse.Namespace) -> int:
+    from judgeaudit.provenance.bundle import BundleError, export_responses
+
+    try:
+        m = export_responses(args.out, cache_dir=args.cache_dir)
+    except BundleError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    size = sum(f["bytes"] for f in m["files"].values())
+    print(f"bundle {args.out}: {m['responses']} responses "
+          f"({', '.join(f'{j} {n}' for j, n in m['responses_per_judge'].items())}), "
+          f"config {m['config_sha256'][:12]}, {size} bytes; "
+          f"{len(m['not_bundled'])} request(s) not in the cache (not bundled)")
+    return 0
+
+
+def _cmd_import(args: argparse.Namespace) -> int:
+    from judgeaudit.provenance.bundle import BundleError, import_responses
+
+    try:
+        s = import_responses(args.bundle, args.cache_dir)
+    except BundleError as exc:
+        print(exc, file=sys.stderr)
+        return 1
+    print(f"imported {s['imported']} responses into {args.cache_dir}; replay with an overlay "
+          f"replay.yaml holding `judges: {{replay: true}}`:\n"
+          f"  snakemake --cores all --configfile {s['config']} replay.yaml")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="judgeaudit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -81,6 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("trace", help="show the rules, inputs and code behind an output")
     p.add_argument("output")
     p.add_argument("--depth", type=int, default=20)
+    p.add_argument("--row", help="one row of a table: a row number or col=value[,col=value]")
+    p.add_argument("--column", help="the numeric column of the cell to trace")
+    p.add_argument("--json", action="store_true", help="cell trace as JSON")
+    p.add_argument("--max-trials", type=int, default=50,
+                   help="trials listed in the text output (all of them in --json)")
     p.set_defaults(func=_cmd_trace)
     p = sub.add_parser("estimate-cost", help="print the API-judge cost estimate of the "
                        "workflow (builds trial shards only; calls no judge); other arguments "
@@ -92,6 +161,24 @@ def main(argv: list[str] | None = None) -> int:
                        "when no live Snakemake process works in the directory")
     p.add_argument("directory", nargs="?", default=".", type=Path)
     p.set_defaults(func=_cmd_unlock_stale)
+    p = sub.add_parser("config", help="print the resolved config a provenance record names "
+                                      "by its config_sha256 (a unique prefix will do)")
+    p.add_argument("hash")
+    p.add_argument("--store", type=Path, default=CONFIG_STORE,
+                   help=f"folder of resolved configs (default {CONFIG_STORE})")
+    p.add_argument("--json", action="store_true", help="print JSON instead of YAML")
+    p.set_defaults(func=_cmd_config)
+    p = sub.add_parser("export-responses", help="bundle the cached judge responses behind "
+                       "results/responses/** with the resolved config, for offline replay")
+    p.add_argument("--out", type=Path, required=True, help="bundle folder to write")
+    p.add_argument("--cache-dir", type=Path, default=None,
+                   help="judge cache folder (default: the study config's cache_dir)")
+    p.set_defaults(func=_cmd_export)
+    p = sub.add_parser("import-responses", help="check a response bundle and merge it into "
+                       "the judge cache (then run with judges.replay: true)")
+    p.add_argument("bundle", type=Path)
+    p.add_argument("--cache-dir", type=Path, default=Path("cache"))
+    p.set_defaults(func=_cmd_import)
     args, rest = parser.parse_known_args(argv)
     if rest:
         if args.command != "estimate-cost":

@@ -46,6 +46,10 @@ from judgeaudit.judges.request import AudioIntegrityError, Request, load_request
 log = logging.getLogger("judgeaudit.judges")
 
 
+class ReplayMiss(RuntimeError):
+    """A request not in the response cache while replaying (no call was made)."""
+
+
 @dataclass
 class EngineOptions:
     concurrency: int = 8
@@ -63,6 +67,7 @@ class EngineOptions:
     lease_ttl_s: float = 30.0  # lease lifetime; renewed every ttl/3 while in flight
     poll_s: float = 0.1  # how often a request leased elsewhere is checked
     attempts_log: str | Path | None = None  # per-judge JSONL of every attempt
+    replay: bool = False  # answer only from the cache; a miss is an error, never a call
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any], **overrides: Any) -> EngineOptions:
@@ -294,6 +299,14 @@ class Engine:
                 results[key] = {"status": "unsupported", "error": reason, "attempts": 0}
             else:
                 by_key.setdefault(key, req)
+        if by_key and self.opts.replay:
+            missing = [(tid, keys[tid]) for tid, _ in items if keys[tid] in by_key]
+            raise ReplayMiss(
+                f"replay mode: judge {self.adapter.name!r} has no cached response for "
+                f"{len(by_key)} request(s) (not called): " + ", ".join(
+                    f"trial {t} request_key {k}" for t, k in missing[:5])
+                + (" ..." if len(missing) > 5 else "")
+                + "; import the bundle (judgeaudit import-responses) or turn replay off")
         if by_key and self.adapter.paid:
             self.adapter.api_key()  # missing credentials: fail before any call
         if by_key:
