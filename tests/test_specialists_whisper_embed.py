@@ -201,3 +201,22 @@ def test_whisper_embed_trains_and_generalises_to_unseen_emodb_speakers(
     p = model.predict_audio(open(row["path"], "rb").read())
     assert p.label == test.set_index("clip_id").loc[row["clip_id"], "label"]
     assert p.label in EMODB_CLASSES and p.version == meta["version"]
+
+
+def test_summary_rows_and_markdown():
+    rng = np.random.default_rng(4)
+    rows = []
+    for s in "abcde":
+        gold = rng.choice(["angry", "sad", "happy"], 12)
+        pred = np.where(rng.random(12) < 0.7, gold, "sad")
+        rows.append(pd.DataFrame({"clip_id": [f"{s}{i}" for i in range(12)], "speaker": s,
+                                  "label": gold, "pred": pred}))
+    res = compare.BackendResult("x", rows, ["C=1"] * 5)
+    table = compare.summarise([res], "5-fold", "toy", n_resamples=300)
+    r = table.iloc[0]
+    f = res.frame()
+    assert r["accuracy"] == pytest.approx((f["label"] == f["pred"]).mean())
+    assert r["acc_ci_low"] <= r["accuracy"] <= r["acc_ci_high"]
+    assert r["f1_ci_low"] <= r["macro_f1"] <= r["f1_ci_high"]
+    assert (r["n_clips"], r["n_speakers"], r["n_classes"]) == (60, 5, 3)
+    assert "| toy | 5-fold | x |" in compare.markdown(table)

@@ -125,7 +125,8 @@ def _compare(args) -> int:
             args.folds, split(args.windows), split(args.poolings), split(args.classic),
             c_grid=[float(c) for c in split(args.c_grid)],
             min_speaker_clips=args.min_speaker_clips, seed=args.seed, jobs=args.jobs,
-            n_resamples=args.resamples, corpus=args.corpus)
+            n_resamples=args.resamples, corpus=args.corpus,
+            partial=Path(args.out) / "predictions.partial.tsv")
     out = Path(args.out)
     write_tsv_atomic(out / "summary.tsv", summary)
     write_tsv_atomic(out / "predictions.tsv", preds)

@@ -265,16 +265,28 @@ def compare(labels: str | os.PathLike, model_dir: str, cache_dir: str | None = "
             classic_c_grid: Sequence[float] = (0.001, 0.01),
             c_grid: Sequence[float] = (0.01, 0.1, 1.0), min_speaker_clips: int = 8,
             seed: int = 0, jobs: int = 1, n_resamples: int = 2000,
-            corpus: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(summary table, per-clip predictions of every backend)."""
+            corpus: str | None = None,
+            partial: str | os.PathLike | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(summary table, per-clip predictions of every backend). With `partial`, the
+    predictions so far are written there after each backend (a long run that is
+    stopped keeps what it computed)."""
+    from judgeaudit.io import write_tsv_atomic
+
+    def checkpoint(results):
+        if partial:
+            write_tsv_atomic(partial, pd.concat([r.frame().assign(backend=r.name)
+                                                 for r in results], ignore_index=True))
+
     frame = load_labelled(labels, label_col, audio_dir)
     folds = speaker_folds(frame["speaker"], n_folds, seed)
     protocol = ("leave-one-speaker-out" if len(folds) == frame["speaker"].nunique()
                 else f"{len(folds)}-fold speaker-grouped")
     results = _whisper(frame, folds, model_dir, cache_dir, windows, poolings, c_grid,
                        min_speaker_clips, seed, jobs)
+    checkpoint(results)
     for fs in classic:
         results.append(_classic(frame, folds, fs, cache_dir, jobs, classic_c_grid, seed))
+        checkpoint(results)
     corpus = corpus or Path(labels).resolve().parent.name
     summary = summarise(results, protocol, corpus, n_resamples, seed)
     preds = pd.concat([r.frame().assign(backend=r.name) for r in results], ignore_index=True)
