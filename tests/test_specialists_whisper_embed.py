@@ -125,6 +125,19 @@ def test_embed_bytes_pools_real_frames_and_screens_silence(whisper_dir):
     assert status != "ok" and v is None
 
 
+def test_truncated_encoder_gives_an_intermediate_layer(whisper_dir, tmp_path):
+    x = _tone(1.0)
+    full = we.encode_frames(x, whisper_dir, "clip")
+    d = we.truncate_encoder(whisper_dir, tmp_path / "enc2", 2)
+    assert we.truncate_encoder(whisper_dir, tmp_path / "enc2", 2) == d  # idempotent
+    assert we.model_id(d) != we.model_id(whisper_dir)
+    two = we.encode_frames(x, d, "clip")
+    assert two.shape == full.shape == (50, 512)
+    assert np.all(np.isfinite(two)) and not np.allclose(two, full, atol=1e-2)
+    with pytest.raises(SpecialistError, match="only 6 encoder layers"):
+        we.truncate_encoder(whisper_dir, tmp_path / "enc9", 9)
+
+
 def test_embed_table_is_cached_by_content(whisper_dir, tmp_path, monkeypatch):
     from judgeaudit.io import sha256_file
 

@@ -54,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     ce.add_argument("--windows", default="clip", help="whisper_embed windows: clip,pad30")
     ce.add_argument("--poolings", default="mean_std", help="whisper_embed poolings: "
                     "mean_std,mean")
+    ce.add_argument("--encoder-layers", default="0", help="whisper_embed encoder depths "
+                    "to try, comma-separated (0 = all 6 blocks of Whisper base; 4 = the "
+                    "output of block 4)")
     ce.add_argument("--classic", default="ComParE_2016",
                     help="classic baselines (feature sets, comma-separated; '' for none)")
     ce.add_argument("--c-grid", default="0.01,0.1,1.0", help="whisper_embed C grid")
@@ -122,7 +125,8 @@ def _compare(args) -> int:
     with threadpool_limits(max(1, args.jobs)):
         summary, preds = compare.compare(
             args.labels, model_dir, args.cache_dir, args.label_column, args.audio_dir,
-            args.folds, split(args.windows), split(args.poolings), split(args.classic),
+            args.folds, split(args.windows), split(args.poolings),
+            [int(n) for n in split(args.encoder_layers)], split(args.classic),
             c_grid=[float(c) for c in split(args.c_grid)],
             min_speaker_clips=args.min_speaker_clips, seed=args.seed, jobs=args.jobs,
             n_resamples=args.resamples, corpus=args.corpus,

@@ -201,21 +201,22 @@ def _classic(frame: pd.DataFrame, folds: list[list[str]], feature_set: str,
     return res
 
 
-def _whisper(frame: pd.DataFrame, folds: list[list[str]], model_dir: str,
+def _whisper(frame: pd.DataFrame, folds: list[list[str]], encoders: dict[str, str],
              cache_dir: str | None, windows: Sequence[str], poolings: Sequence[str],
              c_grid: Sequence[float], min_speaker_clips: int, seed: int,
              threads: int) -> list[BackendResult]:
+    """`encoders`: tag (e.g. "layers=6") -> CTranslate2 Whisper folder."""
     from judgeaudit.specialists.whisper_embed import WhisperEmbedClassifier, embed_table
 
     vocab = sorted(set(frame["label"]))
     results: dict[str, BackendResult] = {}
     inner: dict[str, list[float]] = {}
-    for window in windows:
+    for (tag, model_dir), window in [(e, w) for e in encoders.items() for w in windows]:
         emb = embed_table(frame, model_dir, cache_dir, window, threads=threads)
         table = pd.concat([emb, frame[["speaker", "label", "split"]]], axis=1)
         for pooling in poolings:
             for norm in (True, False):
-                name = (f"whisper_embed window={window} pooling={pooling} "
+                name = (f"whisper_embed {tag} window={window} pooling={pooling} "
                         f"speaker_norm={'on' if norm else 'off'}")
                 results[name] = BackendResult(name)
                 inner[name] = []
@@ -226,7 +227,7 @@ def _whisper(frame: pd.DataFrame, folds: list[list[str]], model_dir: str,
                     window, pooling, True, c_grid, min_speaker_clips, seed)
                 test = table[te].reset_index(drop=True)
                 for norm in (True, False):
-                    name = (f"whisper_embed window={window} pooling={pooling} "
+                    name = (f"whisper_embed {tag} window={window} pooling={pooling} "
                             f"speaker_norm={'on' if norm else 'off'}")
                     if norm:
                         pred = model.predict_table(test)["label"].to_numpy()
@@ -261,6 +262,7 @@ def _whisper(frame: pd.DataFrame, folds: list[list[str]], model_dir: str,
 def compare(labels: str | os.PathLike, model_dir: str, cache_dir: str | None = "cache",
             label_col: str = "emotion", audio_dir: str | None = None, n_folds: int = 5,
             windows: Sequence[str] = ("clip",), poolings: Sequence[str] = ("mean_std",),
+            encoder_layers: Sequence[int] = (0,),
             classic: Sequence[str] = ("ComParE_2016",),
             classic_c_grid: Sequence[float] = (0.001, 0.01),
             c_grid: Sequence[float] = (0.01, 0.1, 1.0), min_speaker_clips: int = 8,
@@ -281,7 +283,16 @@ def compare(labels: str | os.PathLike, model_dir: str, cache_dir: str | None = "
     folds = speaker_folds(frame["speaker"], n_folds, seed)
     protocol = ("leave-one-speaker-out" if len(folds) == frame["speaker"].nunique()
                 else f"{len(folds)}-fold speaker-grouped")
-    results = _whisper(frame, folds, model_dir, cache_dir, windows, poolings, c_grid,
+    from judgeaudit.specialists.whisper_embed import truncate_encoder
+
+    encoders = {}
+    for n in encoder_layers:
+        if n and n > 0:
+            root = Path(cache_dir or ".") / f"{Path(model_dir).name}-encoder{n}"
+            encoders[f"layers={n}"] = str(truncate_encoder(model_dir, root, int(n)))
+        else:
+            encoders["layers=all"] = model_dir
+    results = _whisper(frame, folds, encoders, cache_dir, windows, poolings, c_grid,
                        min_speaker_clips, seed, jobs)
     checkpoint(results)
     for fs in classic:

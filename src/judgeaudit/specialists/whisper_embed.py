@@ -158,6 +158,67 @@ def model_id(model_dir: str | os.PathLike) -> str:
     return _model_digest(str(p.resolve()), st.st_size, st.st_mtime)
 
 
+def truncate_encoder(src: str | os.PathLike, dest: str | os.PathLike, n_layers: int) -> Path:
+    """A copy of the CTranslate2 Whisper folder `src` whose encoder keeps only its
+    first `n_layers` blocks (CTranslate2 counts the `encoder/layer_<i>` variables), so
+    `encode` returns the final layer norm of block `n_layers` (an intermediate layer;
+    lower layers carry more paralinguistic and less lexical information). Idempotent."""
+    import re
+    import shutil
+    import struct
+
+    src, dest = check_model_dir(src), Path(dest)
+    if n_layers < 1:
+        raise SpecialistError(f"encoder_layers must be >= 1, got {n_layers}")
+    target = dest / "model.bin"
+    stamp = dest / "source.json"
+    want = sha256_json({"source": model_id(src), "n_layers": int(n_layers)})
+    if target.exists() and stamp.exists() and stamp.read_text() == want:
+        return dest
+    dest.mkdir(parents=True, exist_ok=True)
+    kept, n_enc = [], set()
+    with open(src / "model.bin", "rb") as f:
+        def take(fmt):
+            raw = f.read(struct.calcsize(fmt))
+            return raw, struct.unpack("<" + fmt, raw)
+
+        def name():
+            raw, (n,) = take("H")
+            text = f.read(n)
+            return raw + text, text.decode().rstrip("\x00")
+
+        head = take("I")[0] + name()[0] + take("I")[0]
+        _, (n_vars,) = take("I")
+        for _ in range(n_vars):
+            raw_name, var = name()
+            b1, (rank,) = take("B")
+            b2, _ = take("I" * rank)
+            b3, _ = take("B")
+            b4, (n_bytes,) = take("I")
+            data = f.read(n_bytes)
+            m = re.match(r"encoder/layer_(\d+)/", var)
+            if m:
+                n_enc.add(int(m.group(1)))
+                if int(m.group(1)) >= n_layers:
+                    continue
+            kept.append(raw_name + b1 + b2 + b3 + b4 + data)
+        tail = f.read()
+    if n_layers > len(n_enc):
+        raise SpecialistError(f"encoder_layers={n_layers}: '{src}' has only {len(n_enc)} "
+                              "encoder layers")
+    with atomic_path(target) as tmp:
+        with open(tmp, "wb") as out:
+            out.write(head + struct.pack("<I", len(kept)))
+            for block in kept:
+                out.write(block)
+            out.write(tail)
+    for extra in ("config.json", "tokenizer.json", "vocabulary.json"):
+        if (src / extra).exists():
+            shutil.copyfile(src / extra, dest / extra)
+    stamp.write_text(want)
+    return dest
+
+
 @functools.lru_cache(maxsize=4)
 def _ct2_model(path: str, threads: int):
     try:

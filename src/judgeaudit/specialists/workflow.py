@@ -151,6 +151,12 @@ def _train_whisper_embed(kind: str, manifest_path: str | os.PathLike, cfg: Mappi
     wcfg = dict(cfg.get("whisper_embed") or {})
     window = wcfg.get("window", "clip")
     model_dir = cfg.get("model_path") or ""
+    n_layers = int(wcfg.get("encoder_layers", 0) or 0)
+    if n_layers > 0:  # an intermediate encoder layer: a truncated copy beside the model
+        from judgeaudit.specialists.whisper_embed import truncate_encoder
+
+        model_dir = str(truncate_encoder(model_dir, out_dir / f"whisper-encoder{n_layers}",
+                                         n_layers))
     frame = read_manifest(manifest_path, [label_col])
     train_rows = train_split(frame, what)
     rest = frame[frame["split"] != "train"].reset_index(drop=True)
