@@ -305,6 +305,8 @@ def specialist_train_input(wildcards):
         out["trials"] = f"data/{dataset}/trials.tsv"
     if kind == "language" and cfg["backend"] == "whisper" and not cfg["model_path"]:
         out["whisper"] = _whisper_model_dir()
+    if kind == "emotion" and cfg["backend"] == "whisper_embed" and not cfg["model_path"]:
+        out["whisper"] = _whisper_model_dir()
     if cfg.get("model_path"):
         out["model_path"] = os.path.abspath(cfg["model_path"])
     return out

