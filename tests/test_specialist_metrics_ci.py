@@ -136,3 +136,14 @@ def test_naturalness_spearman_ci_clusters_degraded_copies_by_source():
     fisher = np.tanh(z + 1.96 * se) - np.tanh(z - 1.96 * se)
     assert row["ci_low"] < row["estimate"] < row["ci_high"]
     assert row["ci_high"] - row["ci_low"] > 1.5 * fisher
+
+
+def test_cluster_bootstrap_keeps_an_interval_when_some_resamples_are_undefined():
+    x = np.array([0.0, 1.0, 0.0, 1.0, 1.0, 0.0])
+
+    def stat(counts):  # undefined when cluster 0 is not drawn
+        return float(np.sum(counts * x) / counts.sum()) if counts[0] else float("nan")
+
+    res = cluster_bootstrap_ci(stat, 6, n_resamples=500, seed=2)
+    assert np.isfinite(res["ci_low"]) and res["ci_low"] < res["ci_high"]
+    assert "resamples where the statistic is defined" in res["method"]

@@ -111,9 +111,11 @@ def test_report_flags_shortfall_and_names_the_cell():
     sizes = PW.delivered_sizes(trials, {"language": {"per_class": 20, "labels": ["a", "b"]},
                                         "pairwise": {"n_pairs": 24}}, None)
     assert sizes[("A", "language")] == (20, 8)
+    trials += [_pair_trial(i, f"p{i}", f"s{i}", f"d{i}") for i in range(4)]  # no size: NaN
     frame = PW.report(trials, CFG, sizes)
     short, weak = PW.problems(frame)
-    assert short and "A/language" in short[0] and "20" in short[0] and "8" in short[0]
+    assert short == ["cell A/language: configured size 20 but the corpus delivered 8 (the "
+                     "size is capped by the data)"]
     assert weak and "A/language/after" in weak[0]
 
 

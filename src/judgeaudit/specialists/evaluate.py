@@ -235,7 +235,7 @@ def markdown(frame: pd.DataFrame) -> str:
              "|---|---|---|---|---|---|---|---|"]
     for r in frame.itertuples(index=False):
         ci = (f" [{r.ci_low:.3f}, {r.ci_high:.3f}]"
-              if r.ci_low is not None and not pd.isna(r.ci_low) else "")
+              if r.ci_low is not None and not pd.isna(r.ci_low) else " [no CI: see method]")
         target = "" if r.target is None or pd.isna(r.target) else (
             f"{'<=' if r.metric == 'eer' else '>='} {r.target:g}")
         met = "" if r.meets_target is None or pd.isna(r.meets_target) else (

@@ -57,6 +57,13 @@ def cluster_bootstrap_ci(stat: Callable[[np.ndarray], float], n_clusters: int,
                             confidence_level=1 - alpha, method="percentile",
                             rng=np.random.default_rng(seed))
             lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        if not (np.isfinite(lo) and np.isfinite(hi)):  # some resamples leave it undefined
+            reps = np.asarray(res.bootstrap_distribution, dtype=float)
+            ok = reps[np.isfinite(reps)]
+            if ok.size >= 0.5 * reps.size:
+                lo, hi = (float(q) for q in np.quantile(ok, [alpha / 2, 1 - alpha / 2]))
+                used = (f"percentile over the {ok.size} of {reps.size} resamples where the "
+                        "statistic is defined")
     return {"ci_low": lo, "ci_high": hi, "n_clusters": int(n_clusters),
             "method": f"cluster_bootstrap_{used} (scipy.stats.bootstrap, {n_clusters} clusters, "
                       f"{n_resamples} resamples)"}
