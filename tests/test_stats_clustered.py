@@ -133,6 +133,13 @@ def test_difference_without_discordance_is_not_zero_width():
     assert allpos.hi == 1 and allpos.lo < 1 and allpos.one_sided == "lower"
 
 
+def test_difference_of_rates_is_cut_to_its_range():
+    # two clusters: t(1) would reach far beyond [-1, 1]
+    est = clustered_difference([1, 1, 1, 1], [0, 1, 1, 1], ["a", "a", "b", "b"])
+    assert est.estimate == 0.25 and est.lo == -1.0 and est.hi == 1.0
+    assert clustered_difference([3.0, 3.0], [1.0, 1.0], ["a", "b"]).lo != -1.0  # not a rate
+
+
 def test_mean_and_bca_agree_with_each_other_roughly():
     y, cl = _clustered_data(seed=7, g=30, m=8)
     m = clustered_mean(y, cl)

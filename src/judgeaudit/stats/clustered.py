@@ -32,10 +32,11 @@ table caption prints):
 `clustered_difference` -- "paired_t_cr1": paired contrast mean(y_a - y_b) over
     units valid in both, CR1 variance over clusters, t(G-1) interval and two-sided
     p-value (the Wald test of a clustered OLS/GEE-independence intercept with a
-    small-sample t reference), the interval cut to the feasible range
-    [min a - max b, max a - min b]. When every difference is identical (variance 0)
+    small-sample t reference); for rates (values in [0, 1]) the interval is cut to
+    [-1, 1]. When every difference is identical (variance 0)
     the p-value is the exact sign test over clusters (1.0 if the difference is 0)
-    and the interval is the one-sided bound on the share of units that differ.
+    and, for rates, the interval is the one-sided bound on the share of units that
+    differ (NaN for unbounded values).
 
 `cluster_bootstrap_bca`: the ratio-of-sums mean with a BCa interval from
     `scipy.stats.bootstrap` resampling clusters (cluster sums and sizes paired);
@@ -240,8 +241,9 @@ def clustered_difference(y_a: Sequence | np.ndarray, y_b: Sequence | np.ndarray,
         return empty(METHOD_DIFFERENCE)
     m = float(d.mean())
     v = cr1_variance(d, codes, g)
-    # the feasible range of a mean difference: an interval never claims beyond it
-    lo_lim, hi_lim = float(a.min() - b.max()), float(a.max() - b.min())
+    # rates (values in [0, 1]): a difference lies in [-1, 1] and the interval is cut there
+    rates = bool(np.all((a >= 0) & (a <= 1)) and np.all((b >= 0) & (b <= 1)))
+    lo_lim, hi_lim = (-1.0, 1.0) if rates else (-math.inf, math.inf)
     if g >= 2 and v > 0:
         se = math.sqrt(v)
         t = _tcrit(alpha, g)
@@ -250,8 +252,10 @@ def clustered_difference(y_a: Sequence | np.ndarray, y_b: Sequence | np.ndarray,
                         METHOD_DIFFERENCE, None, se, pvalue=pv, k=float(np.count_nonzero(d)))
     # every difference identical (or one cluster): bound the share of units that
     # could differ from the observed common value by the one-sided Wilson bound at n
-    span = float(np.max(np.abs(np.concatenate([a, b])))) if n else 1.0
-    span = span if span > 0 else 1.0
+    if not rates:  # no bound on how far an unseen difference could lie: not estimable
+        return Estimate(m, math.nan, math.nan, n, g, METHOD_DIFFERENCE, None, 0.0,
+                        k=float(np.count_nonzero(d)))
+    span = 1.0
     _, u = wilson_bounds(0.0, n, _tcrit(alpha, max(g, 2), one_sided=True))
     w = u * (span + abs(m))  # |E d - m| <= P(d != m) * max|d - m|
     lo, hi = max(-span, m - w), min(span, m + w)
