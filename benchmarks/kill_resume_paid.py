@@ -53,7 +53,7 @@ def main() -> None:
     env = dict(os.environ, OPENAI_API_KEY="sk-kill-test")
     distinct = {json.dumps([r["request"]["system"], r["request"]["parts"]], sort_keys=True)
                 for t, s in SHARDS for r in read_jsonl(work / f"results/trials/A/{t}/{s}.jsonl")}
-    report = {"distinct_requests": len(distinct), "kills": [], "runs": []}
+    report = {"distinct_requests": len(distinct), "runs": []}
     with FakeProvider(latency_s=args.latency) as srv:
         cfg = yaml.safe_load((work / "tiny.yaml").read_text()) if (work / "tiny.yaml").exists() else {}
         gpt = {"provider": "openai", "model": "gpt-audio-2025-08-28", "base_url": srv.url + "/v1",
@@ -68,14 +68,18 @@ def main() -> None:
         for i in range(args.kills + 1):
             locks = sorted(p.name for p in (work / ".snakemake" / "locks").glob("*.lock"))
             before = srv.answered
+            traces0 = len(srv.traces)
             t0 = time.time()
             log = open(work / f"kill_run{i}.log", "w")
             proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
                                     start_new_session=True)
             killed = False
             if i < args.kills:
-                # wait until judging is under way, then a random extra delay
-                while srv.answered == before and proc.poll() is None and time.time() - t0 < 300:
+                # wait until THIS run's judging is under way (a request received after
+                # the launch; answers still being written to the previous run's dead
+                # sockets do not count), then a random extra delay
+                seen = len(srv.traces)
+                while len(srv.traces) == seen and proc.poll() is None and time.time() - t0 < 600:
                     time.sleep(0.02)
                 time.sleep(rng.uniform(0.2, 3.0))
                 if proc.poll() is None:
@@ -85,6 +89,7 @@ def main() -> None:
             log.close()
             text = (work / f"kill_run{i}.log").read_text()
             run = {"run": i, "stale_locks_at_start": locks, "rc": rc, "killed": killed,
+                   "requests_received_this_run": len(srv.traces) - traces0,
                    "answered_this_run": srv.answered - before, "seconds": round(time.time() - t0, 1),
                    "lock_error": "LockException" in text or "cannot be locked" in text,
                    "stale_lock_removed": "removed stale lock" in text}
