@@ -195,7 +195,7 @@ def test_whisper_embed_trains_and_generalises_to_unseen_emodb_speakers(
     manifest = _emodb_manifest(emodb_dir, tmp_path)
     cfg = {"backend": "whisper_embed", "model_path": whisper_dir,
            "whisper_embed": {"window": "clip", "pooling": "mean_std", "speaker_norm": True,
-                             "min_speaker_clips": 8, "c_grid": [0.1]}}
+                             "encoder_layers": 0, "min_speaker_clips": 8, "c_grid": [0.1]}}
     out = tmp_path / "model"
     meta = workflow.train("emotion", manifest, cfg, out, tmp_path / "cache", 1, seed=0)
     assert meta["train_speakers"] == EMODB_TRAIN

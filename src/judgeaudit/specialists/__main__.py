@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
                     "speaker, split, <label column>)")
     te.add_argument("--out", required=True, help="output folder (model, predictions, table)")
     te.add_argument("--backend", choices=["sklearn", "whisper_embed"], default="sklearn",
-                    help="emotion only: whisper_embed = Whisper-base embeddings + per-speaker "
+                    help="emotion only: whisper_embed = Whisper-base block-3 embeddings + per-speaker "
                     "normalisation + LR (schema defaults; Whisper base from the wheels)")
     te.add_argument("--feature-set", help="override the feature set (default ComParE_2016)")
     te.add_argument("--model", choices=["logreg", "svm", "random_forest"])
@@ -87,8 +87,9 @@ def main(argv: list[str] | None = None) -> int:
 
         cfg = {"backend": "whisper_embed", "label_column": "emotion",
                "model_path": str(assemble_whisper_base(Path(args.cache_dir) / "whisper-base")),
-               "whisper_embed": {"window": "clip", "pooling": "mean_std", "speaker_norm": True,
-                                 "min_speaker_clips": 8, "c_grid": [0.01, 0.1, 1.0]}}
+               "whisper_embed": {"window": "clip", "pooling": "mean", "speaker_norm": True,
+                                 "encoder_layers": 3, "min_speaker_clips": 8,
+                                 "c_grid": [0.01, 0.1, 1.0]}}
         if args.c_grid:
             cfg["whisper_embed"]["c_grid"] = [float(c) for c in args.c_grid.split(",")]
     out = Path(args.out)

@@ -51,6 +51,7 @@ from judgeaudit.specialists.base import (
     ModelMissingError,
     Prediction,
     SpecialistError,
+    excluded_prediction,
     check_vocabulary,
     meta_path,
     read_meta,
@@ -554,10 +555,9 @@ class WhisperEmbedClassifier:
                    payload["clip_speakers"], meta, model_dir)
 
     # ---- prediction -----------------------------------------------------------------
-    def _uniform(self, status: str) -> Prediction:
-        k = len(self.classes)
-        return Prediction(self.classes[0], {c: 1.0 / k for c in self.classes}, self.version,
-                          status)
+    def _excluded(self, status: str) -> Prediction:
+        # a clip the screen excluded gets no label and no scores (never a default class)
+        return excluded_prediction(status, self.version)
 
     def _to_predictions(self, probs: np.ndarray) -> list[Prediction]:
         out = []
@@ -611,16 +611,17 @@ class WhisperEmbedClassifier:
         rows = []
         for i, (clip_id, status) in enumerate(zip(table["clip_id"], table["status"],
                                                   strict=True)):
-            p = preds[i] or self._uniform(str(status))
+            p = preds[i] or self._excluded(str(status))
             rows.append({"clip_id": clip_id, "label": p.label,
-                         **{f"score_{c}": round(p.scores[c], 6) for c in self.classes},
+                         **{f"score_{c}": (round(p.scores[c], 6) if c in p.scores
+                                           else float("nan")) for c in self.classes},
                          "status": str(status), "version": self.version})
         return pd.DataFrame(rows)
 
     def _predict_bytes(self, data: bytes) -> Prediction:
         status, values = embed_bytes(data, self.model_dir, self.window, self.screen_cfg)
         if status != "ok":
-            return self._uniform(status)
+            return self._excluded(status)
         spk = self.clip_speakers.get(sha256_bytes(data))
         return self.predict_vectors(values, None if spk is None else [spk])[0][0]
 

@@ -178,7 +178,7 @@ def _train_whisper_embed(kind: str, manifest_path: str | os.PathLike, cfg: Mappi
     wcfg = dict(cfg.get("whisper_embed") or {})
     window = wcfg.get("window", "clip")
     model_dir = cfg.get("model_path") or ""
-    n_layers = int(wcfg.get("encoder_layers", 0) or 0)
+    n_layers = int(wcfg.get("encoder_layers", 3) or 0)
     if n_layers > 0:  # an intermediate encoder layer: a truncated copy beside the model
         from judgeaudit.specialists.whisper_embed import truncate_encoder
 
@@ -200,7 +200,7 @@ def _train_whisper_embed(kind: str, manifest_path: str | os.PathLike, cfg: Mappi
         rest) else None
     model = WhisperEmbedClassifier.fit(
         kind, table, label_col, _vocabulary(kind, cfg, frame[label_col]), model_dir, window,
-        wcfg.get("pooling", "mean_std"), bool(wcfg.get("speaker_norm", True)),
+        wcfg.get("pooling", "mean"), bool(wcfg.get("speaker_norm", True)),
         wcfg.get("c_grid", [0.01, 0.1, 1.0]), int(wcfg.get("min_speaker_clips", 8)), seed,
         screen_cfg, norm_table=others)
     model.save(out_dir)
