@@ -270,7 +270,7 @@ def specialist_uses():
     uses = {(k, dataset_for(k)) for k in SPECIALIST_KINDS}
     sa = config["study_a"]
     if sa["enabled"]:
-        uses |= {(t, study_a_dataset(t)) for t in STUDY_A_CLS_TASKS}
+        uses |= {(sa[t]["specialist"], study_a_dataset(t)) for t in STUDY_A_CLS_TASKS}
         uses |= {(CRITERION_KIND[c], study_a_dataset(c)) for c in sa["pairwise"]["criteria"]}
     if config["study_b"]["enabled"]:
         uses.add(("emotion", study_b_specialist_corpus()))
