@@ -169,10 +169,10 @@ def test_outcome_counts_split_refusals_invalid_and_errors():
 
     statuses = ["valid", "refusal", "invalid_json", "invalid_label", "error", "valid"]
     trials = [{"trial_id": f"t{i}", "task": "emotion", "condition": "audio_only", "gold": "happy",
-               "facts": {"family": "blueprint", "clip_id": f"c{i}", "k": 2, "seed": None}}
+               "facts": {"family": "blueprint", "clip_id": f"c{i}", "k": 4, "seed": None}}
               for i in range(6)]
     trials += [{"trial_id": "u0", "task": "emotion", "condition": "wrong_block", "gold": "happy",
-                "facts": {"family": "blueprint", "clip_id": "c0", "k": 2, "seed": None,
+                "facts": {"family": "blueprint", "clip_id": "c0", "k": 4, "seed": None,
                           "wrong_label": "sad"}}]
     responses = [{"trial_id": f"t{i}", "status": s, "parsed": "happy" if s == "valid" else None,
                   "error": "HTTP 500: boom" if s == "error" else None}
@@ -198,7 +198,8 @@ def test_study_b_cell_splits_outcomes():
 
     f = pd.DataFrame({"status": ["valid", "valid", "refusal", "error", "invalid_label"],
                       "valid": [True, True, False, False, False],
-                      "correct": [1.0, 0.0, None, None, None]})
+                      "correct": [1.0, 0.0, None, None, None],
+                      "item_id": ["i1", "i2", "i3", "i4", "i5"]})
     row = cell(f)
     assert (row["n"], row["n_refused"], row["n_invalid"], row["n_error"]) == (2, 1, 1, 1)
     empty = cell(f[~f["valid"]])

@@ -193,5 +193,5 @@ def test_one_command_train_eval(corpus, tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["n_test"] == 18 and 0 <= report["wilson95"][0] <= report["accuracy"]
     table = pd.read_csv(tmp_path / "out" / "accuracy.tsv", sep="\t")
-    assert table.loc[0, "method"] == "wilson"
+    assert table.loc[0, "method"].startswith("speaker-clustered wilson")
     assert (tmp_path / "out" / "model.json").exists()

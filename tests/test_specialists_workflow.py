@@ -39,7 +39,7 @@ def test_whisper_backend_pulls_the_assembled_model(tmp_path):
 def test_whisper_embed_emotion_backend_pulls_the_assembled_model(tmp_path):
     overlay = tmp_path / "whisper_embed.yaml"
     overlay.write_text("specialists:\n  emotion:\n    backend: whisper_embed\n")
-    res = _dry_run(tmp_path, "results/specialists/emotion/model.json",
+    res = _dry_run(tmp_path, "results/specialists/emotion/synth_emotion/model.json",
                    overlays=(overlay,))
     assert res.returncode == 0, res.stderr[-2000:]
     out = res.stdout + res.stderr
