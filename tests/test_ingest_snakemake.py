@@ -93,7 +93,8 @@ def test_snakemake_downloads_ravdess_from_loopback_server(tmp_path, repo_root, s
             "ravdess": {"source": "download",
                         "url": f"{url}/records/1188976/files/Audio_Speech_Actors_01-24.zip",
                         "md5": hashlib.md5(arc.read_bytes()).hexdigest(),
-                        "check_complete": False, "subset_per_class": 2}}}))
+                        "check_complete": False, "subset_per_class": 2,
+                        "subset_split": "all"}}}))  # 2 actors: none held out
         res = _snakemake(snakemake_exe, repo_root, work, overlay, "data/ravdess/manifest.tsv")
     assert res.returncode == 0, res.stderr[-3000:]
     receipt = json.loads((work / "data/ravdess/download.json").read_text())
