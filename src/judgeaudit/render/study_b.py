@@ -201,7 +201,9 @@ def _corpus_of(frame: pd.DataFrame) -> str:
     """` (corpus)` for a panel/column title when the rows name their corpus."""
     if "corpus" not in frame.columns or not len(frame):
         return ""
-    return " (" + ", ".join(sorted(set(frame["corpus"].astype(str)))) + ")"
+    # chance-baseline rows carry no corpus (pandas 3 keeps NaN through astype(str))
+    names = sorted({str(c) for c in frame["corpus"].dropna()})
+    return " (" + ", ".join(names) + ")" if names else ""
 
 
 def heatmap_figure(pot: pd.DataFrame, gap: pd.DataFrame, cue: pd.DataFrame,
