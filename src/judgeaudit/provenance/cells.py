@@ -284,7 +284,11 @@ def _study_a(row: Mapping[str, Any], ch: Sequence[dict], root: Path
         used |= df["condition"] == "audio_only"
         note += " plus this judge's audio_only trials of the task (rf_adj reads them)"
     n_boot = int(_param(ch, "study_a_metrics_judge", "n_boot", 2000))
-    recomputed = sa.metrics(df[used], n_boot=n_boot)
+    from judgeaudit.stats.outcomes import add_outcome_counts
+
+    # as scripts/study_a_metrics_judge.py: metrics, then the outcome counts
+    recomputed = add_outcome_counts(sa.metrics(df[used], n_boot=n_boot), df[used])
+    recomputed = recomputed.assign(format=recomputed["condition"])  # Table V's name
     ids = set(df.loc[cell, "trial_id"])
     cell_trials = [t for t in trials if t["trial_id"] in ids]
     return recomputed, _trial_rows(cell_trials, resp), (
@@ -364,6 +368,15 @@ def _study_b(metric: str):
                 recomputed, how = SB.state_distribution(st), "stats.study_b.state_distribution"
             else:
                 recomputed, how = SB.potemkin(st), "stats.study_b.potemkin"
+                gate = _param(ch, "study_b_states", "gate")
+                if gate is not None:  # as scripts/study_b_metrics.py: the chance gate
+                    from judgeaudit.stats import chance as CH
+
+                    gate = json.loads(gate) if isinstance(gate, str) else gate
+                    recomputed = CH.gate_potemkin(
+                        recomputed, st, CH.chance_distribution(items_by_task(item_files)),
+                        gate["alpha"], gate["min_n"])
+                    how += " + stats.chance.gate_potemkin"
             how = f"stats.study_b.states + {how}"
         ids = set(scored.loc[cell, "trial_id"])
         rows = _trial_rows([t for t in trials if t["trial_id"] in ids], resp)
@@ -486,6 +499,8 @@ def trace_row(table: str | os.PathLike, row: str | int, columns: Sequence[str] |
     index = select_row(frame, row, table)
     keys = key_columns(frame)
     row_dict = {c: _clean(frame.at[index, c]) for c in frame.columns}
+    if "condition" not in row_dict and "format" in row_dict:  # Table V: format = condition
+        row_dict["condition"] = row_dict["format"]
     ch = chain(table, frame, index, root)
     config = _config_of(ch)
     base = dict(table=table, row_index=index, row_key=row_key(frame, index, keys),
@@ -493,7 +508,7 @@ def trace_row(table: str | os.PathLike, row: str | int, columns: Sequence[str] |
     cells = [CellTrace(column=c, value=_clean(frame.at[index, c]), **base) for c in columns]
     rule = next((n["rule"] for n in ch if n["rule"] in RECIPES), None)
     missing = [k for k in REQUIRED_KEYS.get(rule, ("judge", "task"))
-               if k not in frame.columns]
+               if k not in row_dict]
     if rule is None or missing:
         note = (f"no recomputation recipe: no metrics rule of {sorted(RECIPES)} in the "
                 f"provenance chain" if rule is None else
