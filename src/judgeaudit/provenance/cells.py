@@ -409,6 +409,14 @@ RECIPES = {
     "study_b_cue_dependence": _study_b("cue_dependence"),
     "study_b_states": _study_b("states"),
 }
+# Tables whose rows are not one metric-rule row each: traced to rules and config only.
+NOT_RECOMPUTED = {
+    "study_b_state_distribution": (
+        "the table interleaves each judge's states with chance-baseline rows "
+        "(stats.chance.chance_distribution); the judge rows are "
+        "results/metrics/B/state_distribution.tsv, traceable and recomputed there"),
+}
+
 REQUIRED_KEYS = {"study_a_metrics_judge": ("judge", "task", "family", "condition", "metric")}
 
 
@@ -507,6 +515,11 @@ def trace_row(table: str | os.PathLike, row: str | int, columns: Sequence[str] |
                 row=row_dict, chain=ch, config=config)
     cells = [CellTrace(column=c, value=_clean(frame.at[index, c]), **base) for c in columns]
     rule = next((n["rule"] for n in ch if n["rule"] in RECIPES), None)
+    why_not = NOT_RECOMPUTED.get(Path(table).stem)
+    if why_not:
+        for c in cells:
+            c.note = f"not recomputed: {why_not}"
+        return cells
     missing = [k for k in REQUIRED_KEYS.get(rule, ("judge", "task"))
                if k not in row_dict]
     if rule is None or missing:
