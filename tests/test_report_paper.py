@@ -130,7 +130,8 @@ def test_three_random_cells_recompute_to_the_printed_value(run):
                               sep="\t").at[i, col]
         assert t["match"] is True, (seed, stem, i, col, t["note"])
         if pd.isna(printed):
-            assert t["recomputed"] is None, (seed, stem, i, col)
+            # an empty cell (e.g. an all-empty text column such as no_answer, read as NaN)
+            assert t["recomputed"] in (None, ""), (seed, stem, i, col)
         else:
             assert t["recomputed"] == pytest.approx(float(printed), rel=1e-9, abs=1e-12), \
                 (seed, stem, i, col)
