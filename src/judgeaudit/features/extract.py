@@ -240,17 +240,11 @@ def featurize_bytes(
     return status, compute(x, sr, feature_set)
 
 
-class FeatureCache:
-    """Per-clip cache of feature vectors keyed by the clip's sha256."""
+class NpzStatusCache:
+    """Content-addressed per-clip cache of (status, vector) `.npz` files under
+    `root` (None = no cache); a damaged entry reads as a miss and is recomputed."""
 
-    def __init__(self, cache_dir: str | os.PathLike | None, feature_set: str,
-                 screen_cfg: ScreenConfig = DEFAULT_SCREEN):
-        self.feature_set = feature_set
-        self.screen_cfg = screen_cfg
-        self.key = extractor_key(feature_set, screen_cfg)
-        self.root = (
-            Path(cache_dir) / "features" / feature_set / self.key if cache_dir else None
-        )
+    root: Path | None = None
 
     def path(self, sha: str) -> Path | None:
         return self.root / sha[:2] / f"{sha}.npz" if self.root else None
@@ -275,6 +269,24 @@ class FeatureCache:
             with open(tmp, "wb") as fh:
                 np.savez(fh, status=np.array(status),
                          values=np.asarray(values if values is not None else [], float))
+
+
+class FeatureCache(NpzStatusCache):
+    """Per-clip cache of feature vectors keyed by the clip's sha256."""
+
+    def __init__(self, cache_dir: str | os.PathLike | None, feature_set: str,
+                 screen_cfg: ScreenConfig = DEFAULT_SCREEN):
+        self.feature_set = feature_set
+        self.screen_cfg = screen_cfg
+        self.key = extractor_key(feature_set, screen_cfg)
+        self.root = (
+            Path(cache_dir) / "features" / feature_set / self.key if cache_dir else None
+        )
+
+    def put(self, sha: str, status: str, values: np.ndarray | None) -> None:
+        super().put(sha, status, values)
+        if self.root is None:
+            return
         names = self.root / "names.json"
         if not names.exists():
             write_text_atomic(names, json.dumps(list(feature_names(self.feature_set))))

@@ -45,6 +45,7 @@ import numpy as np
 import pandas as pd
 
 from judgeaudit.features.audio import DEFAULT_SCREEN, ScreenConfig, load_audio, screen
+from judgeaudit.features.extract import NpzStatusCache
 from judgeaudit.io import atomic_path, sha256_bytes, sha256_json, write_bytes_atomic
 from judgeaudit.specialists.base import (
     Memo,
@@ -291,37 +292,13 @@ def cache_key(model_dir: str | os.PathLike, window: str, screen_cfg: ScreenConfi
                         "screen": asdict(screen_cfg), "pooling": "mean_std", "schema": 1})[:16]
 
 
-class EmbeddingCache:
+class EmbeddingCache(NpzStatusCache):
     """Pooled embeddings keyed by the clip's sha256 (and the model/config key)."""
 
     def __init__(self, cache_dir: str | os.PathLike | None, model_dir: str | os.PathLike,
                  window: str, screen_cfg: ScreenConfig = DEFAULT_SCREEN):
         self.key = cache_key(model_dir, window, screen_cfg)
         self.root = Path(cache_dir) / "embeddings" / BACKEND / self.key if cache_dir else None
-
-    def path(self, sha: str) -> Path | None:
-        return self.root / sha[:2] / f"{sha}.npz" if self.root else None
-
-    def get(self, sha: str) -> tuple[str, np.ndarray | None] | None:
-        p = self.path(sha)
-        if p is None or not p.exists():
-            return None
-        try:
-            with np.load(p, allow_pickle=False) as z:
-                status = str(z["status"])
-                values = z["values"] if status == "ok" else None
-        except (OSError, ValueError, KeyError):
-            return None  # damaged entry: recompute
-        return status, values
-
-    def put(self, sha: str, status: str, values: np.ndarray | None) -> None:
-        p = self.path(sha)
-        if p is None:
-            return
-        with atomic_path(p, suffix=".npz") as tmp:
-            with open(tmp, "wb") as fh:
-                np.savez(fh, status=np.array(status),
-                         values=np.asarray(values if values is not None else [], float))
 
 
 def embed_bytes(data: bytes, model_dir: str | os.PathLike, window: str = "pad30",
