@@ -37,12 +37,13 @@ from judgeaudit.judges.embedded.conventions import (
     split_pcm,
 )
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Part, Request, TextPart
+from judgeaudit.vocab.study_a import PAIR_FORMATS
 
 STUDY = "A"
 ANSWER_KEY = "choice"
 SLOTS = ("A", "B")
 ORDERS = ("AB", "BA")
-FORMATS = ("concat", "native")
+FORMATS = PAIR_FORMATS
 __all__ = ["SEPARATOR_SILENCE_S", "SEPARATOR_TONE_AMPLITUDE", "SEPARATOR_TONE_HZ",
            "SEPARATOR_TONE_S", "Clip", "Pair", "concat_wav", "pair_trials", "split_concat"]
 

@@ -29,17 +29,19 @@ from judgeaudit.conditions.common import (
 )
 from judgeaudit.io import sha256_json
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Part, Request, TextPart
+from judgeaudit.vocab.study_a import (
+    BLUEPRINT_CONDITIONS,
+    MATCH_CONDITION,
+    PLACEMENTS,
+    WRONG_BLUEPRINT_CONDITIONS,
+)
 
 STUDY = "A"
 ANSWER_KEY = "label"
 
-RQ1_CONDITIONS = (
-    "audio_only", "skeleton", "acoustic_description", "true_block", "wrong_block",
-    "wrong_no_frame", "wrong_with_audio", "wrong_with_audio_fallible",
-)
-WRONG_RQ1 = ("wrong_block", "wrong_no_frame", "wrong_with_audio", "wrong_with_audio_fallible")
-PLACEMENTS = ("system", "rubric", "before", "after")
-RQ2_CONDITIONS = (*PLACEMENTS, "match")
+RQ1_CONDITIONS = BLUEPRINT_CONDITIONS
+WRONG_RQ1 = WRONG_BLUEPRINT_CONDITIONS
+RQ2_CONDITIONS = (*PLACEMENTS, MATCH_CONDITION)
 CONFLICT_CONDITION = "conflict"
 FAMILIES = {"blueprint": RQ1_CONDITIONS, "reference": RQ2_CONDITIONS,
             "conflict": (CONFLICT_CONDITION,)}

@@ -2,8 +2,9 @@
 trial rows out. The rule scripts call these; everything here runs from Python alone.
 
 Shards (CONTRACTS section 3, `results/trials/A/<task>/<shard>.jsonl`):
-  emotion|language / blueprint|reference|conflict   (one shard per task x family)
-  pair_<criterion> / concat|native                   (both orders in one shard)
+  <task> / <family>          task in vocab.study_a.CLS_TASKS, family in CLS_SHARDS
+  pair_<criterion> / <format> criterion in PAIR_CRITERIA, format in PAIR_FORMATS
+                              (both orders in one shard)
 """
 
 from __future__ import annotations
@@ -24,12 +25,12 @@ from judgeaudit.conditions.study_a import (
     reference_trials,
     select_balanced,
 )
+from judgeaudit.vocab.study_a import CLS_SHARDS, CLS_TASKS, PAIR_CRITERIA, PAIR_FORMATS
 
 log = logging.getLogger(__name__)
-CLASSIFICATION_TASKS = ("emotion", "language")
-CLASSIFICATION_SHARDS = ("blueprint", "reference", "conflict")
-PAIR_CRITERIA = ("naturalness", "cleanness", "speaker", "emotion")
-PAIR_SHARDS = ("concat", "native")
+CLASSIFICATION_TASKS = CLS_TASKS
+CLASSIFICATION_SHARDS = CLS_SHARDS
+PAIR_SHARDS = PAIR_FORMATS
 
 
 def read_table(path: str | Path, what: str, need: tuple[str, ...] = ()) -> pd.DataFrame:

@@ -18,6 +18,8 @@ Vocabularies:
 
 from __future__ import annotations
 
+from judgeaudit.vocab.datasets import AUX_CLIP_COLUMNS, AUX_TABLES
+
 EMOTIONS: tuple[str, ...] = (
     "neutral", "calm", "happy", "sad", "angry", "fearful", "disgust", "surprised",
 )
@@ -69,22 +71,8 @@ VOCABULARIES: dict[str, frozenset[str]] = {
     "role": frozenset(ROLES),
 }
 
-# Auxiliary tables beside the manifest: file name -> required columns; columns named
-# in AUX_CLIP_COLUMNS must hold clip_ids of the manifest.
-AUX_TABLES: dict[str, dict[str, tuple[str, ...]]] = {
-    "synth_speaker": {"trials.tsv": ("trial_id", "clip_a", "clip_b", "same", "split")},
-    "synth_naturalness": {"pairs.tsv": ("pair_id", "task", "better_clip", "worse_clip",
-                                        "source_clip", "degradation", "better_score",
-                                        "worse_score", "split")},
-    "synth_counterfactual": {"items.tsv": ("item_id", "transcript", "clip_a", "clip_b",
-                                           "emotion_a", "emotion_b", "voice")},
-    "synth_dialogue": {"dialogues.tsv": ("dialogue_id", "variant", "shift_turn", "n_turns",
-                                         "clip_id", "path", "sha256", "duration_s",
-                                         "trajectory")},
-}
-AUX_CLIP_COLUMNS: tuple[str, ...] = ("clip_a", "clip_b", "better_clip", "worse_clip",
-                                     "source_clip")
-
+# AUX_TABLES (auxiliary tables beside the manifest: dataset -> {file name: required
+# columns}) and AUX_CLIP_COLUMNS are the datasets vocabulary's (judgeaudit.vocab.datasets).
 
 # >>> real datasets (owned by the download stage: judgeaudit.datasets.real)
 DATASET_COLUMNS.update({
@@ -95,14 +83,6 @@ DATASET_COLUMNS.update({
     "voxceleb1": ("video_id", "utterance_id", "voxceleb_path"),
     "emocf": ("emotion", "transcript", "raw_emotion", "expected_emotions"),
     "od3": ("dialogue_id", "turn_index", "role", "transcript", "voice", "source_dataset"),
-})
-AUX_TABLES.update({
-    "bvcc": {"pairs.tsv": ("pair_id", "task", "better_clip", "worse_clip", "better_score",
-                           "worse_score", "split")},
-    "voxceleb1": {"trials.tsv": ("trial_id", "clip_a", "clip_b", "same", "split")},
-    "emocf": {"items.tsv": ("item_id", "transcript", "clip_a", "clip_b", "emotion_a",
-                            "emotion_b", "voice")},
-    "od3": {"dialogues.tsv": ("dialogue_id", "n_turns", "source_dataset")},
 })
 # <<< real datasets
 

@@ -17,11 +17,11 @@ from judgeaudit.render.tables import (
     write_table,
 )
 from judgeaudit.stats.clustered import METHOD_DIFFERENCE, METHOD_TEXT, caption_method
+from judgeaudit.vocab import study_a as vocab_a
 
-RQ1 = ["audio_only", "skeleton", "acoustic_description", "true_block", "wrong_block",
-       "wrong_no_frame", "wrong_with_audio", "wrong_with_audio_fallible"]
-WRONG = ["wrong_block", "wrong_no_frame", "wrong_with_audio", "wrong_with_audio_fallible"]
-PLACEMENTS = ["system", "rubric", "before", "after"]
+RQ1 = list(vocab_a.BLUEPRINT_CONDITIONS)
+WRONG = list(vocab_a.WRONG_BLUEPRINT_CONDITIONS)
+PLACEMENTS = list(vocab_a.PLACEMENTS)
 CONFLICT = ["follow_block", "follow_reference", "follow_gold", "follow_other"]
 PAIR_METRICS = ["lock", "g", "consistent_correct", "consistent_wrong", "locked_first",
                 "locked_second"]

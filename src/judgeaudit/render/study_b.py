@@ -33,10 +33,11 @@ from judgeaudit.stats.clustered import (
     METHOD_TEXT,
     caption_method,
 )
+from judgeaudit.vocab.study_b import CUES, PROTOCOLS, TASKS
 
 TASK_LABEL = {"single": "Single", "positional": "Positional", "conversation": "Conversation"}
-TASK_ORDER = ("single", "positional", "conversation")
-CUE_ORDER = ("none", "soft", "hard", "transition")
+TASK_ORDER = TASKS
+CUE_ORDER = CUES
 STATE_ORDER = ("111", "110", "101", "100", "011", "010", "001", "000")
 STATE_COLORS = {"111": "#1a9850", "110": "#d73027", "101": "#91cf60", "100": "#fc8d59",
                 "011": "#d9ef8b", "010": "#fee08b", "001": "#c7eae5", "000": "#7f7f7f"}
@@ -58,8 +59,8 @@ def _caption(title: str, frame: pd.DataFrame, invalid: bool = True) -> str:
 
 
 def accuracy_table(acc: pd.DataFrame, base: str | Path) -> pd.DataFrame:
-    j = acc[acc["protocol"].isin(["pointwise", "pairwise"])].copy()
-    order = [_colname(t, p, c) for t in TASK_ORDER for p in ("pointwise", "pairwise")
+    j = acc[acc["protocol"].isin(PROTOCOLS)].copy()
+    order = [_colname(t, p, c) for t in TASK_ORDER for p in PROTOCOLS
              for c in CUE_ORDER]
     j["column"] = [_colname(t, p, c) for t, p, c in zip(j["task"], j["protocol"], j["cue"],
                                                          strict=True)]

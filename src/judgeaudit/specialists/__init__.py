@@ -23,13 +23,13 @@ from typing import Any
 
 from judgeaudit.specialists.base import (
     EMOTIONS,
-    KINDS,
     ModelMissingError,
     Prediction,
     SpecialistError,
     meta_path,
     read_meta,
 )
+from judgeaudit.vocab.specialists import SPECIALIST_KINDS as KINDS
 
 BACKENDS = {
     "emotion": ("sklearn", "emotion2vec", "whisper_embed"),

@@ -40,12 +40,12 @@ from scipy.optimize import brentq
 from statsmodels.stats.power import NormalIndPower, TTestPower
 from statsmodels.stats.proportion import proportion_effectsize
 
+from judgeaudit.vocab.study_a import PLACEMENTS, WRONG_BLUEPRINT_CONDITIONS
+
 METHOD_TWO_PROP = "two-sample proportions, Cohen's h, statsmodels NormalIndPower (two-sided)"
 METHOD_PAIRED = ("paired item differences, statsmodels TTestPower (two-sided), "
                  "psi from independent protocol errors")
-WRONG_BLUEPRINT = ("wrong_block", "wrong_no_frame", "wrong_with_audio",
-                   "wrong_with_audio_fallible")
-PLACEMENTS = ("system", "rubric", "before", "after")
+WRONG_BLUEPRINT = WRONG_BLUEPRINT_CONDITIONS
 METRICS = ("follow", "lock", "accuracy", "protocol_gap")
 COLUMNS = ["study", "task", "cell", "metric", "n_trials", "n_units", "n_clusters",
            "units_per_cluster", "icc", "deff", "n_eff", "alpha", "power", "baseline",

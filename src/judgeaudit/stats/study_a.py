@@ -43,10 +43,13 @@ from judgeaudit.stats.clustered import (
 )
 from judgeaudit.stats.contrasts import holm
 from judgeaudit.stats.rates import PAIR_MODES, pair_mode
+from judgeaudit.vocab.study_a import (
+    CLS_SHARDS,
+    PLACEMENTS,
+    WRONG_BLUEPRINT_CONDITIONS,
+)
 
-WRONG_CONDITIONS = ("wrong_block", "wrong_no_frame", "wrong_with_audio",
-                    "wrong_with_audio_fallible")
-PLACEMENTS = ("system", "rubric", "before", "after")
+WRONG_CONDITIONS = WRONG_BLUEPRINT_CONDITIONS
 FACT_COLUMNS = ("family", "seed", "clip_id", "k", "wrong_label", "block_label",
                 "reference_label", "placement", "pair_id", "format", "order",
                 "better_slot_ab", "criterion", "cluster", "cluster_unit")
@@ -152,7 +155,7 @@ def classification_metrics(df: pd.DataFrame, n_boot: int = 0) -> list[dict[str, 
     planted follow propensity sets, free of the judge's own perception errors that
     coincide with the wrong label."""
     rows: list[dict[str, Any]] = []
-    cls = df[df["family"].isin(["blueprint", "reference", "conflict"])]
+    cls = df[df["family"].isin(CLS_SHARDS)]
     own = _own_audio_answers(df)
     for (judge, task, family, cond), grp in cls.groupby(
             ["judge", "task", "family", "condition"], sort=True):

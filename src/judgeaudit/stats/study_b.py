@@ -46,6 +46,7 @@ from judgeaudit.stats.clustered import (
     invalid_bounds,
 )
 from judgeaudit.stats.outcomes import split_statuses
+from judgeaudit.vocab.study_b import PROTOCOLS
 
 STATES = ("111", "110", "101", "100", "011", "010", "001", "000")
 STATE_NAMES = {"111": "reliable", "110": "potemkin", "010": "perception bottleneck",
@@ -120,7 +121,7 @@ def cell(frame: pd.DataFrame) -> dict[str, Any]:
 def accuracy(scored: pd.DataFrame) -> pd.DataFrame:
     """Per judge x task x protocol x cue (J shards) and per probe (P, O)."""
     out = []
-    j = scored[scored["protocol"].isin(["pointwise", "pairwise"])]
+    j = scored[scored["protocol"].isin(PROTOCOLS)]
     for (judge, task, proto, cue), g in j.groupby(["judge", "task", "protocol", "cue"]):
         out.append({"judge": judge, "task": task, "protocol": proto, "cue": cue, **cell(g)})
     p = scored[scored["probe"] == "P"]
@@ -161,7 +162,7 @@ def paired_item_diff(a: pd.DataFrame, b: pd.DataFrame, n_boot: int, seed: int
 def protocol_gap(scored: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
     """Pairwise - Pointwise accuracy per judge x task x cue, paired over items."""
     out = []
-    j = scored[scored["protocol"].isin(["pointwise", "pairwise"])]
+    j = scored[scored["protocol"].isin(PROTOCOLS)]
     for (judge, task, cue), g in j.groupby(["judge", "task", "cue"]):
         pw, pt = g[g["protocol"] == "pairwise"], g[g["protocol"] == "pointwise"]
         if pw.empty or pt.empty:
@@ -182,7 +183,7 @@ def cue_dependence(scored: pd.DataFrame, hard: str = "hard", none: str = "none",
                    n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
     """acc(hard cue) - acc(no cue) per judge x task x protocol, paired over items."""
     out = []
-    j = scored[scored["protocol"].isin(["pointwise", "pairwise"])]
+    j = scored[scored["protocol"].isin(PROTOCOLS)]
     for (judge, task, proto), g in j.groupby(["judge", "task", "protocol"]):
         cues = set(g["cue"])
         h = hard if hard in cues else ("transition" if "transition" in cues else None)

@@ -27,8 +27,9 @@ from typing import Any
 import pandas as pd
 
 from judgeaudit.conditions.replies import ReplyBank
+from judgeaudit.vocab.study_b import TASKS
 
-FAMILIES = ("single", "positional", "conversation")
+FAMILIES = TASKS
 
 
 class ItemError(ValueError):

@@ -28,10 +28,8 @@ from typing import Any
 from judgeaudit.conditions.study_b.items import gold_slot, slots
 from judgeaudit.io import sha256_bytes, sha256_json
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Request, TextPart
+from judgeaudit.vocab.study_b import CUES, PROBE_PREFIX, PROBES, PROTOCOLS
 
-PROTOCOLS = ("pointwise", "pairwise")
-CUES = ("none", "soft", "hard", "transition")
-PROBES = ("P", "O")
 REPLY_ANSWER = AnswerSpec(key="pred", allowed=("R1", "R2"), reasoning=True)
 TEMPLATE_FILES = {"system": "system.txt", "pointwise": "pointwise.txt",
                   "pairwise": "pairwise.txt", "P": "probe_perception.txt",
@@ -60,8 +58,8 @@ class Template:
 
 def shard_kind(shard: str) -> tuple[str, str | None]:
     """`pointwise-hard` -> ("pointwise", "hard"); `probe-P` -> ("P", None)."""
-    if shard.startswith("probe-"):
-        probe = shard.split("-", 1)[1]
+    if shard.startswith(PROBE_PREFIX):
+        probe = shard.removeprefix(PROBE_PREFIX)
         if probe not in PROBES:
             raise TrialError(f"unknown probe shard {shard!r} (expected probe-P or probe-O)")
         return probe, None

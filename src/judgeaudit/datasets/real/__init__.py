@@ -24,6 +24,8 @@ from typing import Any
 
 import httpx
 
+from judgeaudit.vocab.datasets import REAL_DATASETS, SYNTH_COUNTERPART
+
 from . import bvcc, emocf, fleurs, od3, ravdess, voxceleb
 from .archive import extract_once, stream_extract_tar
 from .base import ClipSpec, LabelError, build_manifest, split_table, write_outputs
@@ -31,11 +33,6 @@ from .download import fetch
 
 log = logging.getLogger("judgeaudit.datasets.real")
 
-REAL_DATASETS = ("ravdess", "fleurs", "bvcc", "voxceleb1", "emocf", "od3")
-SYNTH_COUNTERPART = {
-    "ravdess": "synth_emotion", "fleurs": "synth_language", "bvcc": "synth_naturalness",
-    "voxceleb1": "synth_speaker", "emocf": "synth_counterfactual", "od3": "synth_dialogue",
-}
 LICENSES = {"ravdess": ravdess.LICENSE, "fleurs": fleurs.LICENSE, "bvcc": bvcc.LICENSE,
             "voxceleb1": voxceleb.LICENSE, "emocf": emocf.LICENSE, "od3": od3.LICENSE}
 ATTR_COLUMNS = {"ravdess": ravdess.ATTR_COLUMNS, "fleurs": fleurs.ATTR_COLUMNS,

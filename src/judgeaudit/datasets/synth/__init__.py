@@ -12,10 +12,7 @@ import importlib
 import os
 from pathlib import Path
 
-SYNTH_DATASETS: tuple[str, ...] = (
-    "synth_emotion", "synth_language", "synth_speaker", "synth_naturalness",
-    "synth_counterfactual", "synth_dialogue",
-)
+from judgeaudit.vocab.datasets import SYNTH_DATASETS
 
 
 def _module(dataset: str):

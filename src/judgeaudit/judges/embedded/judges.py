@@ -31,6 +31,7 @@ from judgeaudit.judges.embedded import conventions as C
 from judgeaudit.judges.embedded.perception import NO_SPEECH, Perception
 from judgeaudit.judges.embedded.reader import RequestView, clip_seed_material
 from judgeaudit.judges.parse import match_label
+from judgeaudit.vocab.study_a import PAIR_FORMATS, PLACEMENTS
 
 
 def uniform(*material: Any) -> float:
@@ -190,9 +191,9 @@ class SimKnobs:
     follow_block: dict[str, float] = field(default_factory=lambda: {
         "framed": 0.0, "unframed": 0.0, "with_audio": 0.0, "with_audio_fallible": 0.0})
     follow_reference: dict[str, float] = field(default_factory=lambda: {
-        "system": 0.0, "rubric": 0.0, "before": 0.0, "after": 0.0})
+        p: 0.0 for p in PLACEMENTS})
     lock: dict[str, dict[str, float]] = field(default_factory=lambda: {
-        "concat": {"first": 0.0, "second": 0.0}, "native": {"first": 0.0, "second": 0.0}})
+        f: {"first": 0.0, "second": 0.0} for f in PAIR_FORMATS})
     potemkin: float = 0.0
 
     @classmethod

@@ -21,7 +21,6 @@ import numpy as np
 
 from judgeaudit.io import sha256_bytes
 
-KINDS = ("emotion", "language", "naturalness", "speaker")  # judgeaudit.specialists kinds
 #: What `emotion()` / `language()` return for a clip the specialist's screen excluded
 #: (no speech detected, too short...): never a label of the vocabulary.
 NO_SPEECH = "no_speech"

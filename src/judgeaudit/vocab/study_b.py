@@ -1,0 +1,39 @@
+"""Study B: tasks (item families), protocols, cues and probes.
+
+Trial shards are `results/trials/B/<task>/<shard>.jsonl` with shard
+`<protocol>-<cue>` or `probe-<probe>`."""
+
+from __future__ import annotations
+
+TASKS: tuple[str, ...] = ("single", "positional", "conversation")
+PROTOCOLS: tuple[str, ...] = ("pointwise", "pairwise")
+CUES: tuple[str, ...] = ("none", "soft", "hard", "transition")
+# cues a task may use (config study_b.tasks.<task>.cues)
+TASK_CUES: dict[str, tuple[str, ...]] = {
+    "single": ("none", "soft", "hard"),
+    "positional": ("none", "transition"),
+    "conversation": ("none", "soft", "hard"),
+}
+PROBES: tuple[str, ...] = ("P", "O")
+PROBE_PREFIX = "probe-"
+
+
+def protocol_shard(protocol: str, cue: str) -> str:
+    return f"{protocol}-{cue}"
+
+
+def probe_shard(probe: str) -> str:
+    return f"{PROBE_PREFIX}{probe}"
+
+
+PROBE_SHARDS: tuple[str, ...] = tuple(probe_shard(p) for p in PROBES)
+
+
+def shard_regex() -> str:
+    """Regex of every Study B shard name."""
+    return (f"({'|'.join(PROTOCOLS)})-({'|'.join(CUES)})|"
+            + "|".join(PROBE_SHARDS))
+
+
+__all__ = ["CUES", "PROBES", "PROBE_PREFIX", "PROBE_SHARDS", "PROTOCOLS", "TASKS",
+           "TASK_CUES", "probe_shard", "protocol_shard", "shard_regex"]
