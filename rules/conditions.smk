@@ -4,23 +4,20 @@
 rule study_a_trials_classification:
     """Study A RQ1 blueprint / RQ2 reference placement / cue-conflict trials of one
     classification task (one shard per task x condition family)."""
-    wildcard_constraints:
-        task="emotion|language",
-        shard="blueprint|reference|conflict",
     input:
         unpack(study_a_cls_inputs),
         code=package_code("conditions", "judges/request.py", "judges/embedded/conventions.py",
                           "features/blueprint.py", "specialists/corpus.py",
                           "specialists/base.py"),
     output:
-        "results/trials/A/{task}/{shard}.jsonl",
+        "results/trials/A/{cls_task}/{family}.jsonl",
     params:
         cfg=study_a_cls_params,
-        corpus=lambda wc: study_a_dataset(wc.task),
-        specialist=lambda wc: f"{config['study_a'][wc.task]['specialist']}@{study_a_dataset(wc.task)}",
+        corpus=lambda wc: study_a_dataset(wc.cls_task),
+        specialist=lambda wc: W.study_a_cls_specialist(wc.cls_task),
         template_dir=str(REPO / "templates" / "blueprint"),
     log:
-        "logs/conditions/study_a_trials_classification/{task}_{shard}.log",
+        "logs/conditions/study_a_trials_classification/{cls_task}_{family}.log",
     threads: 1
     script:
         "../scripts/study_a_trials_classification.py"
@@ -28,8 +25,6 @@ rule study_a_trials_classification:
 
 rule study_a_trials_pairwise_native:
     """Study A RQ3 pairs of one criterion, AB and BA order, two audio inputs."""
-    wildcard_constraints:
-        criterion="naturalness|cleanness|speaker|emotion",
     input:
         manifest=study_a_pair_manifest,
         specialist_model=study_a_pair_specialist,
@@ -41,7 +36,7 @@ rule study_a_trials_pairwise_native:
         cfg=study_a_pair_params,
         criterion="{criterion}",
         corpus=lambda wc: study_a_dataset(wc.criterion),
-        specialist=lambda wc: f"{CRITERION_KIND[wc.criterion]}@{study_a_dataset(wc.criterion)}",
+        specialist=lambda wc: W.study_a_pair_specialist_name(wc.criterion),
         fmt="native",
     log:
         "logs/conditions/study_a_trials_pairwise/{criterion}_native.log",
@@ -53,8 +48,6 @@ rule study_a_trials_pairwise_native:
 rule study_a_trials_pairwise_concat:
     """Study A RQ3 pairs of one criterion, AB and BA order, one joined audio
     (A + separator + B; the joined WAVs are written beside the shard)."""
-    wildcard_constraints:
-        criterion="naturalness|cleanness|speaker|emotion",
     input:
         manifest=study_a_pair_manifest,
         specialist_model=study_a_pair_specialist,
@@ -67,7 +60,7 @@ rule study_a_trials_pairwise_concat:
         cfg=study_a_pair_params,
         criterion="{criterion}",
         corpus=lambda wc: study_a_dataset(wc.criterion),
-        specialist=lambda wc: f"{CRITERION_KIND[wc.criterion]}@{study_a_dataset(wc.criterion)}",
+        specialist=lambda wc: W.study_a_pair_specialist_name(wc.criterion),
         fmt="concat",
     log:
         "logs/conditions/study_a_trials_pairwise/{criterion}_concat.log",
@@ -94,8 +87,6 @@ rule study_b_items:
         seed=config["seed"],
     log:
         "logs/conditions/study_b_items/{task}.log",
-    wildcard_constraints:
-        task="single|positional|conversation",
     script:
         str(REPO / "scripts" / "study_b_items.py")
 
@@ -120,8 +111,6 @@ rule study_b_render:
         "logs/conditions/study_b_render/{task}.log",
     benchmark:
         "logs/conditions/study_b_render/{task}.bench.tsv"
-    wildcard_constraints:
-        task="single|positional|conversation",
     threads: 1
     script:
         str(REPO / "scripts" / "study_b_render.py")
@@ -140,8 +129,6 @@ rule study_b_reply_quality:
         seed=config["seed"],
     log:
         "logs/conditions/study_b_reply_quality/{task}.log",
-    wildcard_constraints:
-        task="single|positional|conversation",
     script:
         str(REPO / "scripts" / "study_b_replies.py")
 
@@ -165,9 +152,6 @@ rule study_b_trials:
         corpus=lambda wc: study_b_corpus(wc.task),
     log:
         "logs/conditions/study_b_trials/{task}/{shard}.log",
-    wildcard_constraints:
-        task="single|positional|conversation",
-        shard="(pointwise|pairwise)-(none|soft|hard|transition)|probe-P|probe-O",
     script:
         str(REPO / "scripts" / "study_b_trials.py")
 # <<< study_b

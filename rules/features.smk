@@ -17,8 +17,6 @@ rule features_table:
         "logs/features/features_table/{dataset}.log",
     benchmark:
         "logs/features/features_table/{dataset}.benchmark.tsv"
-    wildcard_constraints:
-        dataset="[A-Za-z0-9_]+",
     threads: 2
     script:
         str(REPO / "scripts" / "features_table.py")

@@ -25,11 +25,6 @@ rule judge_shard:
         "logs/judges/judge_shard/{judge}/{study}/{task}/{shard}.log",
     benchmark:
         "logs/judges/judge_shard/{judge}/{study}/{task}/{shard}.bench.tsv"
-    wildcard_constraints:
-        judge="[A-Za-z0-9_-]+",
-        study="[^/]+",
-        task="[^/]+",
-        shard="[^/]+",
     threads: 1
     resources:
         judge_slots=1,

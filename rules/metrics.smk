@@ -58,9 +58,6 @@ rule study_b_score:
         "results/metrics/B/scored/{judge}/{task}/{shard}.tsv",
     log:
         "logs/metrics/study_b_score/{judge}/{task}/{shard}.log",
-    wildcard_constraints:
-        task="single|positional|conversation",
-        shard="(pointwise|pairwise)-(none|soft|hard|transition)|probe-P|probe-O",
     script:
         str(REPO / "scripts" / "study_b_score.py")
 

@@ -31,9 +31,6 @@ rule specialists_train:
         "logs/specialists/specialists_train/{kind}/{dataset}.log",
     benchmark:
         "logs/specialists/specialists_train/{kind}/{dataset}.benchmark.tsv"
-    wildcard_constraints:
-        kind=SPECIALIST_KIND_RE,
-        dataset="[A-Za-z0-9_]+",
     threads: 2
     script:
         str(REPO / "scripts" / "specialists_train.py")
@@ -55,9 +52,6 @@ rule specialists_predict:
         "logs/specialists/specialists_predict/{kind}/{dataset}.log",
     benchmark:
         "logs/specialists/specialists_predict/{kind}/{dataset}.benchmark.tsv"
-    wildcard_constraints:
-        kind=SPECIALIST_KIND_RE,
-        dataset="[A-Za-z0-9_]+",
     threads: 2
     script:
         str(REPO / "scripts" / "specialists_predict.py")
@@ -75,8 +69,6 @@ rule specialists_whisper_eval:
         "logs/specialists/specialists_whisper_eval/{dataset}.log",
     benchmark:
         "logs/specialists/specialists_whisper_eval/{dataset}.benchmark.tsv"
-    wildcard_constraints:
-        dataset="[A-Za-z0-9_]+",
     threads: 2
     script:
         str(REPO / "scripts" / "specialists_whisper_eval.py")

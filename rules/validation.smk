@@ -18,9 +18,6 @@ rule validation_scenario:
         "logs/validation/validation_scenario/{run}/{scenario}.log",
     benchmark:
         "logs/benchmarks/validation/{run}/{scenario}.tsv"
-    wildcard_constraints:
-        run="default|full",
-        scenario="[a-z_]+",
     threads: 1
     script:
         "../scripts/validation_scenario.py"
@@ -45,8 +42,6 @@ rule validation_table:
         figure=lambda wc: f"figures/{wc.name}",
     log:
         "logs/validation/validation_table/{name}.log",
-    wildcard_constraints:
-        name="estimator_validation|estimator_validation_full",
     threads: 1
     script:
         "../scripts/validation_table.py"

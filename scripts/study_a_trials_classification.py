@@ -13,7 +13,7 @@ from judgeaudit.specialists.corpus import check_study_clips
 log = logs.setup(snakemake.log[0])  # noqa: F821
 smk = snakemake  # noqa: F821
 cfg = json.loads(smk.params.cfg)
-task, shard = smk.wildcards.task, smk.wildcards.shard
+task, shard = smk.wildcards.cls_task, smk.wildcards.family
 clipset = load_clipset(task, cfg["task_cfg"], smk.input.manifest, smk.input.predictions,
                        cfg["seed"])
 blueprint = None
