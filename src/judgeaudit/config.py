@@ -43,7 +43,59 @@ def load_schema(schema_path: str | os.PathLike = SCHEMA_PATH) -> dict[str, Any]:
             return [inline(v, base) for v in node]
         return node
 
-    return inline(yaml.safe_load(schema_path.read_text(encoding="utf-8")), schema_path.parent)
+    return _resolve_vocabularies(
+        inline(yaml.safe_load(schema_path.read_text(encoding="utf-8")), schema_path.parent))
+
+
+def vocabulary(name: str) -> tuple[str, ...]:
+    """A vocabulary named `<module>.<NAME>[.<key>]` in `judgeaudit.vocab`
+    (e.g. `study_a.PLACEMENTS`, `study_b.TASK_CUES.single`)."""
+    import importlib
+
+    module, attr, *key = name.split(".")
+    try:
+        value = getattr(importlib.import_module(f"judgeaudit.vocab.{module}"), attr)
+        for k in key:
+            value = value[k]
+    except (ImportError, AttributeError, KeyError):
+        raise ConfigError(f"schema names unknown vocabulary {name!r} "
+                          "(expected <module>.<NAME> of judgeaudit.vocab)") from None
+    return tuple(value)
+
+
+def _resolve_vocabularies(node: Any) -> Any:
+    """`x-vocabulary: <name>` in a schema: the allowed values come from
+    judgeaudit.vocab, never a copy. On a string: its `enum`; on an array: its items'
+    `enum`; on an object: one property per name (the documented `properties` first,
+    the others from `x-vocabulary-property`, `{name}` filled into its description)."""
+    if isinstance(node, list):
+        return [_resolve_vocabularies(v) for v in node]
+    if not isinstance(node, dict):
+        return node
+    node = {k: _resolve_vocabularies(v) for k, v in node.items()}
+    name = node.get("x-vocabulary")
+    if name:
+        names = vocabulary(name)
+        kind = node.get("type")
+        if kind == "string":
+            node["enum"] = list(names)
+        elif kind == "array":
+            node["items"] = {**node.get("items", {}), "enum": list(names)}
+        elif kind == "object":
+            props = dict(node.get("properties", {}))
+            stale = sorted(set(props) - set(names))
+            if stale:
+                raise ConfigError(f"schema properties {stale} are not in vocabulary {name} "
+                                  f"{list(names)}")
+            template = node.get("x-vocabulary-property", {})
+            for n in names:
+                if n not in props:
+                    sub = copy.deepcopy(template)
+                    if "description" in sub:
+                        sub["description"] = sub["description"].format(name=n)
+                    props[n] = sub
+            node["properties"] = props
+    return node
 
 
 def _field(path) -> str:
