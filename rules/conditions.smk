@@ -6,7 +6,7 @@ rule study_a_trials_classification:
     classification task (one shard per task x condition family)."""
     input:
         unpack(study_a_cls_inputs),
-        code=package_code("conditions", "judges/request.py", "judges/embedded/conventions.py",
+        code=package_code("conditions", "judges/request.py", "prompts.py",
                           "features/blueprint.py", "specialists/corpus.py",
                           "specialists/base.py"),
     output:
@@ -28,7 +28,7 @@ rule study_a_trials_pairwise_native:
     input:
         manifest=study_a_pair_manifest,
         specialist_model=study_a_pair_specialist,
-        code=package_code("conditions", "judges/request.py", "judges/embedded/conventions.py",
+        code=package_code("conditions", "judges/request.py", "prompts.py",
                           "specialists/corpus.py", "specialists/base.py"),
     output:
         "results/trials/A/pair_{criterion}/native.jsonl",
@@ -51,7 +51,7 @@ rule study_a_trials_pairwise_concat:
     input:
         manifest=study_a_pair_manifest,
         specialist_model=study_a_pair_specialist,
-        code=package_code("conditions", "judges/request.py", "judges/embedded/conventions.py",
+        code=package_code("conditions", "judges/request.py", "prompts.py",
                           "specialists/corpus.py", "specialists/base.py"),
     output:
         trials="results/trials/A/pair_{criterion}/concat.jsonl",
@@ -76,7 +76,7 @@ rule study_b_items:
         table=study_b_table,
         manifest=study_b_manifest,
         bank=str(STUDY_B_TEMPLATES / "replies.yaml"),
-        code=package_code("conditions/study_b", "conditions/replies.py",
+        code=package_code("conditions/study_b", "prompts.py", "conditions/replies.py",
                           "datasets/synth/common.py", "datasets/synth/prosody.py",
                           "datasets/synth/tts.py", "datasets/audio.py", "datasets/schema.py",
                           "judges/request.py"),
@@ -97,7 +97,7 @@ rule study_b_render:
     input:
         item_file="results/conditions/B/{task}/items.jsonl",
         specialist=study_b_specialist(),
-        code=package_code("conditions/study_b", "conditions/tts.py", "conditions/replies.py",
+        code=package_code("conditions/study_b", "prompts.py", "conditions/tts.py", "conditions/replies.py",
                           "datasets", "specialists", "features", "judges/request.py"),
     output:
         renderings="results/conditions/B/{task}/renderings.tsv",
@@ -120,7 +120,7 @@ rule study_b_reply_quality:
     """Lexical quality of R0/R1 and (spoken) DNSMOS, for the balance table."""
     input:
         item_file="results/conditions/B/{task}/items.jsonl",
-        code=package_code("conditions/study_b", "conditions/tts.py", "conditions/replies.py",
+        code=package_code("conditions/study_b", "prompts.py", "conditions/tts.py", "conditions/replies.py",
                           "datasets", "judges/request.py"),
     output:
         "results/conditions/B/{task}/reply_quality.tsv",
@@ -142,7 +142,7 @@ rule study_b_trials:
         system=str(STUDY_B_TEMPLATES / "system.txt"),
         template=study_b_template,
         cue=study_b_cue,
-        code=package_code("conditions/study_b", "conditions/replies.py", "judges/request.py",
+        code=package_code("conditions/study_b", "prompts.py", "conditions/replies.py", "judges/request.py",
                           "datasets/audio.py", "datasets/synth"),
     output:
         "results/trials/B/{task}/{shard}.jsonl",

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from scipy.stats import binomtest
 
+from judgeaudit import prompts as C
 from judgeaudit.io import sha256_bytes
 from judgeaudit.judges.adapters.base import make_adapter
-from judgeaudit.judges.embedded import conventions as C
 from judgeaudit.judges.embedded.fallible import FalliblePerception, confusion
 from judgeaudit.judges.embedded.perception import ToneFakePerception
 from judgeaudit.judges.request import AnswerSpec, AudioPart, LoadedRequest, Request, TextPart

@@ -365,7 +365,7 @@ class Plan:
 
     def judge_stages(self, name: str) -> list[str]:
         """Package stages a judge's shard job imports."""
-        stages = ["judges"]
+        stages = ["judges", "prompts.py"]
         if self.judge_spec(name)["provider"] in EMBEDDED_PERCEIVING:
             stages += ["specialists", "features"]
         return stages

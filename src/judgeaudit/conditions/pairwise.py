@@ -3,9 +3,9 @@
 `native`: two audio inputs, each after a text part naming its slot (`Clip A:`,
 `Clip B:`). `concat`: one audio input holding A, the separator, then B.
 
-The separator is the one the embedded judges split on, defined once in
-`judgeaudit.judges.embedded.conventions` (conditions may import the judges'
-conventions, never the reverse) and re-exported here as `SEPARATOR_*`:
+The separator is the one the embedded judges split on, defined once in the prompt
+contract `judgeaudit.prompts` (with every sentence of these requests) and
+re-exported here as `SEPARATOR_*`:
 SEPARATOR_SILENCE_S of digital silence, a SEPARATOR_TONE_S sine at
 SEPARATOR_TONE_HZ with peak SEPARATOR_TONE_AMPLITUDE (int16 PCM), the same silence
 again. Clips are joined as int16 PCM so the tone samples are exact.
@@ -27,36 +27,37 @@ import soundfile as sf
 
 from judgeaudit.conditions.common import check_unique_ids, make_trial, rng_for
 from judgeaudit.io import sha256_bytes, sha256_json, write_bytes_atomic
-from judgeaudit.judges.embedded.conventions import (
+from judgeaudit.judges.request import AnswerSpec, AudioPart, Part, Request, TextPart
+from judgeaudit.prompts import (
+    CONCAT_TEXT,
+    PAIR_FORMAT_TEXT,
+    PAIR_QUESTIONS,
+    PAIR_SLOTS,
+    REFERENCE_CLIP_TEXT,
     SEPARATOR_SILENCE_S,
     SEPARATOR_TONE_AMPLITUDE,
     SEPARATOR_TONE_HZ,
     SEPARATOR_TONE_S,
+    SLOT_TEXT,
+    SYSTEM_TEXT,
     concat_pcm,
     separator_pcm,
     split_pcm,
 )
-from judgeaudit.judges.request import AnswerSpec, AudioPart, Part, Request, TextPart
 from judgeaudit.vocab.study_a import PAIR_FORMATS
 
 STUDY = "A"
 ANSWER_KEY = "choice"
-SLOTS = ("A", "B")
+SLOTS = PAIR_SLOTS
 ORDERS = ("AB", "BA")
 FORMATS = PAIR_FORMATS
 __all__ = ["SEPARATOR_SILENCE_S", "SEPARATOR_TONE_AMPLITUDE", "SEPARATOR_TONE_HZ",
            "SEPARATOR_TONE_S", "Clip", "Pair", "concat_wav", "pair_trials", "split_concat"]
 
-SYSTEM_TEXT = "You are an expert judge of speech recordings. Reply only with a JSON object."
-QUESTIONS = {
-    "naturalness": "Question: which clip sounds more natural?",
-    "cleanness": "Question: which clip is cleaner (less degraded)?",
-    "speaker": "Question: which clip is spoken by the same speaker as the reference clip?",
-    "emotion": "Question: which clip sounds more {emotion}?",
-}
-FORMAT_TEXT = 'Answer "A" or "B". Reply as {"choice": "<A or B>"}.'
-CONCAT_TEXT = ("Clips A and B in one recording: clip A, then a short tone, then clip B:")
-REFERENCE_TEXT = "Reference clip:"
+# every fixed sentence of these requests is the prompt contract's (judgeaudit.prompts)
+QUESTIONS = PAIR_QUESTIONS
+FORMAT_TEXT = PAIR_FORMAT_TEXT
+REFERENCE_TEXT = REFERENCE_CLIP_TEXT
 
 
 @dataclass(frozen=True)
@@ -161,7 +162,8 @@ def pair_trials(task: str, pairs: Sequence[Pair], fmt: str, seed: int,
             if pair.reference is not None:
                 parts += [TextPart(REFERENCE_TEXT), _audio(pair.reference)]
             if fmt == "native":
-                parts += [TextPart("Clip A:"), _audio(slot_a), TextPart("Clip B:"), _audio(slot_b)]
+                parts += [TextPart(SLOT_TEXT.format(slot="A")), _audio(slot_a),
+                          TextPart(SLOT_TEXT.format(slot="B")), _audio(slot_b)]
             else:
                 joined = concat_wav(read_bytes(slot_a.path), read_bytes(slot_b.path),
                                     f"pair {pair.pair_id}")

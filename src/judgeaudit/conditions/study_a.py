@@ -3,7 +3,8 @@ blueprints, RQ2 reference placement, and the cue conflict.
 
 Builders take plain tables (clip set with gold label, specialist prediction, audio
 path and sha256) and a blueprint provider, and return trial rows (CONTRACTS
-section 3). The request layout follows the prompt conventions in CONTRACTS.md:
+section 3). The request layout and its sentences are the prompt contract's
+(`judgeaudit.prompts`):
 
     [question + allowed answers] [rubric] [before-ref] [audio] [description]
     [specialist block] [fallible instruction] [after-ref]
@@ -29,6 +30,13 @@ from judgeaudit.conditions.common import (
 )
 from judgeaudit.io import sha256_json
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Part, Request, TextPart
+from judgeaudit.prompts import (
+    ALLOWED_TEXT,
+    CLS_QUESTIONS,
+    REFERENCE_TEXT,
+    RUBRIC_TEXT,
+    SYSTEM_TEXT,
+)
 from judgeaudit.vocab.study_a import (
     BLUEPRINT_CONDITIONS,
     MATCH_CONDITION,
@@ -46,15 +54,8 @@ CONFLICT_CONDITION = "conflict"
 FAMILIES = {"blueprint": RQ1_CONDITIONS, "reference": RQ2_CONDITIONS,
             "conflict": (CONFLICT_CONDITION,)}
 
-SYSTEM_TEXT = "You are an expert judge of speech recordings. Reply only with a JSON object."
-QUESTIONS = {
-    "emotion": "Which emotion does the speaker express?",
-    "language": "Which language is spoken in the recording?",
-}
-RUBRIC_TEXT = ("Grading rubric: base your answer on the evidence about the {attribute} "
-               "of this recording.")
-ALLOWED_TEXT = 'Answer with one of: {labels}. Reply as {{"label": "<answer>"}}.'
-REFERENCE_TEXT = "Reference label: {label}."
+# every fixed sentence of these requests is the prompt contract's (judgeaudit.prompts)
+QUESTIONS = CLS_QUESTIONS
 
 
 class Blueprint(Protocol):

@@ -12,8 +12,8 @@ A trial shard is one (task, shard) pair; shard names:
   One trial per rendering and candidate label: the trial stating the true label
   is the O probe; the one stating P's predicted label is the staging probe.
 
-Requests follow the prompt conventions in `judgeaudit.judges.embedded.lexicon`
-(audio marks, `R1:`/`R2:` lines, `Turn i:` lines, oracle statements). Wording
+Requests follow the prompt contract `judgeaudit.prompts` (audio marks, `R1:`/`R2:`
+lines, `Turn i:` lines, oracle statements), which the embedded judges read. Wording
 comes from versioned template files; each trial records the sha256 of every
 template and cue file it used.
 """
@@ -28,9 +28,20 @@ from typing import Any
 from judgeaudit.conditions.study_b.items import gold_slot, slots
 from judgeaudit.io import sha256_bytes, sha256_json
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Request, TextPart
+from judgeaudit.prompts import (
+    ORACLE_EMOTION_TEXT,
+    ORACLE_SHIFT_TEXT,
+    ORACLE_TURN_EMOTION_TEXT,
+    REPLY_SLOTS,
+    STUDY_B_ANSWER_KEY,
+    TURN_SCOPE_TEXT,
+    audio_mark,
+    reply_line,
+    turn_line,
+)
 from judgeaudit.vocab.study_b import CUES, PROBE_PREFIX, PROBES, PROTOCOLS
 
-REPLY_ANSWER = AnswerSpec(key="pred", allowed=("R1", "R2"), reasoning=True)
+REPLY_ANSWER = AnswerSpec(key=STUDY_B_ANSWER_KEY, allowed=REPLY_SLOTS, reasoning=True)
 TEMPLATE_FILES = {"system": "system.txt", "pointwise": "pointwise.txt",
                   "pairwise": "pairwise.txt", "P": "probe_perception.txt",
                   "O": "probe_oracle.txt"}
@@ -95,25 +106,24 @@ def _user_turns(item: dict) -> list[int]:
 
 def _audio_parts(item: dict, rendering: int, audio: Audio, slot: str | None) -> list:
     parts: list = []
-    lab = f"Audio {slot}" if slot else "Audio"
     if item["family"] == "single":
-        parts += [TextPart(f"[{lab}]"), _audio(audio, item, rendering, 1)]
+        parts += [TextPart(audio_mark(slot)), _audio(audio, item, rendering, 1)]
         return parts
     for t in _user_turns(item):
-        parts += [TextPart(f"[{lab}, turn {t}]"), _audio(audio, item, rendering, t)]
+        parts += [TextPart(audio_mark(slot, t)), _audio(audio, item, rendering, t)]
     return parts
 
 
 def context_text(item: dict) -> str:
     if item["family"] == "single":
         return f'Transcript of the user\'s turn: "{item["turns"][0]["text"]}"'
-    lines = [f"Turn {t['turn']}: {t['role'].capitalize()}: {t['text']}" for t in item["turns"]]
+    lines = [turn_line(t["turn"], t["role"], t["text"]) for t in item["turns"]]
     return "Transcript of the conversation:\n" + "\n".join(lines)
 
 
 def replies_text(item: dict) -> str:
     s = slots(item)
-    return f"R1: {s['R1']}\nR2: {s['R2']}"
+    return "\n".join(reply_line(slot, s[slot]) for slot in REPLY_SLOTS)
 
 
 def _cue_block(cue_text: str | None) -> str:
@@ -123,10 +133,11 @@ def _cue_block(cue_text: str | None) -> str:
 def oracle_statement(item: dict, label: str) -> str:
     fam = item["family"]
     if fam == "single":
-        return f"Speaker emotion: {label}."
+        return ORACLE_EMOTION_TEXT.format(label=label)
     if fam == "conversation":
-        return f"Speaker emotion in turn {_user_turns(item)[-1]}: {label}."
-    return (f"Emotion shift at turn {label}. The user sounds {item['baseline_emotion']} "
+        return ORACLE_TURN_EMOTION_TEXT.format(turn=_user_turns(item)[-1], label=label)
+    return (ORACLE_SHIFT_TEXT.format(turn=label)
+            + f" The user sounds {item['baseline_emotion']} "
             f"before that turn and {item['shift_emotion']} from that turn on.")
 
 
@@ -192,11 +203,11 @@ def build_trials(items: Sequence[dict], audio: Audio, shard: str,
                 asks = [(1, "")]
             elif task == "conversation":
                 last = _user_turns(item)[-1]
-                asks = [(last, f" in turn {last}")]
+                asks = [(last, TURN_SCOPE_TEXT.format(turn=last))]
             else:
                 turns = (_user_turns(item) if trajectory == "all"
                          else sorted({_user_turns(item)[0], *item["span_turns"]}))
-                asks = [(t, f" in turn {t}") for t in turns]
+                asks = [(t, TURN_SCOPE_TEXT.format(turn=t)) for t in turns]
             emo = {t["turn"]: t["emotions"] for t in item["turns"]}
             for v in (0, 1):
                 for turn, scope in asks:

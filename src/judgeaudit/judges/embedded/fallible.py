@@ -25,8 +25,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from judgeaudit import prompts as C
 from judgeaudit.io import sha256_bytes
-from judgeaudit.judges.embedded import conventions as C
 from judgeaudit.judges.embedded.judges import uniform
 
 DEFAULT_ACCURACY = 0.80  # the paper's emotion-specialist accuracy (emotion2vec+ on RAVDESS)

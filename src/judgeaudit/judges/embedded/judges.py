@@ -1,14 +1,14 @@
 """Embedded judges with known behaviour (SPEC section 4). Each maps a RequestView
 (built from the request alone) to an answer; the adapter wraps it as JSON text.
 
+Study A requests only; Study B requests go to `lexicon.py` (see adapters.py).
+
 - `label_reader`: reads only text. Copies the first allowed label found in a side
-  block / reference / oracle statement (reading order: system, then parts); for
-  reply choice maps a found label to a reply with the REPLY_CUES lexicon; else a
-  fixed text-only fallback (an allowed answer chosen by a hash of the text).
+  block / reference (reading order: system, then parts); else a fixed text-only
+  fallback (an allowed answer chosen by a hash of the text).
 - `first_slot`: always `allowed[0]` ("A", "R1", the first label).
 - `listener`: audio-grounded cascade: runs perception on the audio it is sent and
-  ignores side labels. Without audio it uses an oracle statement (the Study B O
-  probe states the label as the premise) and otherwise guesses from the text hash.
+  ignores side labels. Without audio it guesses from the text hash.
   When perception reports that a clip it needs has no speech (`NO_SPEECH`, the
   specialist's screen excluded it) the listener and the simulated judge answer
   "no_speech": outside the allowed answers, so the reply is counted as invalid,
@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from judgeaudit.judges.embedded import conventions as C
+from judgeaudit import prompts as C
 from judgeaudit.judges.embedded.perception import NO_SPEECH, Perception
 from judgeaudit.judges.embedded.reader import RequestView, clip_seed_material
 from judgeaudit.judges.parse import match_label
@@ -56,24 +56,6 @@ def to_allowed(label: str, view: RequestView) -> str | None:
     return None
 
 
-def reply_for_emotion(view: RequestView, emotion: str, turn: int | None = None,
-                      contrast: str | None = None) -> str | None:
-    """The reply slot whose text fits `emotion` (cue words; `turn <n>` mentions add);
-    `contrast` subtracts the other context's cues (Study B pairwise). None on a tie."""
-    scores = {}
-    for slot in C.REPLY_SLOTS:
-        text = view.replies.get(slot, "").casefold()
-        s = sum(text.count(cue) for cue in C.REPLY_CUES.get(emotion, ()))
-        if contrast and contrast != emotion:
-            s -= sum(text.count(cue) for cue in C.REPLY_CUES.get(contrast, ()))
-        if turn is not None:
-            s += 2 * sum(1 for m in C.TURN_RE.finditer(text) if int(m.group(1)) == turn)
-        scores[slot] = s
-    best = max(scores.values())
-    winners = [s for s, v in scores.items() if v == best]
-    return match_label(winners[0], view.allowed) if len(winners) == 1 else None
-
-
 # ---------------------------------------------------------------- label reader
 def label_reader(view: RequestView) -> str:
     if view.task == "classify":
@@ -81,12 +63,6 @@ def label_reader(view: RequestView) -> str:
             hit = to_allowed(lab.label, view)
             if hit:
                 return hit
-    elif view.task == "reply":
-        for lab in view.labels:
-            if lab.label in C.EMOTIONS:
-                hit = reply_for_emotion(view, lab.label)
-                if hit:
-                    return hit
     return text_choice(view, "label-reader")
 
 
@@ -95,19 +71,6 @@ def first_slot(view: RequestView) -> str:
 
 
 # ---------------------------------------------------------------- perception helpers
-def _trajectory(view: RequestView, perception: Perception) -> tuple[int, str]:
-    """(1-based shift turn, its emotion): the first clip off the majority emotion."""
-    emos = [perception.emotion(c.wav) for c in view.clips]
-    if len(emos) == 1:
-        return 1, emos[0]
-    values, counts = np.unique(emos, return_counts=True)
-    base = values[int(np.argmax(counts))]
-    for i, e in enumerate(emos):
-        if e != base:
-            return i + 1, e
-    return len(emos), emos[-1]
-
-
 def _pair_scores(view: RequestView, perception: Perception) -> list[float]:
     a, b = view.clips[0], view.clips[1]
     attr = view.attribute
@@ -134,13 +97,6 @@ def listener_pair(view: RequestView, perception: Perception) -> str | None:
     return match_label("A" if sa > sb else "B", view.allowed)
 
 
-def oracle_label(view: RequestView) -> str | None:
-    for lab in view.labels_of("oracle"):
-        if lab.label in C.EMOTIONS:
-            return lab.label
-    return None
-
-
 # ---------------------------------------------------------------- listener
 def no_speech(view: RequestView, perception: Perception) -> bool:
     """True when a clip the judge must perceive (emotion/language) has no speech."""
@@ -163,24 +119,7 @@ def listener(view: RequestView, perception: Perception) -> str:
         answer = to_allowed(fn(view.clips[0].wav), view)
     elif view.task == "pairwise":
         answer = listener_pair(view, perception)
-    elif view.task == "reply":
-        answer = _reply(view, perception)
-    elif view.task == "position" and view.has_audio:
-        turn, _ = _trajectory(view, perception)
-        answer = match_label(str(turn), view.allowed) or match_label(f"turn {turn}", view.allowed)
     return answer or text_choice(view, "listener")
-
-
-def _reply(view: RequestView, perception: Perception, emotion_override: str | None = None):
-    if view.has_audio:
-        if view.audio_format == "contexts":
-            e1, e2 = (perception.emotion(c.wav) for c in view.clips)
-            return reply_for_emotion(view, emotion_override or e1, contrast=e2)
-        turn, emo = _trajectory(view, perception)
-        return reply_for_emotion(view, emotion_override or emo,
-                                 turn if len(view.clips) > 1 else None)
-    label = oracle_label(view)
-    return reply_for_emotion(view, label) if label else None
 
 
 # ---------------------------------------------------------------- simulated
@@ -234,22 +173,6 @@ def simulated(view: RequestView, perception: Perception, knobs: SimKnobs,
             return view.allowed[1]
         return listener_pair(view, perception) or text_choice(view, "sim")
 
-    if view.task == "reply":
-        if view.has_audio:
-            turn, emo = (None, None)
-            if view.audio_format in ("single", "multi"):
-                turn, emo = _trajectory(view, perception)
-            if emo is not None:
-                emo = _noisy(emo, C.EMOTIONS, knobs, view.clips[(turn or 1) - 1].pcm_sha256)
-            fit = _reply(view, perception, emotion_override=emo)
-            if fit and uniform(knobs.seed, "potemkin", request_id) < knobs.potemkin:
-                other = [s for s in view.allowed if s != fit]
-                return other[0] if other else fit
-            return fit or text_choice(view, "sim")
-        label = oracle_label(view)
-        fit = reply_for_emotion(view, label) if label else None
-        return fit or text_choice(view, "sim")
-
     if view.task == "classify":
         perceived = None
         if view.has_audio:
@@ -281,6 +204,4 @@ def simulated(view: RequestView, perception: Perception, knobs: SimKnobs,
         options = [a for a in view.allowed if a not in shown_all] or list(view.allowed)
         return options[int(uniform(knobs.seed, "guess", request_id) * len(options))]
 
-    if view.task == "position" and view.has_audio:
-        return listener(view, perception)
     return text_choice(view, "sim")

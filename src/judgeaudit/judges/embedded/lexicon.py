@@ -9,8 +9,8 @@ speaker in that state tends to use), and (3) know which dialogue turn a reply is
 about (the words it quotes). This module supplies all three from the request
 text alone; the judge supplies perception (`perceive(audio_bytes) -> scores`).
 
-Prompt conventions (written by the Study B condition builder; documented in
-docs/CONTRACTS.md):
+Prompt conventions (the prompt contract `judgeaudit.prompts`, which the Study B
+condition builder writes with; the patterns that read them live there too):
 - audio parts are announced by a text part `[Audio]`, `[Audio A]`, `[Audio B]`,
   `[Audio, turn 3]` or `[Audio A, turn 3]` right before them;
 - candidate replies are lines `R1: <text>` and `R2: <text>`; answers allowed
@@ -30,6 +30,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+
+from judgeaudit.prompts import (
+    AUDIO_MARK,
+    IN_TURN,
+    ORACLE_EMOTION,
+    ORACLE_SHIFT,
+    REPLY_LINE,
+    REPLY_SLOTS,
+    STUDY_B_ANSWER_KEY,
+    TURN_LINE,
+)
 
 #: bump when the Study B decision logic or the lexicon changes (enters the embedded
 #: judges' cache fingerprint, so no stale cached answer is replayed)
@@ -55,12 +66,6 @@ EMOTION_WORDS: dict[str, tuple[str, ...]] = {
 }
 
 _WORD = re.compile(r"[a-z0-9']+")
-AUDIO_MARK = re.compile(r"^\s*\[Audio(?: (?P<slot>[AB]))?(?:, turn (?P<turn>\d+))?\]\s*$")
-REPLY_LINE = re.compile(r"^\s*(R[12])\s*:\s*(.+?)\s*$", re.M)
-TURN_LINE = re.compile(r"^\s*Turn (\d+)\s*:\s*(.+?)\s*$", re.M)
-ORACLE_EMOTION = re.compile(r"Speaker emotion(?: in turn (\d+))?: ([a-z]+)\.")
-ORACLE_SHIFT = re.compile(r"Emotion shift at turn (\d+)\.")
-IN_TURN = re.compile(r"\bin turn (\d+)\b")
 QUOTE = re.compile(r"\u201c([^\u201d]+)\u201d|\"([^\"]+)\"")
 
 
@@ -131,7 +136,7 @@ class StudyBView:
 def is_study_b(request) -> bool:
     """A Study B request: its answer is JSON {"reasoning", "pred"}."""
     ans = request.answer
-    return ans.key == "pred" and bool(ans.reasoning)
+    return ans.key == STUDY_B_ANSWER_KEY and bool(ans.reasoning)
 
 
 def read_request(request) -> StudyBView:
@@ -156,7 +161,7 @@ def read_request(request) -> StudyBView:
     turns = {int(i): t for i, t in TURN_LINE.findall(body)}
     allowed = tuple(request.answer.allowed)
     view = StudyBView(kind="", allowed=allowed, replies=replies, turns=turns, audio=audio)
-    if set(allowed) != {"R1", "R2"}:
+    if set(allowed) != set(REPLY_SLOTS):
         view.kind = "perception"
         m = IN_TURN.search(body)
         view.ask_turn = int(m.group(1)) if m else None

@@ -208,7 +208,7 @@ class ToneFakePerception:
     LANGS = ("en", "es", "fr", "de")
 
     def __init__(self, emotions: tuple[str, ...] | None = None):
-        from judgeaudit.judges.embedded.conventions import EMOTIONS
+        from judgeaudit.prompts import EMOTIONS
 
         self.emotions = tuple(emotions or EMOTIONS)
 

@@ -1,17 +1,18 @@
 """Read a LoadedRequest into a `RequestView` the embedded judges reason over.
 
 Everything here comes from the request alone (system text, text parts in order,
-audio bytes, answer spec): see `conventions.py` for the wording it expects.
+audio bytes, answer spec): see the prompt contract `judgeaudit.prompts` for the
+wording it expects. Study A requests only: Study B requests (answer key `pred` with
+reasoning) are read by `lexicon.read_request`.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from judgeaudit.judges.embedded import conventions as C
+from judgeaudit import prompts as C
 from judgeaudit.judges.embedded.audio import decode_wav, encode_wav, pcm_hash
 from judgeaudit.judges.parse import match_label
 from judgeaudit.judges.request import AudioPart, LoadedRequest
@@ -27,14 +28,14 @@ class Clip:
 @dataclass(frozen=True)
 class SideLabel:
     label: str  # canonical spelling (an allowed value, or a vocabulary word)
-    kind: str  # "block" | "reference" | "oracle"
+    kind: str  # "block" | "reference"
     framed: bool  # blocks only: the "A classifier labelled ..." authority framing
     placement: str  # "system" | "rubric" | "before" | "after" | "text"
 
 
 @dataclass
 class RequestView:
-    task: str  # "classify" | "pairwise" | "reply" | "position" | "unknown"
+    task: str  # "classify" | "pairwise" | "unknown"
     attribute: str | None  # emotion | language | naturalness | cleanness | speaker
     allowed: tuple[str, ...]
     key: str
@@ -42,10 +43,9 @@ class RequestView:
     text: str  # system + all text parts, in order
     clips: list[Clip] = field(default_factory=list)  # A/B slots, turns, or the one clip
     reference_clip: Clip | None = None
-    audio_format: str = "none"  # none | single | concat | native | multi | contexts
+    audio_format: str = "none"  # none | single | concat | native | multi
     labels: list[SideLabel] = field(default_factory=list)
     fallible: bool = False
-    replies: dict[str, str] = field(default_factory=dict)
 
     @property
     def has_audio(self) -> bool:
@@ -62,21 +62,17 @@ def _task(allowed: tuple[str, ...], text: str) -> tuple[str, str | None]:
             if rx.search(text):
                 return "pairwise", attr
         return "pairwise", "naturalness"
-    if low == {"r1", "r2"}:
-        return "reply", "emotion"
     if low and low <= set(C.EMOTIONS):
         return "classify", "emotion"
     if low and low <= set(C.LANGUAGES) | set(C.LANGUAGES.values()):
         return "classify", "language"
-    if low and all(re.fullmatch(r"(turn\s*)?\d+", a) for a in low):
-        return "position", "emotion"
     return "unknown", None
 
 
-def _vocab(attribute: str | None, allowed: tuple[str, ...], kind: str) -> tuple[str, ...]:
-    if kind == "oracle" or attribute == "emotion" and set(allowed) <= {"A", "B", "R1", "R2"}:
+def _vocab(attribute: str | None, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    if attribute == "emotion" and set(allowed) <= set(C.PAIR_SLOTS):
         return C.EMOTIONS
-    if attribute in ("emotion", "language") and allowed and not set(allowed) <= {"A", "B"}:
+    if attribute in ("emotion", "language") and allowed and not set(allowed) <= set(C.PAIR_SLOTS):
         return allowed
     return C.EMOTIONS + tuple(C.LANGUAGES)
 
@@ -85,7 +81,7 @@ def _find_labels(text: str, placement: str, vocab: tuple[str, ...]) -> list[tupl
     found: list[tuple[int, SideLabel]] = []
     taken: list[tuple[int, int]] = []
     for kind, framed, rx in (("reference", False, C.REFERENCE_RE), ("block", True, C.FRAMED_RE),
-                             ("oracle", False, C.ORACLE_RE), ("block", False, C.UNFRAMED_RE)):
+                             ("block", False, C.UNFRAMED_RE)):
         for m in rx.finditer(text):
             if any(s <= m.start() < e for s, e in taken):
                 continue
@@ -125,7 +121,7 @@ def read_request(loaded: LoadedRequest) -> RequestView:
     # side labels with placement
     found: list[tuple[tuple[int, int], SideLabel]] = []
     if req.system:
-        vocab = _vocab(attribute, req.answer.allowed, "")
+        vocab = _vocab(attribute, req.answer.allowed)
         found += [((-1, pos), lab) for pos, lab in _find_labels(req.system, "system", vocab)]
     for i, part in enumerate(req.parts):
         if part.kind != "text":
@@ -136,11 +132,10 @@ def read_request(loaded: LoadedRequest) -> RequestView:
             placement = "text"
         else:
             placement = "before" if i < first_audio else "after"
-        vocab = _vocab(attribute, req.answer.allowed, "")
+        vocab = _vocab(attribute, req.answer.allowed)
         found += [((i, pos), lab) for pos, lab in _find_labels(part.text, placement, vocab)]
     view.labels = [lab for _, lab in sorted(found, key=lambda x: x[0])]
     view.fallible = bool(C.FALLIBLE_RE.search(full_text))
-    view.replies = {m.group(1).upper(): m.group(2) for m in C.REPLY_RE.finditer("\n".join(texts))}
 
     # audio
     per_part = _clips_from_audio(loaded)
@@ -162,8 +157,6 @@ def read_request(loaded: LoadedRequest) -> RequestView:
     else:
         view.clips = clips
         view.audio_format = "single" if len(clips) == 1 else "multi"
-        if len(clips) == 2 and C.CONTEXT_A_RE.search(full_text) and C.CONTEXT_B_RE.search(full_text):
-            view.audio_format = "contexts"
     return view
 
 
