@@ -32,6 +32,7 @@ import pandas as pd
 
 from judgeaudit.io import read_jsonl
 from judgeaudit.provenance import record_path
+from judgeaudit.vocab.study_b import PROTOCOLS
 
 # files whose records the cell chain follows; anything else is listed as a leaf
 FOLLOW_PREFIXES = ("results/tables/", "results/metrics/", "results/responses/",
@@ -346,7 +347,7 @@ def _study_b(metric: str):
                 cell = (scored["protocol"] == proto) & (scored["cue"] == row.get("cue", ""))
             recomputed, how = SB.accuracy(scored[cell]), "stats.study_b.accuracy"
         elif metric == "protocol_gap":
-            cell = scored["protocol"].isin(["pointwise", "pairwise"]) & (
+            cell = scored["protocol"].isin(PROTOCOLS) & (
                 scored["cue"] == row.get("cue", ""))
             recomputed = SB.protocol_gap(scored[cell], n_boot=n_boot, seed=seed)
             how = f"stats.study_b.protocol_gap(n_boot={n_boot}, seed={seed})"

@@ -81,7 +81,7 @@ def gap_table(gap: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     g["Pairwise - Pointwise"] = [
         fmt_ci(e, lo, hi) + (" 1-sided" if isinstance(o, str) and o else "")
         for e, lo, hi, o in zip(g["estimate"], g["ci_low"], g["ci_high"], sided, strict=True)]
-    for name in ("pointwise", "pairwise"):
+    for name in PROTOCOLS:
         if f"{name}_ci_low" in g:
             g[name] = [fmt_rate_cell({"estimate": r[name], "ci_low": r[f"{name}_ci_low"],
                                       "ci_high": r[f"{name}_ci_high"], "n": r[f"{name}_n"],

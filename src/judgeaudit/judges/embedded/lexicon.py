@@ -41,6 +41,7 @@ from judgeaudit.prompts import (
     STUDY_B_ANSWER_KEY,
     TURN_LINE,
 )
+from judgeaudit.vocab.study_b import PROTOCOLS
 
 #: bump when the Study B decision logic or the lexicon changes (enters the embedded
 #: judges' cache fingerprint, so no stale cached answer is replayed)
@@ -375,7 +376,7 @@ def simulated_answer(loaded, perception, seed: int = 0, audio_accuracy: float = 
     ans = answer(view, _part_bytes(loaded), perceive)
     if ans is None:
         return text_only_choice(loaded.request, "simulated")
-    if view.kind in ("pointwise", "pairwise") and potemkin > 0 and \
+    if view.kind in PROTOCOLS and potemkin > 0 and \
             _uniform(seed, "potemkin", loaded.request.content_hash()) < potemkin:
         return "R2" if ans == "R1" else "R1"
     return ans
