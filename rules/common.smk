@@ -18,9 +18,7 @@ from judgeaudit.vocab import study_b as vocab_b
 from judgeaudit.vocab.datasets import ATTRIBUTE_DATASETS, REAL_DATASETS, SYNTH_DATASETS
 from judgeaudit.vocab.datasets import aux_table_files
 from judgeaudit.vocab.specialists import SPECIALIST_KINDS
-from judgeaudit.vocab.study_a import CRITERION_KIND
 from judgeaudit.workflow import (
-    EMBEDDED_PERCEIVING,
     JUDGE_COST_FIELDS,
     JUDGE_PREFLIGHT,
     STUDY_A_FIGURES,
@@ -131,10 +129,7 @@ TARGETS["datasets"] = W.synth_targets
 # config datasets.<name>.source is `download` or `local_dir`; otherwise the study
 # uses its synthetic counterpart (judgeaudit.vocab.datasets.ATTRIBUTE_DATASETS).
 REAL_AUX_TABLES = {d: aux_table_files(d) for d in REAL_DATASETS}
-real_enabled = W.real_enabled
 dataset_for = _planned(W.dataset_for)
-manifest_for = _planned(W.manifest_for)
-aux_table_for = _planned(W.aux_table_for)
 corpus_sources_param = W.corpus_sources_param
 
 
@@ -158,7 +153,6 @@ TARGETS["features"] = W.features_targets
 
 # >>> specialists helpers
 specialist_cfg = W.specialist_cfg
-specialist_uses = W.specialist_uses
 specialist_model = W.specialist_model
 specialist_accuracy_param = W.specialist_accuracy_param
 
@@ -187,12 +181,10 @@ TARGETS["specialists"] = W.specialists_targets
 # job processes that re-read this file keep their parent's id.)
 os.environ.setdefault("JUDGEAUDIT_RUN_ID", f"run-{uuid.uuid4().hex[:12]}")
 
-judge_names = _planned(W.judge_names)
 judge_param = _planned(W.judge_param)
 judge_model_inputs = _planned(W.judge_model_inputs)
 paid_judge = _planned(W.paid_judge)
 paid_judge_jobs = _planned(W.paid_judge_jobs)
-responses_for = _planned(W.responses_for)
 
 
 def judge_code(name):
