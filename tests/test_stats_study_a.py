@@ -12,6 +12,7 @@ from judgeaudit.conditions.study_a import (
     reference_trials,
 )
 from judgeaudit.stats import study_a as sa
+from judgeaudit.vocab.study_a import PLACEMENTS
 
 LANGS = ("en", "es", "fr", "de")
 
@@ -186,7 +187,7 @@ def test_contrasts_and_holm(tmp_path):
     assert r["pvalue"] == pytest.approx(2 * 0.5 ** 40)  # sign test over 40 clusters
     pl = table[(table["family"] == "placement_vs_match") & (table["judge"] == "j")]
     assert sorted(pl["contrast"]) == sorted(f"accuracy({p}) - accuracy(match)"
-                                            for p in ("system", "rubric", "before", "after"))
+                                            for p in PLACEMENTS)
     sysrow = pl[pl["contrast"].str.startswith("accuracy(system)")].iloc[0]
     assert sysrow["estimate"] == -1.0 and sysrow["n"] == 120
     other = pl[~pl["contrast"].str.startswith("accuracy(system)")]

@@ -27,6 +27,7 @@ from judgeaudit.conditions.study_a import (
     reference_trials,
 )
 from judgeaudit.judges.request import AudioPart, Request, TextPart
+from judgeaudit.vocab.study_a import PLACEMENTS
 
 EMOTIONS = ("neutral", "calm", "happy", "sad", "angry", "fearful", "disgust", "surprised")
 
@@ -147,7 +148,7 @@ def test_reference_placements():
     cs = clipset(per_class=1)
     trials = reference_trials(cs, [1, 2], match_placement="before")
     by = Counter(t["condition"] for t in trials)
-    assert by == {"match": 8, "system": 16, "rubric": 16, "before": 16, "after": 16}
+    assert by == {"match": 8, **{p: 16 for p in PLACEMENTS}}
     for t in trials:
         req = Request.from_json(t["request"])
         ref = f"Reference label: {t['facts']['reference_label']}."

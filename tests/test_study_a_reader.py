@@ -16,6 +16,7 @@ from judgeaudit.io import sha256_file
 from judgeaudit.judges.embedded import judges as J
 from judgeaudit.judges.embedded.reader import read_request
 from judgeaudit.judges.request import Request, load_request_audio
+from judgeaudit.vocab.study_a import PLACEMENTS
 
 LANGS = ("en", "es", "fr", "de")
 
@@ -67,7 +68,7 @@ def test_classification_requests_read_as_built(tmp_path):
         assert v.task == "classify" and v.attribute == "language"
         refs, blocks = v.labels_of("reference"), v.labels_of("block")
         cond = t["condition"]
-        if cond in ("system", "rubric", "before", "after", "match"):
+        if cond in (*PLACEMENTS, "match"):
             assert [(r.label, r.placement) for r in refs] == [(f["reference_label"], f["placement"])]
             assert not blocks
         elif cond == "conflict":
