@@ -32,18 +32,19 @@ config.clear()
 config.update(_validated)
 
 
-def package_code(*stages):
-    """Package source files a rule's script imports, declared as inputs so that a
-    code change re-runs the rule (Snakemake does not track imported modules).
+from judgeaudit.codedeps import closure as _code_closure
 
-    Always includes the shared core modules; `stages` are subpackages
-    (e.g. "datasets", "judges") or single modules (e.g. "stats/ci.py")."""
-    core = ("__init__.py", "io.py", "logs.py", "config.py", "provenance/__init__.py")
-    files = {PKG / name for name in core}
-    for stage in stages:
-        target = PKG / stage
-        files |= set(target.rglob("*.py")) if target.is_dir() else {target}
-    return sorted(str(f) for f in files)
+
+def package_code(script):
+    """Package source files `scripts/<script>` can execute, declared as a rule's
+    `code=` input so a code change re-runs exactly the rules whose scripts import
+    it (Snakemake does not track imported modules). Computed from the script's
+    import closure within judgeaudit (judgeaudit.codedeps: AST walk, lazy imports
+    included; cached in .snakemake/), never hand-kept; tests/test_codedeps.py checks
+    every rule with a `script:` declares its own script's closure."""
+    files = _code_closure(REPO / "scripts" / script, PKG,
+                          cache_file=Path(".snakemake") / "judgeaudit-codedeps.json")
+    return [str(f) for f in files]
 
 
 def as_param(obj):
@@ -84,10 +85,6 @@ SYNTH_AUX_TABLES = {
     "synth_counterfactual": ["items.tsv"],
     "synth_dialogue": ["dialogues.tsv"],
 }
-
-# package code the synth rules import (datasets/real is the download stage's)
-SYNTH_CODE = ("datasets/__init__.py", "datasets/synth", "datasets/schema.py",
-              "datasets/validate.py", "datasets/audio.py")
 
 TARGETS["datasets"] = lambda: [f"data/{d}/manifest.tsv" for d in SYNTH_DATASETS]
 # <<< datasets helpers
@@ -299,7 +296,6 @@ def specialist_train_input(wildcards):
     cfg = specialist_cfg(kind, dataset)
     out = {
         "manifest": f"data/{dataset}/manifest.tsv",
-        "code": package_code("features", "specialists"),
     }
     if kind == "speaker" and cfg["backend"] == "resemblyzer":
         out["trials"] = f"data/{dataset}/trials.tsv"
@@ -319,7 +315,6 @@ def specialist_whisper_eval_input(wildcards):
         "whisper": (os.path.abspath(lang["model_path"])
                     if lang["backend"] == "whisper" and lang["model_path"]
                     else _whisper_model_dir()),
-        "code": package_code("features", "specialists"),
     }
 
 
@@ -328,7 +323,7 @@ def _use_key(kind, dataset):
 
 
 def specialist_accuracy_input(wildcards):
-    out = {"code": package_code("features", "specialists", "stats/resample.py")}
+    out = {}
     for kind, dataset in specialist_uses():
         key = _use_key(kind, dataset)
         out[f"{key}__pred"] = specialist_predictions(kind, dataset)
@@ -493,11 +488,11 @@ def judge_model_inputs(name, study=None, task=None):
     return sorted(p for p in (perception.get("models") or {}).values() if p and p != "auto")
 
 
-def judge_code(name):
-    stages = ["judges"]
-    if judge_spec(name)["provider"] in EMBEDDED_PERCEIVING:
-        stages += ["specialists", "features"]
-    return package_code(*stages)
+def judge_slots(wildcards):
+    """`judge_slots` resource of one judge shard: 1 for a paid/remote provider (the
+    profile caps how many run at once), 0 for an embedded CPU judge (bounded by
+    --cores only)."""
+    return 1 if paid_judge(wildcards.judge) else 0
 
 
 def responses_for(study, task, shard):
@@ -731,6 +726,33 @@ def _sb_is_cue_contrast(shard):
 
 def _sb_is_state_input(shard):
     return shard in ("probe-P", "probe-O", "pointwise-none")
+
+
+# Study B tables and figures (rules study_b_table / study_b_figure): name -> the
+# metric tables it renders (named as the rendering script reads them).
+STUDY_B_TABLE_INPUTS = {
+    "accuracy": {"accuracy": "results/metrics/B/accuracy.tsv"},
+    "protocol_gap": {"gap": "results/metrics/B/protocol_gap.tsv"},
+    "balance": {"balance": "results/metrics/B/balance.tsv"},
+    "potemkin": {"potemkin": "results/metrics/B/potemkin.tsv"},
+    "state_distribution": {"distribution": "results/metrics/B/state_distribution.tsv",
+                           "chance": "results/metrics/B/state_chance.tsv"},
+}
+STUDY_B_FIGURE_INPUTS = {
+    "states": {"distribution": "results/metrics/B/state_distribution.tsv",
+               "chance": "results/metrics/B/state_chance.tsv"},
+    "heatmap": {"potemkin": "results/metrics/B/potemkin.tsv",
+                "gap": "results/metrics/B/protocol_gap.tsv",
+                "cue": "results/metrics/B/cue_dependence.tsv"},
+}
+
+
+def study_b_table_inputs(wildcards):
+    return STUDY_B_TABLE_INPUTS[wildcards.table]
+
+
+def study_b_figure_inputs(wildcards):
+    return STUDY_B_FIGURE_INPUTS[wildcards.figure]
 
 
 TARGETS["study_b"] = lambda: (

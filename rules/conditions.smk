@@ -9,9 +9,7 @@ rule study_a_trials_classification:
         shard="blueprint|reference|conflict",
     input:
         unpack(study_a_cls_inputs),
-        code=package_code("conditions", "judges/request.py", "judges/embedded/conventions.py",
-                          "features/blueprint.py", "specialists/corpus.py",
-                          "specialists/base.py"),
+        code=package_code("study_a_trials_classification.py"),
     output:
         "results/trials/A/{task}/{shard}.jsonl",
     params:
@@ -33,8 +31,7 @@ rule study_a_trials_pairwise_native:
     input:
         manifest=study_a_pair_manifest,
         specialist_model=study_a_pair_specialist,
-        code=package_code("conditions", "judges/request.py", "judges/embedded/conventions.py",
-                          "specialists/corpus.py", "specialists/base.py"),
+        code=package_code("study_a_trials_pairwise.py"),
     output:
         "results/trials/A/pair_{criterion}/native.jsonl",
     params:
@@ -58,8 +55,7 @@ rule study_a_trials_pairwise_concat:
     input:
         manifest=study_a_pair_manifest,
         specialist_model=study_a_pair_specialist,
-        code=package_code("conditions", "judges/request.py", "judges/embedded/conventions.py",
-                          "specialists/corpus.py", "specialists/base.py"),
+        code=package_code("study_a_trials_pairwise.py"),
     output:
         trials="results/trials/A/pair_{criterion}/concat.jsonl",
         audio=directory("results/trials/A/pair_{criterion}/concat_audio"),
@@ -83,10 +79,7 @@ rule study_b_items:
         table=study_b_table,
         manifest=study_b_manifest,
         bank=str(STUDY_B_TEMPLATES / "replies.yaml"),
-        code=package_code("conditions/study_b", "conditions/replies.py",
-                          "datasets/synth/common.py", "datasets/synth/prosody.py",
-                          "datasets/synth/tts.py", "datasets/audio.py", "datasets/schema.py",
-                          "judges/request.py"),
+        code=package_code("study_b_items.py"),
     output:
         "results/conditions/B/{task}/items.jsonl",
     params:
@@ -97,7 +90,7 @@ rule study_b_items:
     wildcard_constraints:
         task="single|positional|conversation",
     script:
-        str(REPO / "scripts" / "study_b_items.py")
+        "../scripts/study_b_items.py"
 
 
 rule study_b_render:
@@ -106,8 +99,7 @@ rule study_b_render:
     input:
         item_file="results/conditions/B/{task}/items.jsonl",
         specialist=study_b_specialist(),
-        code=package_code("conditions/study_b", "conditions/tts.py", "conditions/replies.py",
-                          "datasets", "specialists", "features", "judges/request.py"),
+        code=package_code("study_b_render.py"),
     output:
         renderings="results/conditions/B/{task}/renderings.tsv",
         candidates="results/conditions/B/{task}/candidates.tsv",
@@ -124,15 +116,14 @@ rule study_b_render:
         task="single|positional|conversation",
     threads: 1
     script:
-        str(REPO / "scripts" / "study_b_render.py")
+        "../scripts/study_b_render.py"
 
 
 rule study_b_reply_quality:
     """Lexical quality of R0/R1 and (spoken) DNSMOS, for the balance table."""
     input:
         item_file="results/conditions/B/{task}/items.jsonl",
-        code=package_code("conditions/study_b", "conditions/tts.py", "conditions/replies.py",
-                          "datasets", "judges/request.py"),
+        code=package_code("study_b_replies.py"),
     output:
         "results/conditions/B/{task}/reply_quality.tsv",
     params:
@@ -143,7 +134,7 @@ rule study_b_reply_quality:
     wildcard_constraints:
         task="single|positional|conversation",
     script:
-        str(REPO / "scripts" / "study_b_replies.py")
+        "../scripts/study_b_replies.py"
 
 
 rule study_b_trials:
@@ -155,8 +146,7 @@ rule study_b_trials:
         system=str(STUDY_B_TEMPLATES / "system.txt"),
         template=study_b_template,
         cue=study_b_cue,
-        code=package_code("conditions/study_b", "conditions/replies.py", "judges/request.py",
-                          "datasets/audio.py", "datasets/synth"),
+        code=package_code("study_b_trials.py"),
     output:
         "results/trials/B/{task}/{shard}.jsonl",
     params:
@@ -169,5 +159,5 @@ rule study_b_trials:
         task="single|positional|conversation",
         shard="(pointwise|pairwise)-(none|soft|hard|transition)|probe-P|probe-O",
     script:
-        str(REPO / "scripts" / "study_b_trials.py")
+        "../scripts/study_b_trials.py"
 # <<< study_b

@@ -7,12 +7,11 @@
 rule features_table:
     input:
         manifest="data/{dataset}/manifest.tsv",
-        code=package_code("features"),
+        code=package_code("features_table.py"),
     output:
         table="results/features/{dataset}.tsv",
     params:
         cfg=as_param(config["features"]),
-        cache_dir=config["cache_dir"],
     log:
         "logs/features/features_table/{dataset}.log",
     benchmark:
@@ -21,4 +20,4 @@ rule features_table:
         dataset="[A-Za-z0-9_]+",
     threads: 2
     script:
-        str(REPO / "scripts" / "features_table.py")
+        "../scripts/features_table.py"

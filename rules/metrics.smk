@@ -7,7 +7,7 @@ rule study_a_metrics_judge:
     input:
         trials=study_a_trial_files(),
         responses=lambda wc: study_a_responses(wc.judge),
-        code=package_code("stats"),
+        code=package_code("study_a_metrics_judge.py"),
     output:
         metrics="results/metrics/A/judges/{judge}.tsv",
         contrasts="results/metrics/A/judges/{judge}.contrasts.tsv",
@@ -31,7 +31,7 @@ rule study_a_metrics:
         metrics=lambda wc: [f"results/metrics/A/judges/{j}.tsv" for j in study_a_judges()],
         contrasts=lambda wc: [f"results/metrics/A/judges/{j}.contrasts.tsv"
                               for j in study_a_judges()],
-        code=package_code("stats"),
+        code=package_code("study_a_metrics.py"),
     output:
         metrics="results/metrics/A/metrics.tsv",
         contrasts="results/metrics/A/contrasts.tsv",
@@ -53,7 +53,7 @@ rule study_b_score:
     input:
         trials="results/trials/B/{task}/{shard}.jsonl",
         responses="results/responses/{judge}/B/{task}/{shard}.jsonl",
-        code=package_code("stats"),
+        code=package_code("study_b_score.py"),
     output:
         "results/metrics/B/scored/{judge}/{task}/{shard}.tsv",
     log:
@@ -62,14 +62,14 @@ rule study_b_score:
         task="single|positional|conversation",
         shard="(pointwise|pairwise)-(none|soft|hard|transition)|probe-P|probe-O",
     script:
-        str(REPO / "scripts" / "study_b_score.py")
+        "../scripts/study_b_score.py"
 
 
 rule study_b_accuracy:
     """Accuracy (Wilson CI, valid n, n_invalid) per judge x task x protocol x cue."""
     input:
         scored=study_b_scored(),
-        code=package_code("stats", "conditions/study_b", "conditions/replies.py"),
+        code=package_code("study_b_metrics.py"),
     output:
         "results/metrics/B/accuracy.tsv",
     params:
@@ -79,14 +79,14 @@ rule study_b_accuracy:
     log:
         "logs/metrics/study_b_accuracy.log",
     script:
-        str(REPO / "scripts" / "study_b_metrics.py")
+        "../scripts/study_b_metrics.py"
 
 
 rule study_b_protocol_gap:
     """Pairwise - Pointwise with a paired bootstrap CI over items."""
     input:
         scored=study_b_scored(_sb_is_protocol),
-        code=package_code("stats", "conditions/study_b", "conditions/replies.py"),
+        code=package_code("study_b_metrics.py"),
     output:
         "results/metrics/B/protocol_gap.tsv",
     params:
@@ -96,14 +96,14 @@ rule study_b_protocol_gap:
     log:
         "logs/metrics/study_b_protocol_gap.log",
     script:
-        str(REPO / "scripts" / "study_b_metrics.py")
+        "../scripts/study_b_metrics.py"
 
 
 rule study_b_cue_dependence:
     """acc(hard or transition cue) - acc(no cue), paired over items."""
     input:
         scored=study_b_scored(_sb_is_cue_contrast),
-        code=package_code("stats", "conditions/study_b", "conditions/replies.py"),
+        code=package_code("study_b_metrics.py"),
     output:
         "results/metrics/B/cue_dependence.tsv",
     params:
@@ -113,7 +113,7 @@ rule study_b_cue_dependence:
     log:
         "logs/metrics/study_b_cue_dependence.log",
     script:
-        str(REPO / "scripts" / "study_b_metrics.py")
+        "../scripts/study_b_metrics.py"
 
 
 rule study_b_states:
@@ -122,7 +122,7 @@ rule study_b_states:
     input:
         scored=study_b_scored(_sb_is_state_input),
         item_files=lambda wc: [f"results/conditions/B/{t}/items.jsonl" for t in study_b_tasks()],
-        code=package_code("stats", "conditions/study_b", "conditions/replies.py"),
+        code=package_code("study_b_metrics.py"),
     output:
         states="results/metrics/B/states.tsv",
         distribution="results/metrics/B/state_distribution.tsv",
@@ -136,7 +136,7 @@ rule study_b_states:
     log:
         "logs/metrics/study_b_states.log",
     script:
-        str(REPO / "scripts" / "study_b_metrics.py")
+        "../scripts/study_b_metrics.py"
 
 
 rule study_b_balance:
@@ -144,7 +144,7 @@ rule study_b_balance:
     input:
         quality=lambda wc: [f"results/conditions/B/{t}/reply_quality.tsv"
                             for t in study_b_tasks()],
-        code=package_code("stats", "conditions/study_b", "conditions/replies.py"),
+        code=package_code("study_b_metrics.py"),
     output:
         "results/metrics/B/balance.tsv",
     params:
@@ -155,5 +155,5 @@ rule study_b_balance:
     log:
         "logs/metrics/study_b_balance.log",
     script:
-        str(REPO / "scripts" / "study_b_metrics.py")
+        "../scripts/study_b_metrics.py"
 # <<< study_b

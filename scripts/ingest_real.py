@@ -18,7 +18,7 @@ if snakemake.input.get("trial_list"):
 root = resolve_root(name, cfg, snakemake.input.get("receipt"))
 log.info("ingesting %s from %s", name, root)
 written = ingest(name, root, Path(snakemake.output.manifest).parent, cfg,
-                 seed=int(snakemake.params.seed), cache_dir=snakemake.params.cache_dir,
+                 seed=int(snakemake.params.seed), cache_dir=snakemake.config["cache_dir"],
                  threads=snakemake.threads)
 for label, path in sorted(written.items()):
     log.info("wrote %s (%s)", path, label)

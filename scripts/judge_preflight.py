@@ -16,7 +16,7 @@ jobs = [tuple(j) for j in json.loads(smk.params.jobs)]
 missing = budget.missing_keys(panel, sorted(panel))
 if missing:  # a run stops before any job (onstart); an estimate-only run just says so
     log.warning("API key variable unset: %s", "; ".join(missing))
-report = budget.estimate(jobs, panel, smk.params.cache_dir, audio_root=".")
+report = budget.estimate(jobs, panel, smk.config["cache_dir"], audio_root=".")
 report["budget_usd"] = smk.params.budget_usd
 report["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
 text = budget.describe(report, smk.params.budget_usd)

@@ -9,7 +9,7 @@ from judgeaudit.specialists.workflow import predict
 def main(smk):
     log = setup(smk.log[0])
     table = predict(smk.wildcards.kind, smk.input.model, smk.input.manifest,
-                    smk.params.cache_dir, smk.threads, corpus=smk.wildcards.dataset)
+                    smk.config["cache_dir"], smk.threads, corpus=smk.wildcards.dataset)
     log.info("%s on %s: %d clips", smk.wildcards.kind, smk.wildcards.dataset, len(table))
     write_tsv_atomic(smk.output.table, table)
     record_snakemake_job(smk)

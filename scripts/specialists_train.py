@@ -17,7 +17,7 @@ def main(smk):
         cfg["model_path"] = smk.input.whisper
     screen = ScreenConfig(fcfg["min_duration_s"], fcfg["silence_dbfs"], fcfg["saturation_fraction"])
     out_dir = smk.output.model.rsplit("/", 1)[0]
-    meta = train(kind, smk.input.manifest, cfg, out_dir, smk.params.cache_dir, smk.threads,
+    meta = train(kind, smk.input.manifest, cfg, out_dir, smk.config["cache_dir"], smk.threads,
                  smk.params.seed, screen, smk.input.get("trials"),
                  corpus=smk.wildcards.dataset)
     log.info("%s specialist: version %s", kind, meta["version"])
