@@ -159,7 +159,7 @@ def closure(script: str | os.PathLike, pkg_root: str | os.PathLike,
         raise FileNotFoundError(f"{script}: no such script")
     disk = _load_cache(cache_file) if cache_file else None
     seen: set[Path] = set()
-    todo = _direct_files(script, pkg_root, disk)
+    todo = list(_direct_files(script, pkg_root, disk))
     while todo:
         f = todo.pop()
         if f in seen:
