@@ -111,7 +111,7 @@ rule study_b_render:
     log:
         "logs/conditions/study_b_render/{task}.log",
     benchmark:
-        "logs/conditions/study_b_render/{task}.bench.tsv"
+        "logs/benchmarks/study_b_render/{task}.tsv"
     wildcard_constraints:
         task="single|positional|conversation",
     threads: 1

@@ -23,7 +23,7 @@ for _name in SYNTH_DATASETS:
         log:
             f"logs/datasets/{_name}.log",
         benchmark:
-            f"logs/datasets/{_name}.benchmark.tsv"
+            f"logs/benchmarks/{_name}.tsv"
         threads: 1
         script:
             "../scripts/synth_dataset.py"

@@ -43,7 +43,7 @@ for _name in REAL_DATASETS:
         log:
             f"logs/download/ingest_{_name}.log",
         benchmark:
-            f"logs/download/ingest_{_name}.benchmark.tsv"
+            f"logs/benchmarks/ingest_{_name}.tsv"
         threads: 2
         script:
             "../scripts/ingest_real.py"

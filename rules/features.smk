@@ -15,7 +15,7 @@ rule features_table:
     log:
         "logs/features/features_table/{dataset}.log",
     benchmark:
-        "logs/features/features_table/{dataset}.benchmark.tsv"
+        "logs/benchmarks/features_table/{dataset}.tsv"
     wildcard_constraints:
         dataset="[A-Za-z0-9_]+",
     threads: 2

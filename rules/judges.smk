@@ -22,7 +22,7 @@ rule judge_shard:
     log:
         "logs/judges/judge_shard/{judge}/{study}/{task}/{shard}.log",
     benchmark:
-        "logs/judges/judge_shard/{judge}/{study}/{task}/{shard}.bench.tsv"
+        "logs/benchmarks/judge_shard/{judge}/{study}/{task}/{shard}.tsv"
     wildcard_constraints:
         judge="[A-Za-z0-9_-]+",
         study="[^/]+",

@@ -17,7 +17,7 @@ rule study_a_metrics_judge:
     log:
         "logs/metrics/study_a_metrics_judge/{judge}.log",
     benchmark:
-        "logs/metrics/study_a_metrics_judge/{judge}.benchmark.tsv"
+        "logs/benchmarks/study_a_metrics_judge/{judge}.tsv"
     threads: 1
     script:
         "../scripts/study_a_metrics_judge.py"

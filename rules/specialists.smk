@@ -30,7 +30,7 @@ rule specialists_train:
     log:
         "logs/specialists/specialists_train/{kind}/{dataset}.log",
     benchmark:
-        "logs/specialists/specialists_train/{kind}/{dataset}.benchmark.tsv"
+        "logs/benchmarks/specialists_train/{kind}/{dataset}.tsv"
     wildcard_constraints:
         kind=SPECIALIST_KIND_RE,
         dataset="[A-Za-z0-9_]+",
@@ -53,7 +53,7 @@ rule specialists_predict:
     log:
         "logs/specialists/specialists_predict/{kind}/{dataset}.log",
     benchmark:
-        "logs/specialists/specialists_predict/{kind}/{dataset}.benchmark.tsv"
+        "logs/benchmarks/specialists_predict/{kind}/{dataset}.tsv"
     wildcard_constraints:
         kind=SPECIALIST_KIND_RE,
         dataset="[A-Za-z0-9_]+",
@@ -74,7 +74,7 @@ rule specialists_whisper_eval:
     log:
         "logs/specialists/specialists_whisper_eval/{dataset}.log",
     benchmark:
-        "logs/specialists/specialists_whisper_eval/{dataset}.benchmark.tsv"
+        "logs/benchmarks/specialists_whisper_eval/{dataset}.tsv"
     wildcard_constraints:
         dataset="[A-Za-z0-9_]+",
     threads: 2

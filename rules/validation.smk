@@ -17,7 +17,7 @@ rule validation_scenario:
     log:
         "logs/validation/validation_scenario/{run}/{scenario}.log",
     benchmark:
-        "logs/benchmarks/validation/{run}/{scenario}.tsv"
+        "logs/benchmarks/validation_scenario/{run}/{scenario}.tsv"
     wildcard_constraints:
         run="default|full",
         scenario="[a-z_]+",

@@ -7,10 +7,9 @@ from pathlib import Path
 
 from judgeaudit.io import write_json_atomic
 from judgeaudit.judges import budget
-from judgeaudit.logs import setup
+from judgeaudit.scriptjob import start_job
 
-smk = snakemake  # noqa: F821 (injected by Snakemake)
-log = setup(smk.log[0])
+smk, log = start_job(globals())
 panel = json.loads(smk.params.panel)
 jobs = [tuple(j) for j in json.loads(smk.params.jobs)]
 missing = budget.missing_keys(panel, sorted(panel))

@@ -3,11 +3,9 @@
 import json
 
 from judgeaudit.judges.shard import run_shard
-from judgeaudit.logs import setup
-from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.scriptjob import finish_job, start_job
 
-smk = snakemake  # noqa: F821 (injected by Snakemake)
-log = setup(smk.log[0])
+smk, log = start_job(globals())
 # Prices, budgets and the run-only settings (cache_dir: where the content-addressed
 # cache lives; judges.progress: a progress bar) come from the config at run time,
 # not from params: Snakemake's rerun triggers track params, inputs and code, never
@@ -28,4 +26,4 @@ summary = run_shard(
     accept_errors=bool(jcfg.get("accept_errors", False)),
     replay=bool(smk.params.replay),
 )
-record_snakemake_job(smk, extra={"judge_summary": summary})
+finish_job(smk, extra={"judge_summary": summary})

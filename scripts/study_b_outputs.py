@@ -4,12 +4,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgeaudit import logs
-from judgeaudit.provenance import record_snakemake_job
 from judgeaudit.render import study_b as R
+from judgeaudit.scriptjob import finish_job, start_job
 
-smk = snakemake  # noqa: F821
-log = logs.setup(smk.log[0])
+smk, log = start_job(globals())
 wc = smk.wildcards
 
 
@@ -41,4 +39,4 @@ elif wc.get("figure") == "heatmap":
 else:
     raise ValueError(f"study_b_outputs: unknown table/figure {dict(wc)!r}")
 log.info("study B %s rendered", what)
-record_snakemake_job(smk)
+finish_job(smk)
