@@ -41,7 +41,7 @@ def package_code(script):
     it (Snakemake does not track imported modules). Computed from the script's
     import closure within judgeaudit (judgeaudit.codedeps: AST walk, lazy imports
     included; cached in .snakemake/), never hand-kept; tests/test_codedeps.py checks
-    every rule with a `script:` declares its own script's closure."""
+    each script-running rule declares its own script's closure."""
     files = _code_closure(REPO / "scripts" / script, PKG,
                           cache_file=Path(".snakemake") / "judgeaudit-codedeps.json")
     return [str(f) for f in files]

@@ -12,7 +12,7 @@ rule study_a_tables:
     output:
         [f"results/tables/{t}.{ext}" for t in STUDY_A_TABLES for ext in ("tsv", "md", "tex")],
     params:
-        out_dir="results/tables",
+        out_dir=lambda wc, output: os.path.dirname(output[0]),
     log:
         "logs/render/study_a_tables/study_a_tables.log",
     threads: 1
@@ -29,7 +29,7 @@ rule study_a_figures:
     output:
         [f"figures/{f}.{ext}" for f in STUDY_A_FIGURES for ext in ("png", "pdf")],
     params:
-        out_dir="figures",
+        out_dir=lambda wc, output: os.path.dirname(output[0]),
     log:
         "logs/render/study_a_figures/study_a_figures.log",
     threads: 1
@@ -88,7 +88,7 @@ rule report:
         config_copy="results/report/config.yaml",
         redirect="results/report.html",
     params:
-        out_dir="results/report",
+        out_dir=lambda wc, output: os.path.dirname(output.html),
         datasets_used=lambda wc: as_param({a: dataset_for(a) for a in sorted(ATTRIBUTE_DATASETS)}),
         min_n=30,
     log:

@@ -49,7 +49,6 @@ rule specialists_predict:
         code=package_code("specialists_predict.py"),
     output:
         table="results/specialists/{kind}/{dataset}.tsv",
-    params:
     log:
         "logs/specialists/specialists_predict/{kind}/{dataset}.log",
     benchmark:
