@@ -8,12 +8,6 @@ min_version("9.0")
 configfile: "config.yaml"
 
 
-# Software environment of every rule for `snakemake --use-conda` (ignored otherwise):
-# the package with the exact pins of pyproject.toml (see envs/judgeaudit.yaml). The
-# default route, `make run`, uses the Makefile's .venv with the same pins.
-conda: "envs/judgeaudit.yaml"
-
-
 include: "rules/common.smk"  # validates config against schemas/config.schema.yaml
 
 

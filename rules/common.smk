@@ -34,6 +34,12 @@ config.update(_validated)
 
 from judgeaudit.codedeps import closure as _code_closure
 
+# Software environment of each job under `snakemake --use-conda` (ignored otherwise):
+# the package with the exact pins of pyproject.toml (envs/judgeaudit.yaml). Per rule:
+# Snakemake 9's global `conda:` directive instead injects an environment into the
+# Snakemake process itself. The default route, `make run`, is the Makefile's .venv.
+CONDA_ENV = str(REPO / "envs" / "judgeaudit.yaml")
+
 
 def package_code(script):
     """Package source files `scripts/<script>` can execute, declared as a rule's

@@ -20,6 +20,8 @@ rule study_a_trials_classification:
     log:
         "logs/conditions/study_a_trials_classification/{task}_{shard}.log",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_a_trials_classification.py"
 
@@ -43,6 +45,8 @@ rule study_a_trials_pairwise_native:
     log:
         "logs/conditions/study_a_trials_pairwise/{criterion}_native.log",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_a_trials_pairwise.py"
 
@@ -68,6 +72,8 @@ rule study_a_trials_pairwise_concat:
     log:
         "logs/conditions/study_a_trials_pairwise/{criterion}_concat.log",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_a_trials_pairwise.py"
 # <<< study_a
@@ -89,6 +95,8 @@ rule study_b_items:
         "logs/conditions/study_b_items/{task}.log",
     wildcard_constraints:
         task="single|positional|conversation",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_b_items.py"
 
@@ -115,6 +123,8 @@ rule study_b_render:
     wildcard_constraints:
         task="single|positional|conversation",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_b_render.py"
 
@@ -133,6 +143,8 @@ rule study_b_reply_quality:
         "logs/conditions/study_b_reply_quality/{task}.log",
     wildcard_constraints:
         task="single|positional|conversation",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_b_replies.py"
 
@@ -158,6 +170,8 @@ rule study_b_trials:
     wildcard_constraints:
         task="single|positional|conversation",
         shard="(pointwise|pairwise)-(none|soft|hard|transition)|probe-P|probe-O",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_b_trials.py"
 # <<< study_b

@@ -25,6 +25,8 @@ for _name in SYNTH_DATASETS:
         benchmark:
             f"logs/benchmarks/{_name}.tsv"
         threads: 1
+        conda:
+            CONDA_ENV
         script:
             "../scripts/synth_dataset.py"
 
@@ -41,5 +43,7 @@ rule corpus_sources:
         corpora=lambda wc: corpus_sources_param(),
     log:
         "logs/datasets/corpus_sources.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/corpus_sources.py"

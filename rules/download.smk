@@ -22,6 +22,8 @@ for _name in REAL_DATASETS:
             f"logs/download/download_{_name}.log",
         resources:
             downloads=1,
+        conda:
+            CONDA_ENV
         script:
             "../scripts/download_real.py"
 
@@ -45,5 +47,7 @@ for _name in REAL_DATASETS:
         benchmark:
             f"logs/benchmarks/ingest_{_name}.tsv"
         threads: 2
+        conda:
+            CONDA_ENV
         script:
             "../scripts/ingest_real.py"

@@ -19,5 +19,7 @@ rule features_table:
     wildcard_constraints:
         dataset="[A-Za-z0-9_]+",
     threads: 2
+    conda:
+        CONDA_ENV
     script:
         "../scripts/features_table.py"

@@ -31,6 +31,8 @@ rule judge_shard:
     threads: 1
     resources:
         judge_slots=judge_slots,
+    conda:
+        CONDA_ENV
     script:
         "../scripts/judge_shard.py"
 
@@ -54,5 +56,7 @@ rule judge_preflight:
     log:
         "logs/judges/judge_preflight.log",
     localrule: True
+    conda:
+        CONDA_ENV
     script:
         "../scripts/judge_preflight.py"

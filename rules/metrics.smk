@@ -19,6 +19,8 @@ rule study_a_metrics_judge:
     benchmark:
         "logs/benchmarks/study_a_metrics_judge/{judge}.tsv"
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_a_metrics_judge.py"
 
@@ -43,6 +45,8 @@ rule study_a_metrics:
     log:
         "logs/metrics/study_a_metrics/study_a_metrics.log",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_a_metrics.py"
 # <<< study_a
@@ -61,6 +65,8 @@ rule study_b_score:
     wildcard_constraints:
         task="single|positional|conversation",
         shard="(pointwise|pairwise)-(none|soft|hard|transition)|probe-P|probe-O",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_b_score.py"
 
@@ -78,6 +84,8 @@ rule study_b_accuracy:
         seed=config["seed"],
     log:
         "logs/metrics/study_b_accuracy.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_b_metrics.py"
 
@@ -95,6 +103,8 @@ rule study_b_protocol_gap:
         seed=config["seed"],
     log:
         "logs/metrics/study_b_protocol_gap.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_b_metrics.py"
 
@@ -112,6 +122,8 @@ rule study_b_cue_dependence:
         seed=config["seed"],
     log:
         "logs/metrics/study_b_cue_dependence.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_b_metrics.py"
 
@@ -135,6 +147,8 @@ rule study_b_states:
         seed=config["seed"],
     log:
         "logs/metrics/study_b_states.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_b_metrics.py"
 
@@ -154,6 +168,8 @@ rule study_b_balance:
         seed=config["seed"],
     log:
         "logs/metrics/study_b_balance.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_b_metrics.py"
 # <<< study_b

@@ -16,6 +16,8 @@ rule power_report:
     log:
         "logs/power/power_report.log",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/power_report.py"
 
@@ -30,5 +32,7 @@ rule power_table:
     log:
         "logs/power/power_table.log",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/power_table.py"

@@ -16,6 +16,8 @@ rule study_a_tables:
     log:
         "logs/render/study_a_tables/study_a_tables.log",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_a_tables.py"
 
@@ -33,6 +35,8 @@ rule study_a_figures:
     log:
         "logs/render/study_a_figures/study_a_figures.log",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_a_figures.py"
 # <<< study_a
@@ -51,6 +55,8 @@ rule study_b_table:
         "logs/render/study_b_table/{table}.log",
     wildcard_constraints:
         table="|".join(STUDY_B_TABLE_INPUTS),
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_b_outputs.py"
 
@@ -67,6 +73,8 @@ rule study_b_figure:
         "logs/render/study_b_figure/{figure}.log",
     wildcard_constraints:
         figure="|".join(STUDY_B_FIGURE_INPUTS),
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_b_outputs.py"
 # <<< study_b
@@ -94,6 +102,8 @@ rule report:
     log:
         "logs/render/report.log",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/report.py"
 # <<< report

@@ -9,6 +9,8 @@ rule specialists_whisper_model:
         model=directory("results/specialists/language/whisper-base"),
     log:
         "logs/specialists/specialists_whisper_model.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/specialists_whisper_model.py"
 
@@ -35,6 +37,8 @@ rule specialists_train:
         kind=SPECIALIST_KIND_RE,
         dataset="[A-Za-z0-9_]+",
     threads: 2
+    conda:
+        CONDA_ENV
     script:
         "../scripts/specialists_train.py"
 
@@ -57,6 +61,8 @@ rule specialists_predict:
         kind=SPECIALIST_KIND_RE,
         dataset="[A-Za-z0-9_]+",
     threads: 2
+    conda:
+        CONDA_ENV
     script:
         "../scripts/specialists_predict.py"
 
@@ -77,6 +83,8 @@ rule specialists_whisper_eval:
     wildcard_constraints:
         dataset="[A-Za-z0-9_]+",
     threads: 2
+    conda:
+        CONDA_ENV
     script:
         "../scripts/specialists_whisper_eval.py"
 
@@ -96,5 +104,7 @@ rule specialists_accuracy:
         uses=lambda wc: specialist_accuracy_param(),
     log:
         "logs/specialists/specialists_accuracy.log",
+    conda:
+        CONDA_ENV
     script:
         "../scripts/specialists_accuracy.py"

@@ -22,6 +22,8 @@ rule validation_scenario:
         run="default|full",
         scenario="[a-z_]+",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/validation_scenario.py"
 
@@ -48,6 +50,8 @@ rule validation_table:
     wildcard_constraints:
         name="estimator_validation|estimator_validation_full",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/validation_table.py"
 
