@@ -48,11 +48,8 @@ def package_code(script):
     import closure within judgeaudit (judgeaudit.codedeps: AST walk, lazy imports
     included; cached in .snakemake/), never hand-kept; tests/test_codedeps.py checks
     each script-running rule declares its own script's closure."""
-    files = _code_closure(
-        REPO / "scripts" / script,
-        PKG,
-        cache_file=Path(".snakemake") / "judgeaudit-codedeps.json",
-    )
+    files = _code_closure(REPO / "scripts" / script, PKG,
+                          cache_file=Path(".snakemake") / "judgeaudit-codedeps.json")
     return [str(f) for f in files]
 
 
@@ -118,12 +115,8 @@ ATTRIBUTE_DATASETS = {
 }
 # auxiliary tables each real corpus writes beside its manifest
 REAL_AUX_TABLES = {
-    "ravdess": [],
-    "fleurs": [],
-    "bvcc": ["pairs.tsv"],
-    "voxceleb1": ["trials.tsv"],
-    "emocf": ["items.tsv"],
-    "od3": ["dialogues.tsv"],
+    "ravdess": [], "fleurs": [], "bvcc": ["pairs.tsv"], "voxceleb1": ["trials.tsv"],
+    "emocf": ["items.tsv"], "od3": ["dialogues.tsv"],
 }
 
 
@@ -142,8 +135,7 @@ def dataset_for(attribute):
     configured, else the synthetic counterpart."""
     if attribute not in ATTRIBUTE_DATASETS:
         raise WorkflowError(
-            f"manifest_for: unknown attribute {attribute!r}; one of {sorted(ATTRIBUTE_DATASETS)}"
-        )
+            f"manifest_for: unknown attribute {attribute!r}; one of {sorted(ATTRIBUTE_DATASETS)}")
     real, synth = ATTRIBUTE_DATASETS[attribute]
     return real if real and real_enabled(real) else synth
 
@@ -161,7 +153,6 @@ def aux_table_for(attribute, table):
 
 def real_ingest_input(name):
     """Input of ingest_<name>: the download receipt or the user's folder."""
-
     def inputs(wildcards):
         src = real_source(name)
         if src == "download":
@@ -175,9 +166,7 @@ def real_ingest_input(name):
         raise WorkflowError(
             f"data/{name}/manifest.tsv is only built when datasets.{name}.source is "
             f"'download' or 'local_dir' (it is 'synthetic'; the study then uses "
-            f"{[s for r, s in ATTRIBUTE_DATASETS.values() if r == name][0]})"
-        )
-
+            f"{[s for r, s in ATTRIBUTE_DATASETS.values() if r == name][0]})")
     return inputs
 
 
@@ -186,7 +175,6 @@ def real_download_input(name):
         cfg = config["datasets"][name]
         archives = [_os.path.abspath(a) for a in cfg.get("archives", [])]
         return {"archives": archives} if archives else {}
-
     return inputs
 
 
@@ -198,13 +186,11 @@ def attribute_corpus(attribute):
 
 
 def corpus_sources_param():
-    return as_param(
-        {
-            "attributes": {a: list(v) for a, v in ATTRIBUTE_DATASETS.items()},
-            "sources": {n: real_source(n) for n in REAL_DATASETS},
-            "used": {a: attribute_corpus(a) for a in ATTRIBUTE_DATASETS},
-        }
-    )
+    return as_param({
+        "attributes": {a: list(v) for a, v in ATTRIBUTE_DATASETS.items()},
+        "sources": {n: real_source(n) for n in REAL_DATASETS},
+        "used": {a: attribute_corpus(a) for a in ATTRIBUTE_DATASETS},
+    })
 
 
 def warn_real_mode_fallbacks():
@@ -217,23 +203,17 @@ def warn_real_mode_fallbacks():
     for attribute in sorted(ATTRIBUTE_DATASETS):
         corpus = attribute_corpus(attribute)
         if corpus.startswith("synth_"):
-            print(
-                f"WARNING: REAL-MODE FALLBACK: attribute {attribute!r} uses the SYNTHETIC "
-                f"corpus {corpus} (see results/tables/corpus_sources.tsv)",
-                file=sys.stderr,
-            )
+            print(f"WARNING: REAL-MODE FALLBACK: attribute {attribute!r} uses the SYNTHETIC "
+                  f"corpus {corpus} (see results/tables/corpus_sources.tsv)", file=sys.stderr)
 
 
-TARGETS["corpus_sources"] = lambda: [
-    "results/tables/corpus_sources.tsv",
-    "results/tables/corpus_sources.md",
-]
+TARGETS["corpus_sources"] = lambda: ["results/tables/corpus_sources.tsv",
+                                     "results/tables/corpus_sources.md"]
 
 TARGETS["download"] = lambda: [
     f"data/{name}/manifest.tsv" for name in REAL_DATASETS if real_enabled(name)
 ]
 # <<< download helpers
-
 
 # >>> features helpers
 def features_datasets():
@@ -251,8 +231,7 @@ def features_table_for(attribute):
 
 TARGETS["features"] = lambda: (
     [f"results/features/{d}.tsv" for d in features_datasets()]
-    if config["features"]["enabled"]
-    else []
+    if config["features"]["enabled"] else []
 )
 # <<< features helpers
 
@@ -262,12 +241,8 @@ import os
 SPECIALIST_KINDS = ["emotion", "language", "speaker", "naturalness"]
 SPECIALIST_KIND_RE = "|".join(SPECIALIST_KINDS)
 # Study A pair criterion -> the specialist kind the listener judges it with
-CRITERION_KIND = {
-    "naturalness": "naturalness",
-    "cleanness": "naturalness",
-    "speaker": "speaker",
-    "emotion": "emotion",
-}
+CRITERION_KIND = {"naturalness": "naturalness", "cleanness": "naturalness",
+                  "speaker": "speaker", "emotion": "emotion"}
 
 
 def corpus_kind(dataset):
@@ -281,13 +256,8 @@ def specialist_cfg(kind, dataset=None):
     overlaid with specialists.<kind>.real (non-null fields) on a real corpus."""
     cfg = {k: v for k, v in config["specialists"][kind].items() if k != "real"}
     if dataset and corpus_kind(dataset) == "real":
-        cfg.update(
-            {
-                k: v
-                for k, v in config["specialists"][kind].get("real", {}).items()
-                if v is not None
-            }
-        )
+        cfg.update({k: v for k, v in config["specialists"][kind].get("real", {}).items()
+                    if v is not None})
     return cfg
 
 
@@ -304,16 +274,11 @@ def specialist_uses():
     sa = config["study_a"]
     if sa["enabled"]:
         uses |= {(sa[t]["specialist"], study_a_dataset(t)) for t in STUDY_A_CLS_TASKS}
-        uses |= {
-            (CRITERION_KIND[c], study_a_dataset(c)) for c in sa["pairwise"]["criteria"]
-        }
+        uses |= {(CRITERION_KIND[c], study_a_dataset(c)) for c in sa["pairwise"]["criteria"]}
     if config["study_b"]["enabled"]:
         uses.add(("emotion", study_b_specialist_corpus()))
-    uses |= {
-        (k, config["specialists"][k]["dataset"])
-        for k in SPECIALIST_KINDS
-        if config["specialists"][k]["dataset"]
-    }
+    uses |= {(k, config["specialists"][k]["dataset"]) for k in SPECIALIST_KINDS
+             if config["specialists"][k]["dataset"]}
     return sorted(uses)
 
 
@@ -342,11 +307,7 @@ def specialist_train_input(wildcards):
         out["trials"] = f"data/{dataset}/trials.tsv"
     if kind == "language" and cfg["backend"] == "whisper" and not cfg["model_path"]:
         out["whisper"] = _whisper_model_dir()
-    if (
-        kind == "emotion"
-        and cfg["backend"] == "whisper_embed"
-        and not cfg["model_path"]
-    ):
+    if kind == "emotion" and cfg["backend"] == "whisper_embed" and not cfg["model_path"]:
         out["whisper"] = _whisper_model_dir()
     if cfg.get("model_path"):
         out["model_path"] = os.path.abspath(cfg["model_path"])
@@ -357,11 +318,9 @@ def specialist_whisper_eval_input(wildcards):
     lang = specialist_cfg("language", wildcards.dataset)
     return {
         "manifest": f"data/{wildcards.dataset}/manifest.tsv",
-        "whisper": (
-            os.path.abspath(lang["model_path"])
-            if lang["backend"] == "whisper" and lang["model_path"]
-            else _whisper_model_dir()
-        ),
+        "whisper": (os.path.abspath(lang["model_path"])
+                    if lang["backend"] == "whisper" and lang["model_path"]
+                    else _whisper_model_dir()),
     }
 
 
@@ -379,38 +338,22 @@ def specialist_accuracy_input(wildcards):
         if kind == "speaker":
             out[f"{key}__trials"] = f"data/{dataset}/trials.tsv"
         if kind == "language" and specialist_cfg("language", dataset)["whisper_eval"]:
-            out[f"{key}__whisper"] = (
-                f"results/specialists/language/whisper_{dataset}.tsv"
-            )
+            out[f"{key}__whisper"] = f"results/specialists/language/whisper_{dataset}.tsv"
     return out
 
 
 def specialist_accuracy_param():
     """(kind, corpus, corpus kind, that specialist's settings with its own target)."""
-    return as_param(
-        [
-            {
-                "kind": k,
-                "dataset": d,
-                "corpus_kind": corpus_kind(d),
-                "key": _use_key(k, d),
-                "cfg": specialist_cfg(k, d),
-            }
-            for k, d in specialist_uses()
-        ]
-    )
+    return as_param([{"kind": k, "dataset": d, "corpus_kind": corpus_kind(d),
+                      "key": _use_key(k, d), "cfg": specialist_cfg(k, d)}
+                     for k, d in specialist_uses()])
 
 
 TARGETS["specialists"] = lambda: (
     [specialist_model(k, d) for k, d in specialist_uses()]
-    + [
-        "results/tables/specialist_accuracy.tsv",
-        "results/tables/specialist_accuracy.md",
-        "figures/specialist_confusion.png",
-        "figures/specialist_confusion.pdf",
-    ]
-    if config["specialists"]["enabled"]
-    else []
+    + ["results/tables/specialist_accuracy.tsv", "results/tables/specialist_accuracy.md",
+       "figures/specialist_confusion.png", "figures/specialist_confusion.pdf"]
+    if config["specialists"]["enabled"] else []
 )
 # <<< specialists helpers
 
@@ -436,10 +379,8 @@ def judge_names():
     names = jcfg.get("active") or sorted(jcfg["panel"])
     missing = [n for n in names if n not in jcfg["panel"]]
     if missing:
-        raise WorkflowError(
-            f"config judges.active names unknown judges {missing}; "
-            f"panel has {sorted(jcfg['panel'])}"
-        )
+        raise WorkflowError(f"config judges.active names unknown judges {missing}; "
+                            f"panel has {sorted(jcfg['panel'])}")
     return list(names)
 
 
@@ -453,13 +394,8 @@ def judge_spec(name):
 # Settings used only for the cost estimate and the budget: left out of the shard
 # params (the script reads them from the config) so a price or budget edit never
 # re-runs a finished shard.
-JUDGE_COST_FIELDS = (
-    "audio_tokens_per_s",
-    "budget_usd",
-    "expected_output_tokens",
-    "price_in_per_mtok",
-    "price_out_per_mtok",
-)
+JUDGE_COST_FIELDS = ("audio_tokens_per_s", "budget_usd", "expected_output_tokens",
+                     "price_in_per_mtok", "price_out_per_mtok")
 
 
 def judge_param(name, study=None, task=None):
@@ -485,11 +421,8 @@ def paid_judge_jobs():
     if config["study_b"]["enabled"]:
         for j in study_b_judges():
             if paid_judge(j):
-                jobs |= {
-                    (j, f"results/trials/B/{t}/{s}.jsonl")
-                    for t in study_b_tasks()
-                    for s in study_b_shards(t)
-                }
+                jobs |= {(j, f"results/trials/B/{t}/{s}.jsonl")
+                         for t in study_b_tasks() for s in study_b_shards(t)}
     return sorted(jobs)
 
 
@@ -507,21 +440,13 @@ def judge_preflight_gate(wildcards):
 
 def judges_onstart_check():
     """Before any job: every API judge with a shard to run has its key variable set."""
-    pending = sorted(
-        {
-            job.wildcards["judge"]
-            for job in workflow.dag.needrun_jobs()
-            if job.rule.name == "judge_shard"
-        }
-    )
-    missing = missing_keys(
-        config["judges"]["panel"], [j for j in pending if paid_judge(j)]
-    )
+    pending = sorted({job.wildcards["judge"] for job in workflow.dag.needrun_jobs()
+                      if job.rule.name == "judge_shard"})
+    missing = missing_keys(config["judges"]["panel"], [j for j in pending if paid_judge(j)])
     if missing:
         raise WorkflowError(
             "API key missing for judge(s) with shards to run (keys are read from the "
-            "environment only): " + "; ".join(missing) + ". Nothing was started."
-        )
+            "environment only): " + "; ".join(missing) + ". Nothing was started.")
 
 
 def perception_corpora(study, task):
@@ -545,18 +470,14 @@ def judge_spec_for(name, study, task):
 
     spec = copy.deepcopy(judge_spec(name))
     perception = spec.get("perception") or {}
-    if (
-        spec["provider"] not in EMBEDDED_PERCEIVING
-        or perception.get("kind", "specialists") != "specialists"
-    ):
+    if (spec["provider"] not in EMBEDDED_PERCEIVING
+            or perception.get("kind", "specialists") != "specialists"):
         return spec
     corpora = perception_corpora(study, task)
     models = dict(perception.get("models") or {})
     for kind, path in models.items():
         if path == "auto":
-            models[kind] = (
-                specialist_model(kind, corpora[kind]) if kind in corpora else None
-            )
+            models[kind] = specialist_model(kind, corpora[kind]) if kind in corpora else None
     perception["models"] = models
     spec["perception"] = perception
     return spec
@@ -570,9 +491,7 @@ def judge_model_inputs(name, study=None, task=None):
     perception = spec.get("perception") or {}
     if perception.get("kind", "specialists") != "specialists":
         return []
-    return sorted(
-        p for p in (perception.get("models") or {}).values() if p and p != "auto"
-    )
+    return sorted(p for p in (perception.get("models") or {}).values() if p and p != "auto")
 
 
 def judge_slots(wildcards):
@@ -584,9 +503,7 @@ def judge_slots(wildcards):
 
 def responses_for(study, task, shard):
     """Response shards of every active judge for one trial shard (for study stages)."""
-    return [
-        f"results/responses/{j}/{study}/{task}/{shard}.jsonl" for j in judge_names()
-    ]
+    return [f"results/responses/{j}/{study}/{task}/{shard}.jsonl" for j in judge_names()]
 
 
 TARGETS["judges"] = lambda: []  # responses are pulled in by the study stages
@@ -600,20 +517,12 @@ TARGETS["judges"] = lambda: []  # responses are pulled in by the study stages
 STUDY_A_CLS_TASKS = ["emotion", "language"]
 STUDY_A_CLS_SHARDS = ["blueprint", "reference", "conflict"]
 STUDY_A_PAIR_FORMATS = ["concat", "native"]
-STUDY_A_TABLES = [
-    "study_a_table2_blueprint",
-    "study_a_follow_blueprint",
-    "study_a_table3_reference",
-    "study_a_table4_conflict",
-    "study_a_table5_pairwise",
-    "study_a_contrasts",
-    "study_a_planted",
-]
-STUDY_A_FIGURES = [
-    "study_a_follow_by_placement",
-    "study_a_lock_vs_g",
-    "study_a_accuracy_by_blueprint",
-]
+STUDY_A_TABLES = ["study_a_table2_blueprint", "study_a_follow_blueprint",
+                  "study_a_table3_reference",
+                  "study_a_table4_conflict", "study_a_table5_pairwise",
+                  "study_a_contrasts", "study_a_planted"]
+STUDY_A_FIGURES = ["study_a_follow_by_placement", "study_a_lock_vs_g",
+                   "study_a_accuracy_by_blueprint"]
 
 
 def study_a_dataset(attribute):
@@ -629,11 +538,8 @@ def study_a_dataset(attribute):
 def study_a_shards():
     """(task, shard) of every Study A trial shard."""
     out = [(t, s) for t in STUDY_A_CLS_TASKS for s in STUDY_A_CLS_SHARDS]
-    out += [
-        (f"pair_{c}", f)
-        for c in config["study_a"]["pairwise"]["criteria"]
-        for f in STUDY_A_PAIR_FORMATS
-    ]
+    out += [(f"pair_{c}", f) for c in config["study_a"]["pairwise"]["criteria"]
+            for f in STUDY_A_PAIR_FORMATS]
     return out
 
 
@@ -659,34 +565,22 @@ def study_a_responses(judge):
 def study_a_cls_inputs(wildcards):
     cfg = config["study_a"][wildcards.task]
     ds = study_a_dataset(wildcards.task)
-    out = {
-        "manifest": f"data/{ds}/manifest.tsv",
-        "predictions": f"results/specialists/{cfg['specialist']}/{ds}.tsv",
-        "specialist_model": specialist_model(cfg["specialist"], ds),
-    }
+    out = {"manifest": f"data/{ds}/manifest.tsv",
+           "predictions": f"results/specialists/{cfg['specialist']}/{ds}.tsv",
+           "specialist_model": specialist_model(cfg["specialist"], ds)}
     if wildcards.shard in ("blueprint", "conflict"):
         out["features"] = f"results/features/{ds}.tsv"
-        out["templates"] = sorted(
-            str(p) for p in (REPO / "templates" / "blueprint").glob("*.txt")
-        )
+        out["templates"] = sorted(str(p) for p in (REPO / "templates" / "blueprint").glob("*.txt"))
     return out
 
 
 def study_a_cls_params(wildcards):
     """Only the config a shard depends on, so a change re-runs only that shard."""
     sa = config["study_a"]
-    keep = {
-        "blueprint": ["seeds"],
-        "reference": ["reference_seeds", "match_placement"],
-        "conflict": ["conflict_seeds", "conflict_placement"],
-    }[wildcards.shard]
-    return as_param(
-        {
-            "task_cfg": sa[wildcards.task],
-            **{k: sa[k] for k in keep},
-            "seed": config["seed"],
-        }
-    )
+    keep = {"blueprint": ["seeds"], "reference": ["reference_seeds", "match_placement"],
+            "conflict": ["conflict_seeds", "conflict_placement"]}[wildcards.shard]
+    return as_param({"task_cfg": sa[wildcards.task], **{k: sa[k] for k in keep},
+                     "seed": config["seed"]})
 
 
 def study_a_pair_manifest(wildcards):
@@ -696,9 +590,8 @@ def study_a_pair_manifest(wildcards):
 def study_a_pair_specialist(wildcards):
     """model.json of the specialist grounding a pair criterion on its corpus (the
     leakage check reads its training speakers)."""
-    return specialist_model(
-        CRITERION_KIND[wildcards.criterion], study_a_dataset(wildcards.criterion)
-    )
+    return specialist_model(CRITERION_KIND[wildcards.criterion],
+                            study_a_dataset(wildcards.criterion))
 
 
 def study_a_pair_params(wildcards):
@@ -722,25 +615,14 @@ def study_a_control_judges():
     """Study A judges whose behaviour is known by construction (listener, label-reader,
     first-slot providers): reported, but left out of the contrasts' Holm families."""
     controls = ("listener", "label_reader", "first_slot")
-    return sorted(
-        n
-        for n in study_a_judges()
-        if config["judges"]["panel"].get(n, {}).get("provider") in controls
-    )
+    return sorted(n for n in study_a_judges()
+                  if config["judges"]["panel"].get(n, {}).get("provider") in controls)
 
 
 TARGETS["study_a"] = lambda: (
-    (
-        [
-            f"results/tables/{t}.{ext}"
-            for t in STUDY_A_TABLES
-            for ext in ("tsv", "md", "tex")
-        ]
-        + [f"figures/{f}.{ext}" for f in STUDY_A_FIGURES for ext in ("png", "pdf")]
-    )
-    if config["study_a"]["enabled"]
-    else []
-)
+    [f"results/tables/{t}.{ext}" for t in STUDY_A_TABLES for ext in ("tsv", "md", "tex")]
+    + [f"figures/{f}.{ext}" for f in STUDY_A_FIGURES for ext in ("png", "pdf")]
+) if config["study_a"]["enabled"] else []
 # <<< study_a helpers
 
 # >>> study_b helpers
@@ -751,13 +633,8 @@ TARGETS["study_a"] = lambda: (
 # only the shards, responses and outputs that use that cue.
 STUDY_B_TASKS = ["single", "positional", "conversation"]
 STUDY_B_TEMPLATES = REPO / "templates" / "study_b"
-STUDY_B_TABLES = [
-    "study_b_accuracy",
-    "study_b_protocol_gap",
-    "study_b_balance",
-    "study_b_potemkin",
-    "study_b_state_distribution",
-]
+STUDY_B_TABLES = ["study_b_accuracy", "study_b_protocol_gap", "study_b_balance",
+                  "study_b_potemkin", "study_b_state_distribution"]
 STUDY_B_FIGURES = ["study_b_states", "study_b_heatmap"]
 
 
@@ -771,11 +648,7 @@ def study_b_specialist_corpus():
 def study_b_specialist():
     """model.json Study B's TTS filter scores candidates with."""
     path = config["study_b"]["rendering"]["specialist"]
-    return (
-        specialist_model("emotion", study_b_specialist_corpus())
-        if path == "auto"
-        else path
-    )
+    return specialist_model("emotion", study_b_specialist_corpus()) if path == "auto" else path
 
 
 def study_b_tasks():
@@ -814,18 +687,12 @@ def study_b_manifest(wildcards):
 
 
 def study_b_kind(shard):
-    return (
-        shard.split("-", 1)[1] if shard.startswith("probe-") else shard.split("-", 1)[0]
-    )
+    return shard.split("-", 1)[1] if shard.startswith("probe-") else shard.split("-", 1)[0]
 
 
 def study_b_template(wildcards):
-    name = {
-        "pointwise": "pointwise.txt",
-        "pairwise": "pairwise.txt",
-        "P": "probe_perception.txt",
-        "O": "probe_oracle.txt",
-    }[study_b_kind(wildcards.shard)]
+    name = {"pointwise": "pointwise.txt", "pairwise": "pairwise.txt",
+            "P": "probe_perception.txt", "O": "probe_oracle.txt"}[study_b_kind(wildcards.shard)]
     return str(STUDY_B_TEMPLATES / name)
 
 
@@ -840,13 +707,8 @@ def study_b_cue(wildcards):
 def study_b_task_param(task):
     """Only the config a task's items/renderings depend on."""
     sb = config["study_b"]
-    return as_param(
-        {
-            "tasks": {task: sb["tasks"][task]},
-            "rendering": sb["rendering"],
-            "replies": sb["replies"],
-        }
-    )
+    return as_param({"tasks": {task: sb["tasks"][task]}, "rendering": sb["rendering"],
+                     "replies": sb["replies"]})
 
 
 def study_b_scored(shards_of=None):
@@ -855,10 +717,8 @@ def study_b_scored(shards_of=None):
     for task in study_b_tasks():
         for shard in study_b_shards(task):
             if shards_of is None or shards_of(shard):
-                out += [
-                    f"results/metrics/B/scored/{j}/{task}/{shard}.tsv"
-                    for j in study_b_judges()
-                ]
+                out += [f"results/metrics/B/scored/{j}/{task}/{shard}.tsv"
+                        for j in study_b_judges()]
     return out
 
 
@@ -867,11 +727,7 @@ def _sb_is_protocol(shard):
 
 
 def _sb_is_cue_contrast(shard):
-    return shard.split("-", 1)[-1] in (
-        "none",
-        "hard",
-        "transition",
-    ) and _sb_is_protocol(shard)
+    return shard.split("-", 1)[-1] in ("none", "hard", "transition") and _sb_is_protocol(shard)
 
 
 def _sb_is_state_input(shard):
@@ -885,21 +741,15 @@ STUDY_B_TABLE_INPUTS = {
     "protocol_gap": {"gap": "results/metrics/B/protocol_gap.tsv"},
     "balance": {"balance": "results/metrics/B/balance.tsv"},
     "potemkin": {"potemkin": "results/metrics/B/potemkin.tsv"},
-    "state_distribution": {
-        "distribution": "results/metrics/B/state_distribution.tsv",
-        "chance": "results/metrics/B/state_chance.tsv",
-    },
+    "state_distribution": {"distribution": "results/metrics/B/state_distribution.tsv",
+                           "chance": "results/metrics/B/state_chance.tsv"},
 }
 STUDY_B_FIGURE_INPUTS = {
-    "states": {
-        "distribution": "results/metrics/B/state_distribution.tsv",
-        "chance": "results/metrics/B/state_chance.tsv",
-    },
-    "heatmap": {
-        "potemkin": "results/metrics/B/potemkin.tsv",
-        "gap": "results/metrics/B/protocol_gap.tsv",
-        "cue": "results/metrics/B/cue_dependence.tsv",
-    },
+    "states": {"distribution": "results/metrics/B/state_distribution.tsv",
+               "chance": "results/metrics/B/state_chance.tsv"},
+    "heatmap": {"potemkin": "results/metrics/B/potemkin.tsv",
+                "gap": "results/metrics/B/protocol_gap.tsv",
+                "cue": "results/metrics/B/cue_dependence.tsv"},
 }
 
 
@@ -912,34 +762,19 @@ def study_b_figure_inputs(wildcards):
 
 
 TARGETS["study_b"] = lambda: (
-    (
-        [
-            f"results/tables/{t}.{ext}"
-            for t in STUDY_B_TABLES
-            for ext in ("tsv", "md", "tex")
-        ]
-        + [f"figures/{f}.{ext}" for f in STUDY_B_FIGURES for ext in ("png", "pdf")]
-    )
-    if config["study_b"]["enabled"] and study_b_tasks()
-    else []
-)
+    [f"results/tables/{t}.{ext}" for t in STUDY_B_TABLES for ext in ("tsv", "md", "tex")]
+    + [f"figures/{f}.{ext}" for f in STUDY_B_FIGURES for ext in ("png", "pdf")]
+) if config["study_b"]["enabled"] and study_b_tasks() else []
 # <<< study_b helpers
-
 
 # >>> report helpers
 def report_inputs(ext):
     """Every table (`.tsv` under results/tables) or figure (`.png`) other stages
     deliver to `rule all`."""
     stages = [s for s in sorted(TARGETS) if s != "report"]
-    return sorted(
-        {
-            t
-            for s in stages
-            for t in TARGETS[s]()
-            if t.endswith(ext)
-            and (t.startswith("results/tables/") or t.startswith("figures/"))
-        }
-    )
+    return sorted({t for s in stages for t in TARGETS[s]()
+                   if t.endswith(ext) and (t.startswith("results/tables/") or
+                                           t.startswith("figures/"))})
 
 
 TARGETS["report"] = lambda: ["results/report/index.html", "results/report.html"]
@@ -947,19 +782,14 @@ TARGETS["report"] = lambda: ["results/report/index.html", "results/report.html"]
 
 warn_real_mode_fallbacks()
 
-
 # >>> power helpers
 def power_trial_files(wildcards=None):
     """Trial shards the power report sizes: every Study A shard and the Study B
     protocol shards (the probes carry no planned test)."""
     files = study_a_trial_files() if config["study_a"]["enabled"] else []
     if config["study_b"]["enabled"]:
-        files += [
-            f"results/trials/B/{t}/{s}.jsonl"
-            for t in study_b_tasks()
-            for s in study_b_shards(t)
-            if _sb_is_protocol(s)
-        ]
+        files += [f"results/trials/B/{t}/{s}.jsonl" for t in study_b_tasks()
+                  for s in study_b_shards(t) if _sb_is_protocol(s)]
     return files
 
 
@@ -967,35 +797,23 @@ def power_sizes_cfg(study):
     """Only the configured sizes the shortfall check compares with the trials."""
     if study == "study_a":
         sa = config["study_a"]
-        return {
-            **{
-                t: {"per_class": sa[t]["per_class"], "labels": sa[t]["labels"]}
-                for t in STUDY_A_CLS_TASKS
-            },
-            "pairwise": {"n_pairs": sa["pairwise"]["n_pairs"]},
-        }
-    return {
-        "tasks": {
-            t: {"n_items": c.get("n_items")}
-            for t, c in config["study_b"]["tasks"].items()
-        }
-    }
+        return {**{t: {"per_class": sa[t]["per_class"], "labels": sa[t]["labels"]}
+                   for t in STUDY_A_CLS_TASKS},
+                "pairwise": {"n_pairs": sa["pairwise"]["n_pairs"]}}
+    return {"tasks": {t: {"n_items": c.get("n_items")}
+                      for t, c in config["study_b"]["tasks"].items()}}
 
 
 TARGETS["power"] = lambda: (
     [f"results/tables/power.{ext}" for ext in ("tsv", "md", "tex")]
-    if config["power"]["enabled"] and power_trial_files()
-    else []
+    if config["power"]["enabled"] and power_trial_files() else []
 )
 # <<< power helpers
 # >>> validation helpers
 # Independent estimator validation (issue 11): one job per scenario and run
 # (`default` = validation.n_seeds, in `rule all`; `full` = validation.full_n_seeds,
 # the separate target `validation_full`), then one table + figure per run.
-VALIDATION_RUNS = {
-    "default": "estimator_validation",
-    "full": "estimator_validation_full",
-}
+VALIDATION_RUNS = {"default": "estimator_validation", "full": "estimator_validation_full"}
 
 
 def validation_run(table_name):
@@ -1010,33 +828,22 @@ def validation_seeds(run):
 
 def validation_params(wildcards):
     v = config["validation"]
-    return as_param(
-        {
-            "scenario": wildcards.scenario,
-            "n_seeds": validation_seeds(wildcards.run),
-            "n_boot": v["n_boot"],
-            "truth_clusters": v["truth_clusters"],
-            "overrides": v["overrides"].get(wildcards.scenario, {}),
-            "seed": config["seed"],
-        }
-    )
+    return as_param({"scenario": wildcards.scenario, "n_seeds": validation_seeds(wildcards.run),
+                     "n_boot": v["n_boot"], "truth_clusters": v["truth_clusters"],
+                     "overrides": v["overrides"].get(wildcards.scenario, {}),
+                     "seed": config["seed"]})
 
 
 def validation_scenario_files(run):
-    return [
-        f"results/validation/{run}/{s}.reps.tsv"
-        for s in sorted(config["validation"]["scenarios"])
-    ]
+    return [f"results/validation/{run}/{s}.reps.tsv" for s in sorted(config["validation"]["scenarios"])]
 
 
 def validation_outputs(run):
     name = VALIDATION_RUNS[run]
-    return [f"results/tables/{name}.{ext}" for ext in ("tsv", "md", "tex")] + [
-        f"figures/{name}.{ext}" for ext in ("png", "pdf")
-    ]
+    return ([f"results/tables/{name}.{ext}" for ext in ("tsv", "md", "tex")]
+            + [f"figures/{name}.{ext}" for ext in ("png", "pdf")])
 
 
 TARGETS["validation"] = lambda: (
-    validation_outputs("default") if config["validation"]["enabled"] else []
-)
+    validation_outputs("default") if config["validation"]["enabled"] else [])
 # <<< validation helpers

@@ -1,53 +1,52 @@
 # Stage: conditions. Rules only; helpers and input functions live in rules/common.smk.
 
-
 # >>> study_a
 rule study_a_trials_classification:
     """Study A RQ1 blueprint / RQ2 reference placement / cue-conflict trials of one
     classification task (one shard per task x condition family)."""
+    wildcard_constraints:
+        task="emotion|language",
+        shard="blueprint|reference|conflict",
     input:
         unpack(study_a_cls_inputs),
         code=package_code("study_a_trials_classification.py"),
     output:
         "results/trials/A/{task}/{shard}.jsonl",
-    log:
-        "logs/conditions/study_a_trials_classification/{task}_{shard}.log",
-    wildcard_constraints:
-        task="emotion|language",
-        shard="blueprint|reference|conflict",
-    conda:
-        CONDA_ENV
-    threads: 1
     params:
         cfg=study_a_cls_params,
         corpus=lambda wc: study_a_dataset(wc.task),
         specialist=lambda wc: f"{config['study_a'][wc.task]['specialist']}@{study_a_dataset(wc.task)}",
         template_dir=str(REPO / "templates" / "blueprint"),
+    log:
+        "logs/conditions/study_a_trials_classification/{task}_{shard}.log",
+    threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_a_trials_classification.py"
 
 
 rule study_a_trials_pairwise_native:
     """Study A RQ3 pairs of one criterion, AB and BA order, two audio inputs."""
+    wildcard_constraints:
+        criterion="naturalness|cleanness|speaker|emotion",
     input:
         manifest=study_a_pair_manifest,
         specialist_model=study_a_pair_specialist,
         code=package_code("study_a_trials_pairwise.py"),
     output:
         "results/trials/A/pair_{criterion}/native.jsonl",
-    log:
-        "logs/conditions/study_a_trials_pairwise/{criterion}_native.log",
-    wildcard_constraints:
-        criterion="naturalness|cleanness|speaker|emotion",
-    conda:
-        CONDA_ENV
-    threads: 1
     params:
         cfg=study_a_pair_params,
         criterion="{criterion}",
         corpus=lambda wc: study_a_dataset(wc.criterion),
         specialist=lambda wc: f"{CRITERION_KIND[wc.criterion]}@{study_a_dataset(wc.criterion)}",
         fmt="native",
+    log:
+        "logs/conditions/study_a_trials_pairwise/{criterion}_native.log",
+    threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_a_trials_pairwise.py"
 
@@ -55,6 +54,8 @@ rule study_a_trials_pairwise_native:
 rule study_a_trials_pairwise_concat:
     """Study A RQ3 pairs of one criterion, AB and BA order, one joined audio
     (A + separator + B; the joined WAVs are written beside the shard)."""
+    wildcard_constraints:
+        criterion="naturalness|cleanness|speaker|emotion",
     input:
         manifest=study_a_pair_manifest,
         specialist_model=study_a_pair_specialist,
@@ -62,25 +63,20 @@ rule study_a_trials_pairwise_concat:
     output:
         trials="results/trials/A/pair_{criterion}/concat.jsonl",
         audio=directory("results/trials/A/pair_{criterion}/concat_audio"),
-    log:
-        "logs/conditions/study_a_trials_pairwise/{criterion}_concat.log",
-    wildcard_constraints:
-        criterion="naturalness|cleanness|speaker|emotion",
-    conda:
-        CONDA_ENV
-    threads: 1
     params:
         cfg=study_a_pair_params,
         criterion="{criterion}",
         corpus=lambda wc: study_a_dataset(wc.criterion),
         specialist=lambda wc: f"{CRITERION_KIND[wc.criterion]}@{study_a_dataset(wc.criterion)}",
         fmt="concat",
+    log:
+        "logs/conditions/study_a_trials_pairwise/{criterion}_concat.log",
+    threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_a_trials_pairwise.py"
-
-
 # <<< study_a
-
 
 # >>> study_b
 rule study_b_items:
@@ -92,15 +88,15 @@ rule study_b_items:
         code=package_code("study_b_items.py"),
     output:
         "results/conditions/B/{task}/items.jsonl",
+    params:
+        cfg=lambda wc: study_b_task_param(wc.task),
+        seed=config["seed"],
     log:
         "logs/conditions/study_b_items/{task}.log",
     wildcard_constraints:
         task="single|positional|conversation",
     conda:
         CONDA_ENV
-    params:
-        cfg=lambda wc: study_b_task_param(wc.task),
-        seed=config["seed"],
     script:
         "../scripts/study_b_items.py"
 
@@ -116,19 +112,19 @@ rule study_b_render:
         renderings="results/conditions/B/{task}/renderings.tsv",
         candidates="results/conditions/B/{task}/candidates.tsv",
         audio=directory("results/conditions/B/{task}/audio"),
+    params:
+        cfg=lambda wc: study_b_task_param(wc.task),
+        seed=config["seed"],
+        sample_rate=config["datasets"]["sample_rate"],
     log:
         "logs/conditions/study_b_render/{task}.log",
     benchmark:
         "logs/benchmarks/study_b_render/{task}.tsv"
     wildcard_constraints:
         task="single|positional|conversation",
+    threads: 1
     conda:
         CONDA_ENV
-    threads: 1
-    params:
-        cfg=lambda wc: study_b_task_param(wc.task),
-        seed=config["seed"],
-        sample_rate=config["datasets"]["sample_rate"],
     script:
         "../scripts/study_b_render.py"
 
@@ -140,15 +136,15 @@ rule study_b_reply_quality:
         code=package_code("study_b_replies.py"),
     output:
         "results/conditions/B/{task}/reply_quality.tsv",
+    params:
+        speak=config["study_b"]["replies"]["speak"],
+        seed=config["seed"],
     log:
         "logs/conditions/study_b_reply_quality/{task}.log",
     wildcard_constraints:
         task="single|positional|conversation",
     conda:
         CONDA_ENV
-    params:
-        speak=config["study_b"]["replies"]["speak"],
-        seed=config["seed"],
     script:
         "../scripts/study_b_replies.py"
 
@@ -165,6 +161,10 @@ rule study_b_trials:
         code=package_code("study_b_trials.py"),
     output:
         "results/trials/B/{task}/{shard}.jsonl",
+    params:
+        kind=lambda wc: study_b_kind(wc.shard),
+        trajectory=lambda wc: config["study_b"]["tasks"]["positional"]["trajectory"],
+        corpus=lambda wc: study_b_corpus(wc.task),
     log:
         "logs/conditions/study_b_trials/{task}/{shard}.log",
     wildcard_constraints:
@@ -172,12 +172,6 @@ rule study_b_trials:
         shard="(pointwise|pairwise)-(none|soft|hard|transition)|probe-P|probe-O",
     conda:
         CONDA_ENV
-    params:
-        kind=lambda wc: study_b_kind(wc.shard),
-        trajectory=lambda wc: config["study_b"]["tasks"]["positional"]["trajectory"],
-        corpus=lambda wc: study_b_corpus(wc.task),
     script:
         "../scripts/study_b_trials.py"
-
-
 # <<< study_b

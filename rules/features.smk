@@ -10,16 +10,16 @@ rule features_table:
         code=package_code("features_table.py"),
     output:
         table="results/features/{dataset}.tsv",
+    params:
+        cfg=as_param(config["features"]),
     log:
         "logs/features/features_table/{dataset}.log",
     benchmark:
         "logs/benchmarks/features_table/{dataset}.tsv"
     wildcard_constraints:
         dataset="[A-Za-z0-9_]+",
+    threads: 2
     conda:
         CONDA_ENV
-    threads: 2
-    params:
-        cfg=as_param(config["features"]),
     script:
         "../scripts/features_table.py"

@@ -15,6 +15,10 @@ rule judge_shard:
         preflight=judge_preflight_gate,
     output:
         "results/responses/{judge}/{study}/{task}/{shard}.jsonl",
+    params:
+        spec=lambda wc: judge_param(wc.judge, wc.study, wc.task),
+        cost_fields=sorted(JUDGE_COST_FIELDS),
+        replay=lambda wc: bool(config["judges"]["replay"]),
     log:
         "logs/judges/judge_shard/{judge}/{study}/{task}/{shard}.log",
     benchmark:
@@ -24,15 +28,11 @@ rule judge_shard:
         study="[^/]+",
         task="[^/]+",
         shard="[^/]+",
-    conda:
-        CONDA_ENV
     threads: 1
     resources:
         judge_slots=judge_slots,
-    params:
-        spec=lambda wc: judge_param(wc.judge, wc.study, wc.task),
-        cost_fields=sorted(JUDGE_COST_FIELDS),
-        replay=lambda wc: bool(config["judges"]["replay"]),
+    conda:
+        CONDA_ENV
     script:
         "../scripts/judge_shard.py"
 
@@ -47,20 +47,16 @@ rule judge_preflight:
         code=package_code("judge_preflight.py"),
     output:
         temp(JUDGE_PREFLIGHT),
+    params:
+        jobs=lambda wc: as_param(paid_judge_jobs()),
+        panel=lambda wc: as_param({j: config["judges"]["panel"][j]
+                                   for j in sorted({j for j, _ in paid_judge_jobs()})}),
+        budget_usd=lambda wc: config["judges"]["budget_usd"],
+        report="logs/judges/cost_estimate.json",
     log:
         "logs/judges/judge_preflight.log",
     localrule: True
     conda:
         CONDA_ENV
-    params:
-        jobs=lambda wc: as_param(paid_judge_jobs()),
-        panel=lambda wc: as_param(
-            {
-                j: config["judges"]["panel"][j]
-                for j in sorted({j for j, _ in paid_judge_jobs()})
-            }
-        ),
-        budget_usd=lambda wc: config["judges"]["budget_usd"],
-        report="logs/judges/cost_estimate.json",
     script:
         "../scripts/judge_preflight.py"

@@ -1,6 +1,5 @@
 # Stage: render. Rules only; helpers and input functions live in rules/common.smk.
 
-
 # >>> study_a
 rule study_a_tables:
     """Study A tables (analogues of the paper's Tables II-V, contrasts, planted vs
@@ -11,18 +10,14 @@ rule study_a_tables:
         planted="results/metrics/A/planted.tsv",
         code=package_code("study_a_tables.py"),
     output:
-        [
-            f"results/tables/{t}.{ext}"
-            for t in STUDY_A_TABLES
-            for ext in ("tsv", "md", "tex")
-        ],
-    log:
-        "logs/render/study_a_tables/study_a_tables.log",
-    conda:
-        CONDA_ENV
-    threads: 1
+        [f"results/tables/{t}.{ext}" for t in STUDY_A_TABLES for ext in ("tsv", "md", "tex")],
     params:
         out_dir=lambda wc, output: os.path.dirname(output[0]),
+    log:
+        "logs/render/study_a_tables/study_a_tables.log",
+    threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_a_tables.py"
 
@@ -35,19 +30,16 @@ rule study_a_figures:
         code=package_code("study_a_figures.py"),
     output:
         [f"figures/{f}.{ext}" for f in STUDY_A_FIGURES for ext in ("png", "pdf")],
-    log:
-        "logs/render/study_a_figures/study_a_figures.log",
-    conda:
-        CONDA_ENV
-    threads: 1
     params:
         out_dir=lambda wc, output: os.path.dirname(output[0]),
+    log:
+        "logs/render/study_a_figures/study_a_figures.log",
+    threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_a_figures.py"
-
-
 # <<< study_a
-
 
 # >>> study_b
 rule study_b_table:
@@ -85,10 +77,7 @@ rule study_b_figure:
         CONDA_ENV
     script:
         "../scripts/study_b_outputs.py"
-
-
 # <<< study_b
-
 
 # >>> report
 rule report:
@@ -106,19 +95,15 @@ rule report:
         assets=directory("results/report/figures"),
         config_copy="results/report/config.yaml",
         redirect="results/report.html",
-    log:
-        "logs/render/report.log",
-    conda:
-        CONDA_ENV
-    threads: 1
     params:
         out_dir=lambda wc, output: os.path.dirname(output.html),
-        datasets_used=lambda wc: as_param(
-            {a: dataset_for(a) for a in sorted(ATTRIBUTE_DATASETS)}
-        ),
+        datasets_used=lambda wc: as_param({a: dataset_for(a) for a in sorted(ATTRIBUTE_DATASETS)}),
         min_n=30,
+    log:
+        "logs/render/report.log",
+    threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/report.py"
-
-
 # <<< report
