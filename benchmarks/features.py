@@ -19,8 +19,8 @@ import pandas as pd
 
 from judgeaudit.features.audio import to_wav_bytes
 from judgeaudit.features.extract import extract_table, feature_names
-from judgeaudit.features.toyaudio import voice
 from judgeaudit.io import sha256_bytes
+from judgeaudit.testing.toyaudio import voice
 
 
 def toy_clips(root: Path, n: int) -> pd.DataFrame:

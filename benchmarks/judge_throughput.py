@@ -27,8 +27,8 @@ from judgeaudit.io import sha256_bytes
 from judgeaudit.judges.adapters.base import make_adapter
 from judgeaudit.judges.cache import ResponseCache
 from judgeaudit.judges.engine import Engine, EngineOptions, fingerprint
-from judgeaudit.judges.fakeserver import tone_wav
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Request, TextPart
+from judgeaudit.testing.fakeserver import tone_wav
 
 
 def make_items(n: int, audio: AudioPart, tag: str) -> list[tuple[str, Request]]:
@@ -51,7 +51,7 @@ def main() -> None:
     audio = AudioPart(sha256_bytes(wav), "wav", str(tmp / "a.wav"))
 
     # the fake provider runs in its own process, like a remote API
-    srv_proc = subprocess.Popen([sys.executable, "-m", "judgeaudit.judges.fakeserver",
+    srv_proc = subprocess.Popen([sys.executable, "-m", "judgeaudit.testing.fakeserver",
                                  "--latency", str(args.latency)],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     url = srv_proc.stdout.readline().strip()

@@ -30,7 +30,7 @@ from pathlib import Path
 import yaml
 
 from judgeaudit.io import read_jsonl
-from judgeaudit.judges.fakeserver import FakeProvider
+from judgeaudit.testing.fakeserver import FakeProvider
 
 REPO = Path(__file__).resolve().parents[1]
 SHARDS = [(t, s) for t in ("emotion", "language") for s in ("blueprint", "reference", "conflict")]

@@ -56,18 +56,25 @@ config.clear()
 config.update(_validated)
 
 
-def package_code(*stages):
-    """Package source files a rule's script imports, declared as inputs so that a
-    code change re-runs the rule (Snakemake does not track imported modules).
+from judgeaudit.codedeps import closure as _code_closure
 
-    Always includes the shared core modules; `stages` are subpackages
-    (e.g. "datasets", "judges") or single modules (e.g. "stats/ci.py")."""
-    core = ("__init__.py", "io.py", "logs.py", "config.py", "provenance/__init__.py")
-    files = {PKG / name for name in core}
-    for stage in stages:
-        target = PKG / stage
-        files |= set(target.rglob("*.py")) if target.is_dir() else {target}
-    return sorted(str(f) for f in files)
+# Software environment of each job under `snakemake --use-conda` (ignored otherwise):
+# the package with the exact pins of pyproject.toml (envs/judgeaudit.yaml). Per rule:
+# Snakemake 9's global `conda:` directive instead injects an environment into the
+# Snakemake process itself. The default route, `make run`, is the Makefile's .venv.
+CONDA_ENV = str(REPO / "envs" / "judgeaudit.yaml")
+
+
+def package_code(script):
+    """Package source files `scripts/<script>` can execute, declared as a rule's
+    `code=` input so a code change re-runs exactly the rules whose scripts import
+    it (Snakemake does not track imported modules). Computed from the script's
+    import closure within judgeaudit (judgeaudit.codedeps: AST walk, lazy imports
+    included; cached in .snakemake/), never hand-kept; tests/test_codedeps.py checks
+    each script-running rule declares its own script's closure."""
+    files = _code_closure(REPO / "scripts" / script, PKG,
+                          cache_file=Path(".snakemake") / "judgeaudit-codedeps.json")
+    return [str(f) for f in files]
 
 
 # One Plan per workflow load: every input function below is one of its methods.
@@ -118,9 +125,6 @@ def all_targets():
 dataset_cfg = W.dataset_cfg
 # Auxiliary tables each synthetic corpus writes beside its manifest
 SYNTH_AUX_TABLES = {d: aux_table_files(d) for d in SYNTH_DATASETS}
-# package code the synth rules import (datasets/real is the download stage's)
-SYNTH_CODE = ("datasets/__init__.py", "datasets/synth", "datasets/schema.py",
-              "datasets/validate.py", "datasets/audio.py")
 TARGETS["datasets"] = W.synth_targets
 # <<< datasets helpers
 
@@ -158,18 +162,15 @@ specialist_accuracy_param = W.specialist_accuracy_param
 
 
 def specialist_train_input(wildcards):
-    return {**W.specialist_train_input(wildcards.kind, wildcards.dataset),
-            "code": package_code("features", "specialists")}
+    return W.specialist_train_input(wildcards.kind, wildcards.dataset)
 
 
 def specialist_whisper_eval_input(wildcards):
-    return {**W.specialist_whisper_eval_input(wildcards.dataset),
-            "code": package_code("features", "specialists")}
+    return W.specialist_whisper_eval_input(wildcards.dataset)
 
 
 def specialist_accuracy_input(wildcards):
-    return {"code": package_code("features", "specialists", "stats/resample.py"),
-            **W.specialist_accuracy_input()}
+    return W.specialist_accuracy_input()
 
 
 TARGETS["specialists"] = W.specialists_targets
@@ -187,8 +188,11 @@ paid_judge = _planned(W.paid_judge)
 paid_judge_jobs = _planned(W.paid_judge_jobs)
 
 
-def judge_code(name):
-    return package_code(*_planned(W.judge_stages)(name))
+def judge_slots(wildcards):
+    """`judge_slots` resource of one judge shard: 1 for a paid/remote provider (the
+    profile caps how many run at once), 0 for an embedded CPU judge (bounded by
+    --cores only)."""
+    return 1 if paid_judge(wildcards.judge) else 0
 
 
 def judge_preflight_gate(wildcards):
@@ -279,6 +283,33 @@ def study_b_template(wildcards):
 def study_b_cue(wildcards):
     """The cue file a shard uses ([] for cue none and the probes)."""
     return W.study_b_cue(wildcards.shard)
+
+
+# Study B tables and figures (rules study_b_table / study_b_figure): name -> the
+# metric tables it renders (named as the rendering script reads them).
+STUDY_B_TABLE_INPUTS = {
+    "accuracy": {"accuracy": "results/metrics/B/accuracy.tsv"},
+    "protocol_gap": {"gap": "results/metrics/B/protocol_gap.tsv"},
+    "balance": {"balance": "results/metrics/B/balance.tsv"},
+    "potemkin": {"potemkin": "results/metrics/B/potemkin.tsv"},
+    "state_distribution": {"distribution": "results/metrics/B/state_distribution.tsv",
+                           "chance": "results/metrics/B/state_chance.tsv"},
+}
+STUDY_B_FIGURE_INPUTS = {
+    "states": {"distribution": "results/metrics/B/state_distribution.tsv",
+               "chance": "results/metrics/B/state_chance.tsv"},
+    "heatmap": {"potemkin": "results/metrics/B/potemkin.tsv",
+                "gap": "results/metrics/B/protocol_gap.tsv",
+                "cue": "results/metrics/B/cue_dependence.tsv"},
+}
+
+
+def study_b_table_inputs(wildcards):
+    return STUDY_B_TABLE_INPUTS[wildcards.table]
+
+
+def study_b_figure_inputs(wildcards):
+    return STUDY_B_FIGURE_INPUTS[wildcards.figure]
 
 
 TARGETS["study_b"] = _planned(W.study_b_targets)

@@ -6,9 +6,7 @@ rule study_a_trials_classification:
     classification task (one shard per task x condition family)."""
     input:
         unpack(study_a_cls_inputs),
-        code=package_code("conditions", "judges/request.py", "prompts.py",
-                          "features/blueprint.py", "specialists/corpus.py",
-                          "specialists/base.py"),
+        code=package_code("study_a_trials_classification.py"),
     output:
         "results/trials/A/{cls_task}/{family}.jsonl",
     params:
@@ -19,6 +17,8 @@ rule study_a_trials_classification:
     log:
         "logs/conditions/study_a_trials_classification/{cls_task}_{family}.log",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_a_trials_classification.py"
 
@@ -28,8 +28,7 @@ rule study_a_trials_pairwise_native:
     input:
         manifest=study_a_pair_manifest,
         specialist_model=study_a_pair_specialist,
-        code=package_code("conditions", "judges/request.py", "prompts.py",
-                          "specialists/corpus.py", "specialists/base.py"),
+        code=package_code("study_a_trials_pairwise.py"),
     output:
         "results/trials/A/pair_{criterion}/native.jsonl",
     params:
@@ -41,6 +40,8 @@ rule study_a_trials_pairwise_native:
     log:
         "logs/conditions/study_a_trials_pairwise/{criterion}_native.log",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_a_trials_pairwise.py"
 
@@ -51,8 +52,7 @@ rule study_a_trials_pairwise_concat:
     input:
         manifest=study_a_pair_manifest,
         specialist_model=study_a_pair_specialist,
-        code=package_code("conditions", "judges/request.py", "prompts.py",
-                          "specialists/corpus.py", "specialists/base.py"),
+        code=package_code("study_a_trials_pairwise.py"),
     output:
         trials="results/trials/A/pair_{criterion}/concat.jsonl",
         audio=directory("results/trials/A/pair_{criterion}/concat_audio"),
@@ -65,6 +65,8 @@ rule study_a_trials_pairwise_concat:
     log:
         "logs/conditions/study_a_trials_pairwise/{criterion}_concat.log",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_a_trials_pairwise.py"
 # <<< study_a
@@ -76,10 +78,7 @@ rule study_b_items:
         table=study_b_table,
         manifest=study_b_manifest,
         bank=str(STUDY_B_TEMPLATES / "replies.yaml"),
-        code=package_code("conditions/study_b", "prompts.py", "conditions/replies.py",
-                          "datasets/synth/common.py", "datasets/synth/prosody.py",
-                          "datasets/synth/tts.py", "datasets/audio.py", "datasets/schema.py",
-                          "judges/request.py"),
+        code=package_code("study_b_items.py"),
     output:
         "results/conditions/B/{task}/items.jsonl",
     params:
@@ -87,8 +86,10 @@ rule study_b_items:
         seed=config["seed"],
     log:
         "logs/conditions/study_b_items/{task}.log",
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "study_b_items.py")
+        "../scripts/study_b_items.py"
 
 
 rule study_b_render:
@@ -97,8 +98,7 @@ rule study_b_render:
     input:
         item_file="results/conditions/B/{task}/items.jsonl",
         specialist=study_b_specialist(),
-        code=package_code("conditions/study_b", "prompts.py", "conditions/tts.py", "conditions/replies.py",
-                          "datasets", "specialists", "features", "judges/request.py"),
+        code=package_code("study_b_render.py"),
     output:
         renderings="results/conditions/B/{task}/renderings.tsv",
         candidates="results/conditions/B/{task}/candidates.tsv",
@@ -110,18 +110,19 @@ rule study_b_render:
     log:
         "logs/conditions/study_b_render/{task}.log",
     benchmark:
-        "logs/conditions/study_b_render/{task}.bench.tsv"
+        "logs/benchmarks/study_b_render/{task}.tsv"
     threads: 1
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "study_b_render.py")
+        "../scripts/study_b_render.py"
 
 
 rule study_b_reply_quality:
     """Lexical quality of R0/R1 and (spoken) DNSMOS, for the balance table."""
     input:
         item_file="results/conditions/B/{task}/items.jsonl",
-        code=package_code("conditions/study_b", "prompts.py", "conditions/tts.py", "conditions/replies.py",
-                          "datasets", "judges/request.py"),
+        code=package_code("study_b_replies.py"),
     output:
         "results/conditions/B/{task}/reply_quality.tsv",
     params:
@@ -129,8 +130,10 @@ rule study_b_reply_quality:
         seed=config["seed"],
     log:
         "logs/conditions/study_b_reply_quality/{task}.log",
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "study_b_replies.py")
+        "../scripts/study_b_replies.py"
 
 
 rule study_b_trials:
@@ -142,8 +145,7 @@ rule study_b_trials:
         system=str(STUDY_B_TEMPLATES / "system.txt"),
         template=study_b_template,
         cue=study_b_cue,
-        code=package_code("conditions/study_b", "prompts.py", "conditions/replies.py", "judges/request.py",
-                          "datasets/audio.py", "datasets/synth"),
+        code=package_code("study_b_trials.py"),
     output:
         "results/trials/B/{task}/{shard}.jsonl",
     params:
@@ -152,6 +154,8 @@ rule study_b_trials:
         corpus=lambda wc: study_b_corpus(wc.task),
     log:
         "logs/conditions/study_b_trials/{task}/{shard}.log",
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "study_b_trials.py")
+        "../scripts/study_b_trials.py"
 # <<< study_b

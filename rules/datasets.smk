@@ -10,7 +10,7 @@ for _name in SYNTH_DATASETS:
         name:
             _name
         input:
-            code=package_code(*SYNTH_CODE),
+            code=package_code("synth_dataset.py"),
         output:
             manifest=f"data/{_name}/manifest.tsv",
             clips=directory(f"data/{_name}/clips"),
@@ -23,17 +23,19 @@ for _name in SYNTH_DATASETS:
         log:
             f"logs/datasets/{_name}.log",
         benchmark:
-            f"logs/datasets/{_name}.benchmark.tsv"
+            f"logs/benchmarks/{_name}.tsv"
         threads: 1
+        conda:
+            CONDA_ENV
         script:
-            str(REPO / "scripts" / "synth_dataset.py")
+            "../scripts/synth_dataset.py"
 
 
 # Which corpus each study attribute uses (results/tables/corpus_sources.*, shown in
 # the report); in a real-mode run a synthetic fallback is a WARNING and a flagged row.
 rule corpus_sources:
     input:
-        code=package_code("datasets/sources.py"),
+        code=package_code("corpus_sources.py"),
     output:
         tsv="results/tables/corpus_sources.tsv",
         md="results/tables/corpus_sources.md",
@@ -41,5 +43,7 @@ rule corpus_sources:
         corpora=lambda wc: corpus_sources_param(),
     log:
         "logs/datasets/corpus_sources.log",
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "corpus_sources.py")
+        "../scripts/corpus_sources.py"

@@ -10,28 +10,29 @@ for _name in REAL_DATASETS:
             f"download_{_name}"
         input:
             unpack(real_download_input(_name)),
-            code=package_code("datasets/real"),
+            code=package_code("download_real.py"),
         output:
             receipt=f"data/{_name}/download.json",
         params:
             dataset=_name,
             cfg=as_param(config["datasets"][_name]),
             download=as_param(config["datasets"]["download"]),
-            cache_dir=config["cache_dir"],
             seed=config["seed"],
         log:
             f"logs/download/download_{_name}.log",
         resources:
             downloads=1,
+        conda:
+            CONDA_ENV
         script:
-            str(REPO / "scripts" / "download_real.py")
+            "../scripts/download_real.py"
 
     rule:
         name:
             f"ingest_{_name}"
         input:
             unpack(real_ingest_input(_name)),
-            code=package_code("datasets"),
+            code=package_code("ingest_real.py"),
         output:
             manifest=f"data/{_name}/manifest.tsv",
             license=f"data/{_name}/LICENSE_INFO.json",
@@ -40,12 +41,13 @@ for _name in REAL_DATASETS:
         params:
             dataset=_name,
             cfg=as_param(config["datasets"][_name]),
-            cache_dir=config["cache_dir"],
             seed=config["seed"],
         log:
             f"logs/download/ingest_{_name}.log",
         benchmark:
-            f"logs/download/ingest_{_name}.benchmark.tsv"
+            f"logs/benchmarks/ingest_{_name}.tsv"
         threads: 2
+        conda:
+            CONDA_ENV
         script:
-            str(REPO / "scripts" / "ingest_real.py")
+            "../scripts/ingest_real.py"

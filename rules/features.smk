@@ -7,16 +7,17 @@
 rule features_table:
     input:
         manifest="data/{dataset}/manifest.tsv",
-        code=package_code("features"),
+        code=package_code("features_table.py"),
     output:
         table="results/features/{dataset}.tsv",
     params:
         cfg=as_param(config["features"]),
-        cache_dir=config["cache_dir"],
     log:
         "logs/features/features_table/{dataset}.log",
     benchmark:
-        "logs/features/features_table/{dataset}.benchmark.tsv"
+        "logs/benchmarks/features_table/{dataset}.tsv"
     threads: 2
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "features_table.py")
+        "../scripts/features_table.py"

@@ -11,25 +11,25 @@ rule judge_shard:
     input:
         trials="results/trials/{study}/{task}/{shard}.jsonl",
         models=lambda wc: judge_model_inputs(wc.judge, wc.study, wc.task),
-        code=lambda wc: judge_code(wc.judge),
+        code=package_code("judge_shard.py"),
         preflight=judge_preflight_gate,
     output:
         "results/responses/{judge}/{study}/{task}/{shard}.jsonl",
     params:
         spec=lambda wc: judge_param(wc.judge, wc.study, wc.task),
-        cache_dir=lambda wc: config["cache_dir"],
-        progress=lambda wc: bool(config["judges"]["progress"]),
         cost_fields=sorted(JUDGE_COST_FIELDS),
         replay=lambda wc: bool(config["judges"]["replay"]),
     log:
         "logs/judges/judge_shard/{judge}/{study}/{task}/{shard}.log",
     benchmark:
-        "logs/judges/judge_shard/{judge}/{study}/{task}/{shard}.bench.tsv"
+        "logs/benchmarks/judge_shard/{judge}/{study}/{task}/{shard}.tsv"
     threads: 1
     resources:
-        judge_slots=1,
+        judge_slots=judge_slots,
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "judge_shard.py")
+        "../scripts/judge_shard.py"
 
 
 rule judge_preflight:
@@ -39,7 +39,7 @@ rule judge_preflight:
     budget_usd would be exceeded. Also written to logs/judges/cost_estimate.json."""
     input:
         trials=lambda wc: sorted({t for _, t in paid_judge_jobs()}),
-        code=package_code("judges"),
+        code=package_code("judge_preflight.py"),
     output:
         temp(JUDGE_PREFLIGHT),
     params:
@@ -47,10 +47,11 @@ rule judge_preflight:
         panel=lambda wc: as_param({j: config["judges"]["panel"][j]
                                    for j in sorted({j for j, _ in paid_judge_jobs()})}),
         budget_usd=lambda wc: config["judges"]["budget_usd"],
-        cache_dir=lambda wc: config["cache_dir"],
         report="logs/judges/cost_estimate.json",
     log:
         "logs/judges/judge_preflight.log",
     localrule: True
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "judge_preflight.py")
+        "../scripts/judge_preflight.py"

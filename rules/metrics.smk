@@ -7,7 +7,7 @@ rule study_a_metrics_judge:
     input:
         trials=study_a_trial_files(),
         responses=lambda wc: study_a_responses(wc.judge),
-        code=package_code("stats"),
+        code=package_code("study_a_metrics_judge.py"),
     output:
         metrics="results/metrics/A/judges/{judge}.tsv",
         contrasts="results/metrics/A/judges/{judge}.contrasts.tsv",
@@ -17,8 +17,10 @@ rule study_a_metrics_judge:
     log:
         "logs/metrics/study_a_metrics_judge/{judge}.log",
     benchmark:
-        "logs/metrics/study_a_metrics_judge/{judge}.benchmark.tsv"
+        "logs/benchmarks/study_a_metrics_judge/{judge}.tsv"
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_a_metrics_judge.py"
 
@@ -31,7 +33,7 @@ rule study_a_metrics:
         metrics=lambda wc: [f"results/metrics/A/judges/{j}.tsv" for j in study_a_judges()],
         contrasts=lambda wc: [f"results/metrics/A/judges/{j}.contrasts.tsv"
                               for j in study_a_judges()],
-        code=package_code("stats"),
+        code=package_code("study_a_metrics.py"),
     output:
         metrics="results/metrics/A/metrics.tsv",
         contrasts="results/metrics/A/contrasts.tsv",
@@ -43,6 +45,8 @@ rule study_a_metrics:
     log:
         "logs/metrics/study_a_metrics/study_a_metrics.log",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_a_metrics.py"
 # <<< study_a
@@ -53,20 +57,22 @@ rule study_b_score:
     input:
         trials="results/trials/B/{task}/{shard}.jsonl",
         responses="results/responses/{judge}/B/{task}/{shard}.jsonl",
-        code=package_code("stats"),
+        code=package_code("study_b_score.py"),
     output:
         "results/metrics/B/scored/{judge}/{task}/{shard}.tsv",
     log:
         "logs/metrics/study_b_score/{judge}/{task}/{shard}.log",
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "study_b_score.py")
+        "../scripts/study_b_score.py"
 
 
 rule study_b_accuracy:
     """Accuracy (Wilson CI, valid n, n_invalid) per judge x task x protocol x cue."""
     input:
         scored=study_b_scored(),
-        code=package_code("stats", "conditions/study_b", "conditions/replies.py"),
+        code=package_code("study_b_metrics.py"),
     output:
         "results/metrics/B/accuracy.tsv",
     params:
@@ -75,15 +81,17 @@ rule study_b_accuracy:
         seed=config["seed"],
     log:
         "logs/metrics/study_b_accuracy.log",
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "study_b_metrics.py")
+        "../scripts/study_b_metrics.py"
 
 
 rule study_b_protocol_gap:
     """Pairwise - Pointwise with a paired bootstrap CI over items."""
     input:
         scored=study_b_scored(_sb_is_protocol),
-        code=package_code("stats", "conditions/study_b", "conditions/replies.py"),
+        code=package_code("study_b_metrics.py"),
     output:
         "results/metrics/B/protocol_gap.tsv",
     params:
@@ -92,15 +100,17 @@ rule study_b_protocol_gap:
         seed=config["seed"],
     log:
         "logs/metrics/study_b_protocol_gap.log",
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "study_b_metrics.py")
+        "../scripts/study_b_metrics.py"
 
 
 rule study_b_cue_dependence:
     """acc(hard or transition cue) - acc(no cue), paired over items."""
     input:
         scored=study_b_scored(_sb_is_cue_contrast),
-        code=package_code("stats", "conditions/study_b", "conditions/replies.py"),
+        code=package_code("study_b_metrics.py"),
     output:
         "results/metrics/B/cue_dependence.tsv",
     params:
@@ -109,8 +119,10 @@ rule study_b_cue_dependence:
         seed=config["seed"],
     log:
         "logs/metrics/study_b_cue_dependence.log",
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "study_b_metrics.py")
+        "../scripts/study_b_metrics.py"
 
 
 rule study_b_states:
@@ -119,7 +131,7 @@ rule study_b_states:
     input:
         scored=study_b_scored(_sb_is_state_input),
         item_files=lambda wc: [f"results/conditions/B/{t}/items.jsonl" for t in study_b_tasks()],
-        code=package_code("stats", "conditions/study_b", "conditions/replies.py"),
+        code=package_code("study_b_metrics.py"),
     output:
         states="results/metrics/B/states.tsv",
         distribution="results/metrics/B/state_distribution.tsv",
@@ -132,8 +144,10 @@ rule study_b_states:
         seed=config["seed"],
     log:
         "logs/metrics/study_b_states.log",
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "study_b_metrics.py")
+        "../scripts/study_b_metrics.py"
 
 
 rule study_b_balance:
@@ -141,7 +155,7 @@ rule study_b_balance:
     input:
         quality=lambda wc: [f"results/conditions/B/{t}/reply_quality.tsv"
                             for t in study_b_tasks()],
-        code=package_code("stats", "conditions/study_b", "conditions/replies.py"),
+        code=package_code("study_b_metrics.py"),
     output:
         "results/metrics/B/balance.tsv",
     params:
@@ -151,6 +165,8 @@ rule study_b_balance:
         seed=config["seed"],
     log:
         "logs/metrics/study_b_balance.log",
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "study_b_metrics.py")
+        "../scripts/study_b_metrics.py"
 # <<< study_b

@@ -6,7 +6,7 @@ rule power_report:
     exceeds its target; error (or warning) naming a cell the corpus cannot fill."""
     input:
         trials=power_trial_files,
-        code=package_code("stats/power.py"),
+        code=package_code("power_report.py"),
     output:
         "results/trials/power.tsv",
     params:
@@ -16,6 +16,8 @@ rule power_report:
     log:
         "logs/power/power_report.log",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/power_report.py"
 
@@ -24,11 +26,13 @@ rule power_table:
     """The power report as results/tables/power.{tsv,md,tex}."""
     input:
         report="results/trials/power.tsv",
-        code=package_code("render", "stats/power.py"),
+        code=package_code("power_table.py"),
     output:
         multiext("results/tables/power", ".tsv", ".md", ".tex"),
     log:
         "logs/power/power_table.log",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/power_table.py"

@@ -8,14 +8,16 @@ rule study_a_tables:
         metrics="results/metrics/A/metrics.tsv",
         contrasts="results/metrics/A/contrasts.tsv",
         planted="results/metrics/A/planted.tsv",
-        code=package_code("render", "stats"),
+        code=package_code("study_a_tables.py"),
     output:
         [f"results/tables/{t}.{ext}" for t in STUDY_A_TABLES for ext in ("tsv", "md", "tex")],
     params:
-        out_dir="results/tables",
+        out_dir=lambda wc, output: os.path.dirname(output[0]),
     log:
         "logs/render/study_a_tables/study_a_tables.log",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_a_tables.py"
 
@@ -25,120 +27,56 @@ rule study_a_figures:
     blueprint condition (PNG + PDF)."""
     input:
         metrics="results/metrics/A/metrics.tsv",
-        code=package_code("render", "stats"),
+        code=package_code("study_a_figures.py"),
     output:
         [f"figures/{f}.{ext}" for f in STUDY_A_FIGURES for ext in ("png", "pdf")],
     params:
-        out_dir="figures",
+        out_dir=lambda wc, output: os.path.dirname(output[0]),
     log:
         "logs/render/study_a_figures/study_a_figures.log",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/study_a_figures.py"
 # <<< study_a
 
 # >>> study_b
-rule study_b_table_accuracy:
+rule study_b_table:
+    """One Study B table (accuracy, protocol_gap, balance, potemkin,
+    state_distribution) as TSV, Markdown and LaTeX; inputs per table in
+    STUDY_B_TABLE_INPUTS (rules/common.smk)."""
     input:
-        accuracy="results/metrics/B/accuracy.tsv",
-        code=package_code("render", "stats"),
+        unpack(study_b_table_inputs),
+        code=package_code("study_b_outputs.py"),
     output:
-        multiext("results/tables/study_b_accuracy", ".tsv", ".md", ".tex"),
-    params:
-        what="accuracy",
+        multiext("results/tables/study_b_{table}", ".tsv", ".md", ".tex"),
     log:
-        "logs/render/study_b_table_accuracy.log",
+        "logs/render/study_b_table/{table}.log",
+    wildcard_constraints:
+        table="|".join(STUDY_B_TABLE_INPUTS),
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "study_b_outputs.py")
+        "../scripts/study_b_outputs.py"
 
 
-rule study_b_table_protocol_gap:
+rule study_b_figure:
+    """One Study B figure (states, heatmap) as PNG and PDF; inputs per figure in
+    STUDY_B_FIGURE_INPUTS (rules/common.smk)."""
     input:
-        gap="results/metrics/B/protocol_gap.tsv",
-        code=package_code("render", "stats"),
+        unpack(study_b_figure_inputs),
+        code=package_code("study_b_outputs.py"),
     output:
-        multiext("results/tables/study_b_protocol_gap", ".tsv", ".md", ".tex"),
-    params:
-        what="protocol_gap",
+        multiext("figures/study_b_{figure}", ".png", ".pdf"),
     log:
-        "logs/render/study_b_table_protocol_gap.log",
+        "logs/render/study_b_figure/{figure}.log",
+    wildcard_constraints:
+        figure="|".join(STUDY_B_FIGURE_INPUTS),
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "study_b_outputs.py")
-
-
-rule study_b_table_balance:
-    input:
-        balance="results/metrics/B/balance.tsv",
-        code=package_code("render", "stats"),
-    output:
-        multiext("results/tables/study_b_balance", ".tsv", ".md", ".tex"),
-    params:
-        what="balance",
-    log:
-        "logs/render/study_b_table_balance.log",
-    script:
-        str(REPO / "scripts" / "study_b_outputs.py")
-
-
-rule study_b_table_potemkin:
-    input:
-        potemkin="results/metrics/B/potemkin.tsv",
-        code=package_code("render", "stats"),
-    output:
-        multiext("results/tables/study_b_potemkin", ".tsv", ".md", ".tex"),
-    params:
-        what="potemkin",
-    log:
-        "logs/render/study_b_table_potemkin.log",
-    script:
-        str(REPO / "scripts" / "study_b_outputs.py")
-
-
-rule study_b_table_states:
-    """Observed (P, O, J) state distribution beside the chance distribution."""
-    input:
-        distribution="results/metrics/B/state_distribution.tsv",
-        chance="results/metrics/B/state_chance.tsv",
-        code=package_code("render"),
-    output:
-        multiext("results/tables/study_b_state_distribution", ".tsv", ".md", ".tex"),
-    params:
-        what="states_table",
-    log:
-        "logs/render/study_b_table_states.log",
-    script:
-        str(REPO / "scripts" / "study_b_outputs.py")
-
-
-rule study_b_figure_states:
-    input:
-        distribution="results/metrics/B/state_distribution.tsv",
-        chance="results/metrics/B/state_chance.tsv",
-        code=package_code("render", "stats"),
-    output:
-        multiext("figures/study_b_states", ".png", ".pdf"),
-    params:
-        what="states_figure",
-    log:
-        "logs/render/study_b_figure_states.log",
-    script:
-        str(REPO / "scripts" / "study_b_outputs.py")
-
-
-rule study_b_figure_heatmap:
-    input:
-        potemkin="results/metrics/B/potemkin.tsv",
-        gap="results/metrics/B/protocol_gap.tsv",
-        cue="results/metrics/B/cue_dependence.tsv",
-        code=package_code("render", "stats"),
-    output:
-        multiext("figures/study_b_heatmap", ".png", ".pdf"),
-    params:
-        what="heatmap",
-    log:
-        "logs/render/study_b_figure_heatmap.log",
-    script:
-        str(REPO / "scripts" / "study_b_outputs.py")
+        "../scripts/study_b_outputs.py"
 # <<< study_b
 
 # >>> report
@@ -150,7 +88,7 @@ rule report:
     input:
         tables=lambda wc: report_inputs(".tsv"),
         figures=lambda wc: report_inputs(".png"),
-        code=package_code("render", "provenance", "stats", "conditions/study_b"),
+        code=package_code("report.py"),
     output:
         html="results/report/index.html",
         cells=directory("results/report/cells"),
@@ -158,12 +96,14 @@ rule report:
         config_copy="results/report/config.yaml",
         redirect="results/report.html",
     params:
-        out_dir="results/report",
+        out_dir=lambda wc, output: os.path.dirname(output.html),
         datasets_used=lambda wc: as_param({a: dataset_for(a) for a in sorted(ATTRIBUTE_DATASETS)}),
         min_n=30,
     log:
         "logs/render/report.log",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/report.py"
 # <<< report

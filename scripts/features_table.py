@@ -5,24 +5,22 @@ import json
 from judgeaudit.features.audio import ScreenConfig
 from judgeaudit.features.extract import extract_table
 from judgeaudit.io import write_tsv_atomic
-from judgeaudit.logs import setup
-from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.specialists.workflow import base_dirs, read_manifest
 
 
-def main(smk):
-    log = setup(smk.log[0])
+def main(smk, log):
     cfg = json.loads(smk.params.cfg)
     screen = ScreenConfig(cfg["min_duration_s"], cfg["silence_dbfs"], cfg["saturation_fraction"])
     manifest = read_manifest(smk.input.manifest)
-    table = extract_table(manifest, cfg["feature_set"], smk.params.cache_dir, smk.threads,
+    table = extract_table(manifest, cfg["feature_set"], smk.config["cache_dir"], smk.threads,
                           base_dirs(smk.input.manifest), screen)
     counts = table["status"].value_counts().to_dict()
     log.info("%s: %d clips, status counts %s", smk.wildcards.dataset, len(table), counts)
     write_tsv_atomic(smk.output.table, table)
-    record_snakemake_job(smk, extra={"status_counts": counts})
+    finish_job(smk, extra={"status_counts": counts})
 
 
 # guarded: the feature extractor's spawned workers re-import this module
 if __name__ == "__main__":
-    main(snakemake)  # noqa: F821
+    main(*start_job(globals()))

@@ -3,23 +3,21 @@
 import json
 from pathlib import Path
 
-from judgeaudit import logs
 from judgeaudit.datasets.real import ingest, resolve_root
-from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.scriptjob import finish_job, start_job
 
-snakemake = globals()["snakemake"]
-log = logs.setup(snakemake.log[0])
-name = snakemake.params.dataset
-cfg = json.loads(snakemake.params.cfg)
-if snakemake.input.get("local_dir"):
-    cfg["local_dir"] = snakemake.input.local_dir
-if snakemake.input.get("trial_list"):
-    cfg["trial_list"] = snakemake.input.trial_list
-root = resolve_root(name, cfg, snakemake.input.get("receipt"))
+smk, log = start_job(globals())
+name = smk.params.dataset
+cfg = json.loads(smk.params.cfg)
+if smk.input.get("local_dir"):
+    cfg["local_dir"] = smk.input.local_dir
+if smk.input.get("trial_list"):
+    cfg["trial_list"] = smk.input.trial_list
+root = resolve_root(name, cfg, smk.input.get("receipt"))
 log.info("ingesting %s from %s", name, root)
-written = ingest(name, root, Path(snakemake.output.manifest).parent, cfg,
-                 seed=int(snakemake.params.seed), cache_dir=snakemake.params.cache_dir,
-                 threads=snakemake.threads)
+written = ingest(name, root, Path(smk.output.manifest).parent, cfg,
+                 seed=int(smk.params.seed), cache_dir=smk.config["cache_dir"],
+                 threads=smk.threads)
 for label, path in sorted(written.items()):
     log.info("wrote %s (%s)", path, label)
-record_snakemake_job(snakemake)
+finish_job(smk)

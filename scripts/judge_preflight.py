@@ -7,16 +7,15 @@ from pathlib import Path
 
 from judgeaudit.io import write_json_atomic
 from judgeaudit.judges import budget
-from judgeaudit.logs import setup
+from judgeaudit.scriptjob import start_job
 
-smk = snakemake  # noqa: F821 (injected by Snakemake)
-log = setup(smk.log[0])
+smk, log = start_job(globals())
 panel = json.loads(smk.params.panel)
 jobs = [tuple(j) for j in json.loads(smk.params.jobs)]
 missing = budget.missing_keys(panel, sorted(panel))
 if missing:  # a run stops before any job (onstart); an estimate-only run just says so
     log.warning("API key variable unset: %s", "; ".join(missing))
-report = budget.estimate(jobs, panel, smk.params.cache_dir, audio_root=".")
+report = budget.estimate(jobs, panel, smk.config["cache_dir"], audio_root=".")
 report["budget_usd"] = smk.params.budget_usd
 report["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
 text = budget.describe(report, smk.params.budget_usd)

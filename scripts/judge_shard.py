@@ -3,13 +3,13 @@
 import json
 
 from judgeaudit.judges.shard import run_shard
-from judgeaudit.logs import setup
-from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.scriptjob import finish_job, start_job
 
-smk = snakemake  # noqa: F821 (injected by Snakemake)
-log = setup(smk.log[0])
-# Prices and budgets come from the config, not from params: editing them must not
-# re-run (and re-derive) finished shards.
+smk, log = start_job(globals())
+# Prices, budgets and the run-only settings (cache_dir: where the content-addressed
+# cache lives; judges.progress: a progress bar) come from the config at run time,
+# not from params: Snakemake's rerun triggers track params, inputs and code, never
+# the config object, so editing them re-runs no finished shard.
 jcfg = smk.config["judges"]
 full = jcfg["panel"][smk.wildcards.judge]
 spec = json.loads(smk.params.spec)
@@ -19,11 +19,11 @@ summary = run_shard(
     out_path=smk.output[0],
     judge_name=smk.wildcards.judge,
     spec=spec,
-    cache_dir=smk.params.cache_dir,
+    cache_dir=smk.config["cache_dir"],
     audio_root=".",
-    progress=bool(smk.params.progress),
+    progress=bool(jcfg["progress"]),
     budget_usd=jcfg.get("budget_usd"),
     accept_errors=bool(jcfg.get("accept_errors", False)),
     replay=bool(smk.params.replay),
 )
-record_snakemake_job(smk, extra={"judge_summary": summary})
+finish_job(smk, extra={"judge_summary": summary})

@@ -2,13 +2,11 @@
 
 import json
 
-from judgeaudit import logs
 from judgeaudit.io import read_jsonl, write_tsv_atomic
-from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.stats import power as PW
 
-smk = snakemake  # noqa: F821
-log = logs.setup(smk.log[0])
+smk, log = start_job(globals())
 cfg = json.loads(smk.params.cfg)
 trials = [t for path in smk.input.trials for t in read_jsonl(path)]
 sizes = PW.delivered_sizes(trials, json.loads(smk.params.study_a), json.loads(smk.params.study_b))
@@ -28,5 +26,5 @@ for r in PW.headline(frame).itertuples(index=False):
     log.info("power at target %s (%s): min %.3f (%s), max %.3f over %d cells", r.metric,
              r.target_effect, r.min_power, r.weakest_cell, r.max_power, r.n_cells)
 write_tsv_atomic(smk.output[0], frame)
-record_snakemake_job(smk, extra={"n_cells": len(frame), "n_warnings": len(weak),
+finish_job(smk, extra={"n_cells": len(frame), "n_warnings": len(weak),
                                  "n_shortfalls": len(short)})

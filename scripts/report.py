@@ -3,12 +3,11 @@ page per table row, and the old results/report.html as a redirect to it."""
 
 import json
 
-from judgeaudit.logs import setup
-from judgeaudit.provenance import record_snakemake_job, save_resolved_config
+from judgeaudit.provenance import save_resolved_config
 from judgeaudit.render.paper import build_paper, write_redirect
+from judgeaudit.scriptjob import finish_job, start_job
 
-smk = snakemake  # noqa: F821
-log = setup(smk.log[0])
+smk, log = start_job(globals())
 save_resolved_config(smk.config)  # the report copies it beside index.html
 summary = build_paper(list(smk.input.tables), list(smk.input.figures), smk.config,
                       out_dir=str(smk.params.out_dir),
@@ -19,4 +18,4 @@ log.info("report: %d tables, %d figures, %d numbers traced (%d matched, %d misma
          "%d not recomputed, %d rows failed)", summary["tables"], summary["figures"],
          summary["numbers"], summary["matched"], summary["mismatched"],
          summary["not_recomputed"], summary["trace_errors"])
-record_snakemake_job(smk, extra={"summary": summary})
+finish_job(smk, extra={"summary": summary})

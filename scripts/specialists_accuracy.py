@@ -6,8 +6,7 @@ import json
 import pandas as pd
 
 from judgeaudit.io import write_text_atomic, write_tsv_atomic
-from judgeaudit.logs import setup
-from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.specialists import evaluate as ev
 from judgeaudit.specialists.workflow import read_manifest, read_trials
 
@@ -46,8 +45,7 @@ def rows_for(use, inp, cms):
     return out
 
 
-def main(smk):
-    log = setup(smk.log[0])
+def main(smk, log):
     uses = json.loads(smk.params.uses)
     rows, cms = [], {}
     for use in uses:
@@ -63,9 +61,9 @@ def main(smk):
     write_tsv_atomic(smk.output.tsv, frame)
     write_text_atomic(smk.output.md, ev.markdown(frame))
     ev.confusion_figure(cms, smk.output.png, smk.output.pdf)
-    record_snakemake_job(smk)
+    finish_job(smk)
 
 
 # guarded: the feature extractor's spawned workers re-import this module
 if __name__ == "__main__":
-    main(snakemake)  # noqa: F821
+    main(*start_job(globals()))

@@ -3,13 +3,11 @@
 import json
 
 from judgeaudit.features.audio import ScreenConfig
-from judgeaudit.logs import setup
-from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.specialists.workflow import train
 
 
-def main(smk):
-    log = setup(smk.log[0])
+def main(smk, log):
     kind = smk.wildcards.kind
     cfg = json.loads(smk.params.cfg)
     fcfg = json.loads(smk.params.features)
@@ -17,13 +15,13 @@ def main(smk):
         cfg["model_path"] = smk.input.whisper
     screen = ScreenConfig(fcfg["min_duration_s"], fcfg["silence_dbfs"], fcfg["saturation_fraction"])
     out_dir = smk.output.model.rsplit("/", 1)[0]
-    meta = train(kind, smk.input.manifest, cfg, out_dir, smk.params.cache_dir, smk.threads,
+    meta = train(kind, smk.input.manifest, cfg, out_dir, smk.config["cache_dir"], smk.threads,
                  smk.params.seed, screen, smk.input.get("trials"),
                  corpus=smk.wildcards.dataset)
     log.info("%s specialist: version %s", kind, meta["version"])
-    record_snakemake_job(smk, extra={"version": meta["version"]})
+    finish_job(smk, extra={"version": meta["version"]})
 
 
 # guarded: the feature extractor's spawned workers re-import this module
 if __name__ == "__main__":
-    main(snakemake)  # noqa: F821
+    main(*start_job(globals()))

@@ -4,14 +4,12 @@ import pandas as pd
 
 from judgeaudit.features.extract import resolve_clip_path
 from judgeaudit.io import write_tsv_atomic
-from judgeaudit.logs import setup
-from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.specialists.adapters import WhisperLID
 from judgeaudit.specialists.workflow import base_dirs, read_manifest
 
 
-def main(smk):
-    log = setup(smk.log[0])
+def main(smk, log):
     languages = smk.params.languages.split(",")
     model = WhisperLID(smk.input.whisper, languages, cpu_threads=smk.threads)
     manifest = read_manifest(smk.input.manifest)
@@ -24,9 +22,9 @@ def main(smk):
                      "status": p.status, "version": p.version})
     log.info("whisper LID on %d test clips", len(rows))
     write_tsv_atomic(smk.output.table, pd.DataFrame(rows))
-    record_snakemake_job(smk)
+    finish_job(smk)
 
 
 # guarded: the feature extractor's spawned workers re-import this module
 if __name__ == "__main__":
-    main(snakemake)  # noqa: F821
+    main(*start_job(globals()))

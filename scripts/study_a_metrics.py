@@ -4,14 +4,12 @@ import json
 
 import pandas as pd
 
-from judgeaudit import logs
 from judgeaudit.io import write_tsv_atomic
-from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.stats import study_a as sa
 from judgeaudit.stats.corpus import attach_corpus, corpus_by_task
 
-log = logs.setup(snakemake.log[0])  # noqa: F821
-smk = snakemake  # noqa: F821
+smk, log = start_job(globals())
 metrics = pd.concat([pd.read_csv(p, sep="\t", dtype={"seed": str}) for p in smk.input.metrics],
                     ignore_index=True)
 rows = []
@@ -31,4 +29,4 @@ if len(planted):
     nz = planted[planted["counted"]]
     log.info("nonzero planted rates inside their 95%% CI: %d / %d (%d planted-0 rows apart)",
              int(nz["inside"].sum()), len(nz), len(planted) - len(nz))
-record_snakemake_job(smk)
+finish_job(smk)

@@ -2,15 +2,13 @@
 
 import pandas as pd
 
-from judgeaudit import logs
 from judgeaudit.io import read_jsonl, write_tsv_atomic
-from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.stats import study_a as sa
 from judgeaudit.stats.corpus import attach_corpus, corpus_by_task
 from judgeaudit.stats.outcomes import add_outcome_counts
 
-log = logs.setup(snakemake.log[0])  # noqa: F821
-smk = snakemake  # noqa: F821
+smk, log = start_job(globals())
 trials = [t for path in smk.input.trials for t in read_jsonl(path)]
 responses = [r for path in smk.input.responses for r in read_jsonl(path)]
 df = sa.join(trials, responses, smk.params.judge)
@@ -24,4 +22,4 @@ write_tsv_atomic(smk.output.metrics, metrics)
 write_tsv_atomic(smk.output.contrasts, contrasts)
 log.info("judge %s: %d trials, %d invalid, %d metric rows, %d contrasts", smk.params.judge,
          len(df), int((~df["valid"]).sum()) if len(df) else 0, len(metrics), len(contrasts))
-record_snakemake_job(smk)
+finish_job(smk)

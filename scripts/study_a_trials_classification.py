@@ -3,15 +3,13 @@ judgeaudit.conditions.study_a_build."""
 
 import json
 
-from judgeaudit import logs
 from judgeaudit.conditions.corpus import tag_corpus
 from judgeaudit.conditions.study_a_build import classification_shard, load_clipset
 from judgeaudit.io import write_jsonl_atomic
-from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.specialists.corpus import check_study_clips
 
-log = logs.setup(snakemake.log[0])  # noqa: F821
-smk = snakemake  # noqa: F821
+smk, log = start_job(globals())
 cfg = json.loads(smk.params.cfg)
 task, shard = smk.wildcards.cls_task, smk.wildcards.family
 clipset = load_clipset(task, cfg["task_cfg"], smk.input.manifest, smk.input.predictions,
@@ -30,4 +28,4 @@ log.info("leakage check: %s", checked)
 trials = tag_corpus(trials, smk.params.corpus)
 write_jsonl_atomic(smk.output[0], trials)
 log.info("study A %s/%s: %d clips -> %d trials", task, shard, len(clipset.clips), len(trials))
-record_snakemake_job(smk, extra={"n_trials": len(trials), "n_clips": len(clipset.clips)})
+finish_job(smk, extra={"n_trials": len(trials), "n_clips": len(clipset.clips)})

@@ -4,15 +4,13 @@ judgeaudit.conditions.study_a_build."""
 import json
 from pathlib import Path
 
-from judgeaudit import logs
 from judgeaudit.conditions.corpus import tag_corpus, trial_clips
 from judgeaudit.conditions.study_a_build import pair_shard
 from judgeaudit.io import write_jsonl_atomic
-from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.specialists.corpus import check_study_clips
 
-log = logs.setup(snakemake.log[0])  # noqa: F821
-smk = snakemake  # noqa: F821
+smk, log = start_job(globals())
 cfg = json.loads(smk.params.cfg)
 concat_dir = None
 if smk.params.fmt == "concat":
@@ -29,4 +27,4 @@ trials = tag_corpus(trials, smk.params.corpus)
 out = smk.output.trials if smk.params.fmt == "concat" else smk.output[0]
 write_jsonl_atomic(out, trials)
 log.info("study A pair_%s/%s: %d trials", smk.params.criterion, smk.params.fmt, len(trials))
-record_snakemake_job(smk, extra={"n_trials": len(trials)})
+finish_job(smk, extra={"n_trials": len(trials)})

@@ -2,16 +2,14 @@
 
 import json
 
-from judgeaudit import logs
 from judgeaudit.conditions.study_b.build import build_items
 from judgeaudit.io import write_jsonl_atomic
-from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.scriptjob import finish_job, start_job
 
-smk = snakemake  # noqa: F821
-log = logs.setup(smk.log[0])
+smk, log = start_job(globals())
 cfg = json.loads(smk.params.cfg)
 items = build_items(smk.wildcards.task, cfg, int(smk.params.seed), smk.input.bank,
                     smk.input.table)
 write_jsonl_atomic(smk.output[0], items)
 log.info("study B %s: %d items", smk.wildcards.task, len(items))
-record_snakemake_job(smk, extra={"n_items": len(items)})
+finish_job(smk, extra={"n_items": len(items)})

@@ -5,16 +5,14 @@ import json
 
 import pandas as pd
 
-from judgeaudit import logs
 from judgeaudit.conditions.study_b.build import LEXICAL_METRICS, items_by_task
 from judgeaudit.io import write_tsv_atomic
-from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.stats import chance as CH
 from judgeaudit.stats import study_b as SB
 from judgeaudit.stats.corpus import attach_corpus, corpus_by_task
 
-smk = snakemake  # noqa: F821
-log = logs.setup(smk.log[0])
+smk, log = start_job(globals())
 metric = smk.params.metric
 n_boot = int(smk.params.n_boot)
 seed = int(smk.params.seed)
@@ -63,4 +61,4 @@ elif metric == "balance":
 else:
     raise ValueError(f"study_b_metrics: unknown metric {metric!r}")
 log.info("study B metric %s written", metric)
-record_snakemake_job(smk)
+finish_job(smk)

@@ -4,13 +4,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgeaudit import logs
-from judgeaudit.provenance import record_snakemake_job
 from judgeaudit.render import study_b as R
+from judgeaudit.scriptjob import finish_job, start_job
 
-smk = snakemake  # noqa: F821
-log = logs.setup(smk.log[0])
-what = smk.params.what
+smk, log = start_job(globals())
+wc = smk.wildcards
 
 
 def read(p):
@@ -22,22 +20,23 @@ def base(path):
     return p.with_name(p.name.rsplit(".", 1)[0])
 
 
-if what == "accuracy":
-    R.accuracy_table(read(smk.input.accuracy), base(smk.output[0]))
-elif what == "protocol_gap":
-    R.gap_table(read(smk.input.gap), base(smk.output[0]))
-elif what == "balance":
-    R.balance_table(read(smk.input.balance), base(smk.output[0]))
-elif what == "potemkin":
-    R.potemkin_table(read(smk.input.potemkin), base(smk.output[0]))
-elif what == "states_figure":
-    R.states_figure(read(smk.input.distribution), base(smk.output[0]), read(smk.input.chance))
-elif what == "states_table":
-    R.states_table(read(smk.input.distribution), read(smk.input.chance), base(smk.output[0]))
-elif what == "heatmap":
-    R.heatmap_figure(read(smk.input.potemkin), read(smk.input.gap), read(smk.input.cue),
-                     base(smk.output[0]))
+out = base(smk.output[0])
+what = wc.get("table") or wc.get("figure")
+if wc.get("table") == "accuracy":
+    R.accuracy_table(read(smk.input.accuracy), out)
+elif wc.get("table") == "protocol_gap":
+    R.gap_table(read(smk.input.gap), out)
+elif wc.get("table") == "balance":
+    R.balance_table(read(smk.input.balance), out)
+elif wc.get("table") == "potemkin":
+    R.potemkin_table(read(smk.input.potemkin), out)
+elif wc.get("table") == "state_distribution":
+    R.states_table(read(smk.input.distribution), read(smk.input.chance), out)
+elif wc.get("figure") == "states":
+    R.states_figure(read(smk.input.distribution), out, read(smk.input.chance))
+elif wc.get("figure") == "heatmap":
+    R.heatmap_figure(read(smk.input.potemkin), read(smk.input.gap), read(smk.input.cue), out)
 else:
-    raise ValueError(f"study_b_outputs: unknown output {what!r}")
+    raise ValueError(f"study_b_outputs: unknown table/figure {dict(wc)!r}")
 log.info("study B %s rendered", what)
-record_snakemake_job(smk)
+finish_job(smk)

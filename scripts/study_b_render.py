@@ -4,15 +4,13 @@ every candidate logged. Thin: see judgeaudit.conditions.study_b.rendering."""
 import json
 from pathlib import Path
 
-from judgeaudit import logs
 from judgeaudit.conditions.study_b.build import render_task
 from judgeaudit.io import write_tsv_atomic
-from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.specialists.base import read_meta
 from judgeaudit.specialists.corpus import check_applicable
 
-smk = snakemake  # noqa: F821
-log = logs.setup(smk.log[0])
+smk, log = start_job(globals())
 cfg = json.loads(smk.params.cfg)
 # the renderings are TTS (synthetic) speech: a specialist fitted on real speech only
 # is refused, as is one fitted on synthetic speech applied to real speech elsewhere
@@ -27,4 +25,4 @@ key = cands[cands["key_line"]]
 log.info("study B %s: %d renderings, %d candidates (%d key-line), kept specialist score "
          "mean %.3f", smk.wildcards.task, len(rows), len(cands), len(key),
          key[key["accepted"]]["spec_score"].mean() if len(key) else float("nan"))
-record_snakemake_job(smk, extra={"n_candidates": len(cands)})
+finish_job(smk, extra={"n_candidates": len(cands)})

@@ -1,13 +1,11 @@
 """Score one judge's responses to one Study B trial shard (one row per trial)."""
 
-from judgeaudit import logs
 from judgeaudit.io import read_jsonl, write_tsv_atomic
-from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.stats.corpus import attach_corpus, corpus_by_task
 from judgeaudit.stats.study_b import score_trials
 
-smk = snakemake  # noqa: F821
-log = logs.setup(smk.log[0])
+smk, log = start_job(globals())
 w = smk.wildcards
 trials = list(read_jsonl(smk.input.trials))
 scored = score_trials(trials, read_jsonl(smk.input.responses), w.judge,
@@ -17,4 +15,4 @@ scored = attach_corpus(scored, corpus_by_task(trials, smk.input.trials), smk.inp
 write_tsv_atomic(smk.output[0], scored)
 log.info("study B %s %s/%s: %d trials, %d valid", w.judge, w.task, w.shard, len(scored),
          int(scored["valid"].sum()))
-record_snakemake_job(smk)
+finish_job(smk)

@@ -8,21 +8,19 @@ import json
 import time
 from pathlib import Path
 
-from judgeaudit import logs
 from judgeaudit.datasets.synth import write_dataset
-from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.scriptjob import finish_job, start_job
 
-snakemake = globals()["snakemake"]
-log = logs.setup(snakemake.log[0])
-name = snakemake.params.dataset
-cfg = json.loads(snakemake.params.cfg)
+smk, log = start_job(globals())
+name = smk.params.dataset
+cfg = json.loads(smk.params.cfg)
 start = time.perf_counter()
-paths = write_dataset(name, cfg, Path(snakemake.output.manifest).parent,
-                      seed=int(snakemake.params.seed),
-                      sample_rate=int(snakemake.params.sample_rate))
-n_clips = sum(1 for _ in Path(snakemake.output.clips).glob("*.wav"))
+paths = write_dataset(name, cfg, Path(smk.output.manifest).parent,
+                      seed=int(smk.params.seed),
+                      sample_rate=int(smk.params.sample_rate))
+n_clips = sum(1 for _ in Path(smk.output.clips).glob("*.wav"))
 elapsed = time.perf_counter() - start
 for table, path in sorted(paths.items()):
     log.info("wrote %s (%s)", path, table)
 log.info("%s: %d clips generated and validated in %.1f s", name, n_clips, elapsed)
-record_snakemake_job(snakemake, extra={"n_clips": n_clips, "generation_s": round(elapsed, 2)})
+finish_job(smk, extra={"n_clips": n_clips, "generation_s": round(elapsed, 2)})

@@ -9,19 +9,17 @@ import sys
 from judgeaudit.datasets.validate import main, validate_manifest
 
 if "snakemake" in globals():
-    from judgeaudit import logs
     from judgeaudit.io import write_json_atomic
-    from judgeaudit.provenance import record_snakemake_job
+    from judgeaudit.scriptjob import finish_job, start_job
 
-    snakemake = globals()["snakemake"]
-    log = logs.setup(snakemake.log[0])
+    smk, log = start_job(globals())
     summary = {}
-    for manifest in snakemake.input.manifest if not isinstance(
-            snakemake.input.manifest, str) else [snakemake.input.manifest]:
+    for manifest in smk.input.manifest if not isinstance(
+            smk.input.manifest, str) else [smk.input.manifest]:
         frame = validate_manifest(manifest)
         summary[str(manifest)] = {"n_clips": len(frame), "status": "ok"}
         log.info("%s: ok (%d clips)", manifest, len(frame))
-    write_json_atomic(snakemake.output[0], summary)
-    record_snakemake_job(snakemake)
+    write_json_atomic(smk.output[0], summary)
+    finish_job(smk)
 else:
     raise SystemExit(main(sys.argv[1:]))

@@ -5,12 +5,10 @@ import json
 
 import pandas as pd
 
-from judgeaudit import logs
-from judgeaudit.provenance import record_snakemake_job
+from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.validation import simulate, study
 
-log = logs.setup(snakemake.log[0])  # noqa: F821
-smk = snakemake  # noqa: F821
+smk, log = start_job(globals())
 band = json.loads(smk.params.band)
 overrides = json.loads(smk.params.overrides)
 parts = []
@@ -22,4 +20,4 @@ for reps_path, truth_path in zip(smk.input.reps, smk.input.truth, strict=True):
 summary = pd.concat(parts, ignore_index=True)
 study.write_outputs(summary, smk.params.table, smk.params.figure, int(smk.params.n_seeds), band)
 log.info("%s", study.closing_note(summary, int(smk.params.n_seeds), band))
-record_snakemake_job(smk)
+finish_job(smk)

@@ -13,7 +13,7 @@ from judgeaudit.datasets.real.archive import (
     safe_extract,
     stream_extract_tar,
 )
-from judgeaudit.datasets.real.fixtures import ravdess_tree, tar_dir, zip_dir
+from judgeaudit.testing.real_fixtures import ravdess_tree, tar_dir, zip_dir
 
 
 def _zip(path, members):

@@ -13,7 +13,7 @@ from judgeaudit.datasets.real.download import (
     fetch,
     receipt_path,
 )
-from judgeaudit.datasets.real.fixtures import serve
+from judgeaudit.testing.real_fixtures import serve
 
 PAYLOAD = bytes(range(256)) * 4000  # ~1 MB, not repetitive within a chunk boundary
 MD5 = hashlib.md5(PAYLOAD).hexdigest()

@@ -13,12 +13,12 @@ from judgeaudit import prompts as C
 from judgeaudit.io import sha256_bytes
 from judgeaudit.judges.adapters.base import make_adapter
 from judgeaudit.judges.embedded.fallible import FalliblePerception, confusion
-from judgeaudit.judges.embedded.perception import ToneFakePerception
 from judgeaudit.judges.request import AnswerSpec, AudioPart, LoadedRequest, Request, TextPart
+from judgeaudit.testing.perception import ToneFakePerception
 from tests.test_judges_embedded import QUESTION, emo_clip
 
 EMO = C.EMOTIONS
-FACTORY = "judgeaudit.judges.embedded.perception:ToneFakePerception"
+FACTORY = "judgeaudit.testing.perception:ToneFakePerception"
 
 
 def _request(clip: bytes, extra: str = "") -> LoadedRequest:

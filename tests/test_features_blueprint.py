@@ -10,7 +10,7 @@ import pytest
 
 from judgeaudit.features import blueprint as bp
 from judgeaudit.features.extract import compute, feature_names
-from judgeaudit.features.toyaudio import voice
+from judgeaudit.testing.toyaudio import voice
 
 
 @pytest.fixture(scope="module")

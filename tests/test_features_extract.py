@@ -8,8 +8,8 @@ import pytest
 
 from judgeaudit.features import extract as fx
 from judgeaudit.features.audio import ScreenConfig, load_audio, screen, to_wav_bytes
-from judgeaudit.features.toyaudio import voice
 from judgeaudit.io import sha256_bytes
+from judgeaudit.testing.toyaudio import voice
 
 SR = 16000
 

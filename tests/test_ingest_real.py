@@ -13,7 +13,9 @@ from judgeaudit.config import validate_config
 from judgeaudit.datasets.real import ingest, prepare_download, ravdess
 from judgeaudit.datasets.real.audio import AudioError
 from judgeaudit.datasets.real.base import LabelError
-from judgeaudit.datasets.real.fixtures import (
+from judgeaudit.datasets.validate import validate_manifest
+from judgeaudit.io import sha256_file
+from judgeaudit.testing.real_fixtures import (
     bvcc_tree,
     emocf_tree,
     fleurs_tree,
@@ -25,8 +27,6 @@ from judgeaudit.datasets.real.fixtures import (
     voxceleb_tree,
     zip_dir,
 )
-from judgeaudit.datasets.validate import validate_manifest
-from judgeaudit.io import sha256_file
 
 SEED = 20260715
 
@@ -259,7 +259,7 @@ def test_voxceleb_malformed_trial_list_names_file_and_line(tmp_path):
 # ---- EmoCF ----
 
 def test_emocf_items_are_the_real_counterfactual_pairs(tmp_path):
-    from judgeaudit.datasets.real.fixtures import EMOCF_GROUPS
+    from judgeaudit.testing.real_fixtures import EMOCF_GROUPS
 
     root = emocf_tree(tmp_path / "emocf")
     frame, written = run(tmp_path, "emocf", root)
@@ -369,7 +369,7 @@ def test_od3_sampled_dialogues_turn_by_turn(tmp_path):
 
 
 def test_od3_download_streams_only_the_sampled_audio(tmp_path):
-    from judgeaudit.datasets.real.fixtures import tar_dir
+    from judgeaudit.testing.real_fixtures import tar_dir
 
     src = od3_tree(tmp_path / "hub", n_dialogues=4)
     tar_dir(src / "audio", tmp_path / "audio.tar.gz", arc_prefix="audio/")
@@ -450,7 +450,7 @@ def test_voxceleb_download_extracts_user_archive_and_fetches_trial_list(tmp_path
 
 
 def test_bvcc_download_runs_the_gathering_step(tmp_path):
-    from judgeaudit.datasets.real.fixtures import tar_dir
+    from judgeaudit.testing.real_fixtures import tar_dir
 
     pkg = bvcc_tree(tmp_path / "pkg" / "main")
     (pkg / "gathered").mkdir()

@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 import yaml
 
-from judgeaudit.datasets.real.fixtures import emocf_tree, ravdess_tree
 from judgeaudit.datasets.validate import validate_manifest
+from judgeaudit.testing.real_fixtures import emocf_tree, ravdess_tree
 
 
 def _snakemake(snakemake_exe, repo_root, workdir, overlay, target, *extra):
@@ -78,7 +78,7 @@ def test_snakemake_ingests_emocf_local_dir(tmp_path, repo_root, snakemake_exe):
 def test_snakemake_downloads_ravdess_from_loopback_server(tmp_path, repo_root, snakemake_exe):
     import hashlib
 
-    from judgeaudit.datasets.real.fixtures import serve, zip_dir
+    from judgeaudit.testing.real_fixtures import serve, zip_dir
 
     src = ravdess_tree(tmp_path / "src", actors=(1, 2))
     arc = zip_dir(src, tmp_path / "Audio_Speech_Actors_01-24.zip")

@@ -16,8 +16,8 @@ from judgeaudit.io import read_jsonl, sha256_bytes
 from judgeaudit.judges.adapters.base import make_adapter
 from judgeaudit.judges.cache import ResponseCache
 from judgeaudit.judges.engine import fingerprint
-from judgeaudit.judges.fakeserver import FakeProvider, tone_wav
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Request, TextPart
+from judgeaudit.testing.fakeserver import FakeProvider, tone_wav
 
 RUNNER = """
 import json, sys

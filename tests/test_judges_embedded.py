@@ -22,7 +22,7 @@ EMO = C.EMOTIONS
 SR = 16000
 # exact perception (accuracy 1.0): these tests pin the judges' decision logic; the
 # fallible listener has its own tests (tests/test_fallible_listener.py)
-FAKE = {"kind": "python", "factory": "judgeaudit.judges.embedded.perception:ToneFakePerception",
+FAKE = {"kind": "python", "factory": "judgeaudit.testing.perception:ToneFakePerception",
         "accuracy": 1.0}
 
 

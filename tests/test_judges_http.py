@@ -12,9 +12,9 @@ from judgeaudit.io import sha256_bytes
 from judgeaudit.judges.adapters.base import MissingKeyError, make_adapter
 from judgeaudit.judges.cache import ResponseCache
 from judgeaudit.judges.engine import Engine, EngineOptions
-from judgeaudit.judges.fakeserver import FakeProvider, tone_wav
 from judgeaudit.judges.limits import Backoff
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Request, TextPart
+from judgeaudit.testing.fakeserver import FakeProvider, tone_wav
 
 LABELS = ("happy", "sad", "angry")
 

@@ -15,9 +15,9 @@ import pytest
 from judgeaudit.io import read_jsonl, sha256_bytes
 from judgeaudit.judges.adapters.base import PermanentError, TransientError, make_adapter
 from judgeaudit.judges.cache import ResponseCache
-from judgeaudit.judges.fakeserver import FakeProvider, tone_wav
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Request, TextPart
 from judgeaudit.judges.shard import ShardIncomplete, attempts_log_path, run_shard
+from judgeaudit.testing.fakeserver import FakeProvider, tone_wav
 
 KEY = "sk-PLANTED-abcdef0123456789"
 

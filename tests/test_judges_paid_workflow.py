@@ -15,7 +15,7 @@ import yaml
 
 from judgeaudit.io import read_jsonl
 from judgeaudit.judges.cache import ResponseCache
-from judgeaudit.judges.fakeserver import FakeProvider
+from judgeaudit.testing.fakeserver import FakeProvider
 
 CLS = [(t, s) for t in ("emotion", "language") for s in ("blueprint", "reference", "conflict")]
 PAIR = [(f"pair_{c}", f) for c in ("cleanness", "emotion", "naturalness", "speaker")

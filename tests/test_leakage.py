@@ -204,7 +204,7 @@ def test_real_overlay_dag_fits_one_specialist_per_corpus(tmp_path, repo_root, sn
 
     import yaml
 
-    from judgeaudit.datasets.real.fixtures import ravdess_tree
+    from judgeaudit.testing.real_fixtures import ravdess_tree
 
     copy = ravdess_tree(tmp_path / "R", actors=(1, 2, 3, 4, 5, 6), seconds=0.05)
     (tmp_path / "o.yaml").write_text(yaml.safe_dump({"datasets": {"ravdess": {

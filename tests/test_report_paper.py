@@ -136,8 +136,7 @@ def test_three_random_cells_recompute_to_the_printed_value(run):
             assert t["recomputed"] == pytest.approx(float(printed), rel=1e-9, abs=1e-12), \
                 (seed, stem, i, col)
         assert t["trials"] and all(r["request_key"] and r["status"] for r in t["trials"])
-        assert [n["rule"] for n in t["chain"]][0] in ("study_a_tables", f"study_b_table_"
-                                                      f"{stem.removeprefix('study_b_')}")
+        assert [n["rule"] for n in t["chain"]][0] in ("study_a_tables", "study_b_table")
     # and the text form names the verdict
     stem, i, col = picked[0]
     res = _cli(clone, env, "trace", f"results/tables/{stem}.tsv", "--row", str(i),

@@ -12,10 +12,10 @@ import pytest
 from judgeaudit import specialists
 from judgeaudit.features import extract as fx
 from judgeaudit.features.audio import to_wav_bytes
-from judgeaudit.features.toyaudio import voice
 from judgeaudit.io import sha256_bytes
 from judgeaudit.specialists import adapters, evaluate, workflow
 from judgeaudit.specialists.base import ModelMissingError, SpecialistError
+from judgeaudit.testing.toyaudio import voice
 
 SR = 16000
 # toy "emotions" rendered by prosody, the way the synthetic corpus does it

@@ -9,11 +9,11 @@ import pytest
 
 from judgeaudit import specialists
 from judgeaudit.features.audio import to_wav_bytes
-from judgeaudit.features.toyaudio import voice
 from judgeaudit.io import sha256_bytes
 from judgeaudit.specialists import evaluate, workflow
 from judgeaudit.specialists.base import SpecialistError
 from judgeaudit.specialists.speaker import eer
+from judgeaudit.testing.toyaudio import voice
 
 SR = 16000
 

@@ -84,10 +84,13 @@ def test_cue_change_reruns_only_its_shards(tmp_path, repo_root, snakemake_exe):
                          "results/responses/label-reader/B/single/pointwise-soft.jsonl"]
     # outputs that aggregate the soft cells re-run; probes, states, cue dependence
     # (hard vs none), balance and renderings do not
-    assert {"study_b_accuracy", "study_b_protocol_gap", "study_b_table_accuracy"} <= rules
+    assert {"study_b_accuracy", "study_b_protocol_gap"} <= rules
+    assert ("study_b_table", "results/tables/study_b_accuracy.tsv") in jobs
     assert not rules & {"study_b_states", "study_b_cue_dependence", "study_b_balance",
-                        "study_b_render", "study_b_items", "study_b_figure_states",
-                        "study_b_table_potemkin", "study_b_table_balance"}
+                        "study_b_render", "study_b_items"}
+    rendered = {o for r, o in jobs if r in ("study_b_table", "study_b_figure")}
+    assert not rendered & {"figures/study_b_states.png", "results/tables/study_b_potemkin.tsv",
+                           "results/tables/study_b_balance.tsv"}
     assert all("soft" in o for r, o in jobs if r in ("study_b_score",))
 
     # the transition cue touches only positional shards

@@ -127,7 +127,7 @@ def test_judges_resolve_auto_perception_per_shard():
     assert all(v is None for k, v in models.items() if k != "speaker")
     assert p.judge_model_inputs("listener", "A", "pair_speaker") == [models["speaker"]]
     assert p.judge_model_inputs("first-slot", "A", "emotion") == []
-    assert "prompts.py" in p.judge_stages("first-slot")
+    assert p.paid_judge("first-slot") is False
     assert not any(f in json.loads(p.judge_param("listener")) for f in JUDGE_COST_FIELDS)
     with pytest.raises(PlanError, match="unknown judges"):
         plan(judges={"active": ["nobody"]}).judge_names()

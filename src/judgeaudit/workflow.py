@@ -363,13 +363,6 @@ class Plan:
             return []
         return sorted(p for p in (perception.get("models") or {}).values() if p and p != "auto")
 
-    def judge_stages(self, name: str) -> list[str]:
-        """Package stages a judge's shard job imports."""
-        stages = ["judges", "prompts.py"]
-        if self.judge_spec(name)["provider"] in EMBEDDED_PERCEIVING:
-            stages += ["specialists", "features"]
-        return stages
-
     def paid_judge(self, name: str) -> bool:
         return self.judge_spec(name)["provider"] in PAID_PROVIDERS
 
