@@ -123,6 +123,9 @@ rule study_b_render:
     wildcard_constraints:
         task="single|positional|conversation",
     threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=120,
     script:
         str(REPO / "scripts" / "study_b_render.py")
 

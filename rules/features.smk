@@ -20,5 +20,8 @@ rule features_table:
     wildcard_constraints:
         dataset="[A-Za-z0-9_]+",
     threads: 2
+    resources:
+        mem_mb=2000,
+        runtime=120,
     script:
         str(REPO / "scripts" / "features_table.py")

@@ -33,6 +33,8 @@ rule judge_shard:
     threads: 1
     resources:
         judge_slots=1,
+        mem_mb=2000,
+        runtime=240,
     script:
         str(REPO / "scripts" / "judge_shard.py")
 

@@ -35,6 +35,9 @@ rule specialists_train:
         kind=SPECIALIST_KIND_RE,
         dataset="[A-Za-z0-9_]+",
     threads: 2
+    resources:
+        mem_mb=4000,
+        runtime=120,
     script:
         str(REPO / "scripts" / "specialists_train.py")
 
@@ -59,6 +62,9 @@ rule specialists_predict:
         kind=SPECIALIST_KIND_RE,
         dataset="[A-Za-z0-9_]+",
     threads: 2
+    resources:
+        mem_mb=4000,
+        runtime=120,
     script:
         str(REPO / "scripts" / "specialists_predict.py")
 
@@ -78,6 +84,9 @@ rule specialists_whisper_eval:
     wildcard_constraints:
         dataset="[A-Za-z0-9_]+",
     threads: 2
+    resources:
+        mem_mb=4000,
+        runtime=120,
     script:
         str(REPO / "scripts" / "specialists_whisper_eval.py")
 
