@@ -112,6 +112,9 @@ rule study_b_render:
     benchmark:
         "logs/benchmarks/study_b_render/{task}.tsv"
     threads: 1
+    resources:
+        mem_mb=2000,
+        runtime=120,
     conda:
         CONDA_ENV
     script:

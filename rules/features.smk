@@ -17,6 +17,9 @@ rule features_table:
     benchmark:
         "logs/benchmarks/features_table/{dataset}.tsv"
     threads: 2
+    resources:
+        mem_mb=2000,
+        runtime=120,
     conda:
         CONDA_ENV
     script:

@@ -26,6 +26,8 @@ rule judge_shard:
     threads: 1
     resources:
         judge_slots=judge_slots,
+        mem_mb=2000,
+        runtime=240,
     conda:
         CONDA_ENV
     script:

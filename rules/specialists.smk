@@ -34,6 +34,9 @@ rule specialists_train:
     benchmark:
         "logs/benchmarks/specialists_train/{kind}/{dataset}.tsv"
     threads: 2
+    resources:
+        mem_mb=4000,
+        runtime=120,
     conda:
         CONDA_ENV
     script:
@@ -55,6 +58,9 @@ rule specialists_predict:
     benchmark:
         "logs/benchmarks/specialists_predict/{kind}/{dataset}.tsv"
     threads: 2
+    resources:
+        mem_mb=4000,
+        runtime=120,
     conda:
         CONDA_ENV
     script:
@@ -75,6 +81,9 @@ rule specialists_whisper_eval:
     benchmark:
         "logs/benchmarks/specialists_whisper_eval/{dataset}.tsv"
     threads: 2
+    resources:
+        mem_mb=4000,
+        runtime=120,
     conda:
         CONDA_ENV
     script:

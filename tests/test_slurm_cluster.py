@@ -1,0 +1,187 @@
+"""The tiny study through `profiles/slurm` on a real single-node Slurm cluster
+(tests/slurm_cluster.py: munged + slurmctld + slurmd on localhost), compared byte for
+byte with a local run of the same targets.
+
+A subset of the tiny study's targets, not `rule all`: under Slurm every job is its
+own `sbatch` + `python -m snakemake` start-up, and the full tiny run (204 jobs) takes
+tens of minutes that way on two cores. The subset covers a dataset generator, trial
+building, a specialist model, three judges (one of them perceiving through that
+model), the validation simulation, a table and its figure: nine cluster jobs.
+"""
+
+import importlib.util
+import json
+import os
+import re
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from slurm_cluster import PACKAGES, SlurmCluster, missing_binaries
+
+pytestmark = pytest.mark.slow
+
+TARGETS = [
+    "results/tables/estimator_validation.tsv",
+    "results/responses/label-reader/A/pair_speaker/native.jsonl",
+    "results/responses/first-slot/A/pair_speaker/native.jsonl",
+    "results/responses/sim-mixed/A/pair_speaker/native.jsonl",
+]
+# Rules of the subset and how many jobs each has (all but none run as Slurm jobs).
+EXPECTED_JOBS = {"synth_speaker": 1, "study_a_trials_pairwise_native": 1,
+                 "specialists_train": 1, "judge_shard": 3, "validation_scenario": 2,
+                 "validation_table": 1}
+# Compared trees: everything the workflow writes except its own logs and caches.
+COMPARED = ("data", "results", "figures")
+# What differs between two runs of the same job by design, and only that: a judge
+# response row's measured call latency (`latency_s`, CONTRACTS section 4), and in a
+# provenance record (<output>.prov.json) when it was written, how long generation took
+# and, for a response shard, the output's sha256/size (which cover those latencies).
+VOLATILE_RESPONSE_FIELDS = ("latency_s",)
+VOLATILE_RECORD_FIELDS = ("created_utc",)
+VOLATILE_RECORD_EXTRA = ("generation_s",)
+VOLATILE_RESPONSE_RECORD_OUTPUT = ("sha256", "bytes")
+
+
+def _tiny_config(repo_root: Path) -> dict:
+    shared = repo_root / "tests" / "tiny_config.yaml"
+    if shared.exists():
+        return yaml.safe_load(shared.read_text())
+    from test_workflow_smoke import TINY
+    return TINY
+
+
+@pytest.fixture(scope="module")
+def slurm(tmp_path_factory):
+    if missing := missing_binaries():
+        pytest.skip(f"Slurm/munge programs not installed ({', '.join(missing)}); "
+                    f"`apt-get install {' '.join(PACKAGES)}` (.ci/run does) failed here")
+    if importlib.util.find_spec("snakemake_executor_plugin_slurm") is None:
+        msg = "snakemake-executor-plugin-slurm missing: pip install -e '.[cluster]'"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+    cluster = SlurmCluster(tmp_path_factory.mktemp("slurm"), cpus=2)
+    # SIGTERM (a CI timeout, `kill`) unwinds through the finalizer below like Ctrl-C;
+    # the daemons also get SIGTERM from the kernel if this process dies outright.
+    previous = signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        cluster.up(tie_to_parent=True)
+        yield cluster
+    finally:
+        cluster.down()
+        signal.signal(signal.SIGTERM, previous)
+        leftover = [p for p in cluster._job_pids()]
+        assert not leftover, f"processes of the test cluster still alive: {leftover}"
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _snakemake(exe, repo, work, env, *args, timeout=1500):
+    cmd = [exe, "-s", str(repo / "Snakefile"), "--directory", str(work), *args,
+           "--configfile", str(repo / "config.yaml"), str(work / "tiny.yaml"), "--", *TARGETS]
+    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    out = res.stdout + res.stderr
+    assert res.returncode == 0, out[-8000:]
+    return out
+
+
+def _is_response_shard(rel: str) -> bool:
+    return rel.startswith("results/responses/") and rel.endswith(".jsonl")
+
+
+def _normalised(rel: str, path: Path) -> bytes:
+    data = path.read_bytes()
+    if _is_response_shard(rel):
+        rows = [json.loads(line) for line in data.decode().splitlines()]
+        for row in rows:
+            for key in VOLATILE_RESPONSE_FIELDS:
+                row.pop(key)
+        return json.dumps(rows, sort_keys=True).encode()
+    if not rel.endswith(".prov.json"):
+        return data
+    record = json.loads(data)
+    for key in VOLATILE_RECORD_FIELDS:
+        record.pop(key)
+    for key in VOLATILE_RECORD_EXTRA:
+        record.get("extra", {}).pop(key, None)
+    if _is_response_shard(rel.removesuffix(".prov.json")):
+        for key in VOLATILE_RESPONSE_RECORD_OUTPUT:
+            record["output"].pop(key)
+    return json.dumps(record, sort_keys=True).encode()
+
+
+def _tree(root: Path) -> dict[str, Path]:
+    return {str(p.relative_to(root)): p for sub in COMPARED if (root / sub).exists()
+            for p in sorted((root / sub).rglob("*")) if p.is_file()}
+
+
+def test_tiny_study_on_slurm_matches_local_run(slurm, tmp_path, repo_root, snakemake_exe):
+    t0 = time.monotonic()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SLURM_")}
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(repo_root / "src"), *filter(None, [os.environ.get("PYTHONPATH")])])
+    tiny = yaml.safe_dump(_tiny_config(repo_root))
+    local, cluster = tmp_path / "local", tmp_path / "slurm"
+    for work in (local, cluster):
+        work.mkdir()
+        (work / "tiny.yaml").write_text(tiny)
+
+    _snakemake(snakemake_exe, repo_root, local, env, "--cores", "2")
+    t_local = time.monotonic() - t0
+
+    # The same targets through the profile on the cluster; only the status polling
+    # interval (20 s in the profile) and the judge bound are tightened for the test.
+    out = _snakemake(snakemake_exe, repo_root, cluster, {**env, **slurm.env()},
+                     "--profile", str(repo_root / "profiles" / "slurm"),
+                     "--slurm-init-seconds-before-status-checks", "1",
+                     "--latency-wait", "10", "--resources", "judge_slots=1")
+    t_cluster = time.monotonic() - t0 - t_local
+    print(f"local run {t_local:.0f}s, Slurm run {t_cluster:.0f}s")
+
+    # every job went through sbatch and finished COMPLETED in Slurm's own view
+    submitted = re.findall(r"has been submitted with SLURM jobid (\d+)", out)
+    assert len(submitted) == sum(EXPECTED_JOBS.values()), out[-4000:]
+    rows = [line.split("|") for line in slurm.run(
+        "squeue", "--states=all", "--noheader", "--format=%i|%T|%k|%S|%e|%C|%m|%l").splitlines()]
+    jobs = {r[0]: r for r in rows if r[0] in submitted}
+    assert sorted(jobs) == sorted(submitted), rows
+    assert {r[1] for r in jobs.values()} == {"COMPLETED"}, rows
+    per_rule = {}
+    for r in jobs.values():
+        rule = re.match(r"rule_(\w+?)(_wildcards_|$)", r[2]).group(1)
+        per_rule[rule] = per_rule.get(rule, 0) + 1
+    assert per_rule == EXPECTED_JOBS, rows
+    # per-rule resources reach Slurm: threads -> CPUs, mem_mb -> --mem, runtime -> -t
+    # (specialists_train: 2 threads, 4000 MB, 120 min; the rest the profile's defaults)
+    limits = {r[2].split("_wildcards_")[0]: tuple(r[5:8]) for r in jobs.values()}
+    assert limits["rule_specialists_train"] == ("2", "4000M", "2:00:00"), limits
+    assert limits["rule_synth_speaker"] == ("1", "1000M", "30:00"), limits
+
+    # judge_slots=1 holds across the cluster: no two judge jobs ran at the same time
+    spans = sorted((r[3], r[4]) for r in jobs.values() if r[2].startswith("rule_judge_shard"))
+    for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
+        assert start >= end, spans
+
+    # byte-identical outputs, less the volatile fields named above
+    a, b = _tree(local), _tree(cluster)
+    assert sorted(a) == sorted(b), set(a) ^ set(b)
+    differ = [rel for rel in a if _normalised(rel, a[rel]) != _normalised(rel, b[rel])]
+    assert not differ, differ
+    exact = [rel for rel in a if a[rel].read_bytes() == b[rel].read_bytes()]
+    volatile = sorted(set(a) - set(exact))
+    assert all(_is_response_shard(rel.removesuffix(".prov.json")) or rel.endswith(".prov.json")
+               for rel in volatile), volatile
+    print(f"{len(a)} files compared: {len(exact)} byte-identical, {len(volatile)} equal "
+          f"once the volatile fields are dropped")
+    assert sum(_is_response_shard(rel) for rel in a) == EXPECTED_JOBS["judge_shard"]
+    for rel in ("data/synth_speaker/manifest.tsv", "results/trials/A/pair_speaker/native.jsonl",
+                "results/specialists/speaker/synth_speaker/model.joblib",
+                "results/tables/estimator_validation.tsv", "figures/estimator_validation.png"):
+        assert rel in exact, (rel, sorted(exact))
+    assert len(exact) > 20, sorted(exact)
