@@ -328,7 +328,7 @@ def _use_key(kind, dataset):
 
 
 def specialist_accuracy_input(wildcards):
-    out = {"code": package_code("features", "specialists", "stats/resample.py")}
+    out = {"code": package_code("features", "specialists", "stats/clustered.py")}
     for kind, dataset in specialist_uses():
         key = _use_key(kind, dataset)
         out[f"{key}__pred"] = specialist_predictions(kind, dataset)
