@@ -183,7 +183,8 @@ def cr2_bm(y: np.ndarray, codes: np.ndarray, g: int) -> tuple[float, float]:
         V = sum_g s_g^2 / (1 - h_g) / n^2.
     The df is (tr M)^2 / tr(M^2) with M = G'G, G's column g = (I - H)_{.,g} A_g 1 / n;
     M = diag(n_g/(1-h_g)) - u u', u_g = n_g / sqrt(n (1 - h_g)) (up to the factor
-    1/n^2, which cancels). With equal cluster sizes V equals CR1 and df = G - 1. Returns (NaN, NaN) when G < 2."""
+    1/n^2, which cancels). With equal cluster sizes V equals CR1 and df = G - 1.
+    Returns (NaN, NaN) when G < 2."""
     n = y.size
     if g < 2 or n == 0:
         return math.nan, math.nan
