@@ -113,6 +113,10 @@ def _reason(row: dict[str, Any], sc_kind: str) -> str:
                         "(discreteness)")
     if row["one_sided_share"] and row["one_sided_share"] > 0.2:
         bits.append(f"{row['one_sided_share']:.0%} of intervals one-sided (estimate at 0 or 1)")
+    if not bits and row["verdict"] in ("under-covers", "over-covers"):
+        bits.append(f"no systematic cause measured (empirical SD = {row['se_ratio']:.2f} x "
+                    f"implied SE, bias {row['bias']:+.3f}): check against the "
+                    "validation_full target's Monte Carlo error")
     return "; ".join(bits)
 
 
