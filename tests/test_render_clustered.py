@@ -97,7 +97,7 @@ def test_study_b_counts_each_item_once_and_tables_print_clusters(tmp_path):
     k = int(round(acc["estimate"] * 60))
     lo, hi = wilson(k, 60)
     ratio = (acc["ci_high"] - acc["ci_low"]) / (hi - lo)
-    assert acc["deff"] == pytest.approx(2 * 30 / 29, rel=1e-9)  # CR1 factor G/(G-1)
+    assert acc["deff"] == pytest.approx(2 * 30 / 29, rel=1e-9)  # CR2 = CR1 here (equal sizes): G/(G-1)
     assert ratio == pytest.approx(np.sqrt(acc["deff"]) * 2.045 / 1.96, rel=0.05)
     RB.accuracy_table(SB.accuracy(sc), tmp_path / "acc")
     gap = SB.protocol_gap(sc, n_boot=200)

@@ -8,7 +8,7 @@ import pytest
 from statsmodels.stats.proportion import proportion_confint
 
 from judgeaudit.specialists import evaluate
-from judgeaudit.stats.resample import anova_icc, cluster_bootstrap_ci, clustered_wilson
+from judgeaudit.stats.clustered import anova_icc, cluster_bootstrap_ci, clustered_wilson
 
 
 def _speaker_setup(train_shift=0.0):

@@ -17,6 +17,8 @@ from judgeaudit.stats.clustered import (
     clustered_difference,
     clustered_mean,
     clustered_proportion,
+    cr1_variance,
+    cr2_bm,
     invalid_bounds,
     rf_tilde_paper,
 )
@@ -58,14 +60,93 @@ def test_hand_computed_sandwich_tiny_example():
     cl = ["a", "a", "a", "b", "b", "c", "c", "c", "c"]
     p = 5 / 9
     resid = [2 - 3 * p, 0 - 2 * p, 3 - 4 * p]
-    v = 3 / 2 * sum(r * r for r in resid) / 81
+    # CR2: each cluster's residual total scaled by (1 - n_g/n)^(-1/2)
+    v = sum(r * r / (1 - m / 9) for r, m in zip(resid, (3, 2, 4), strict=True)) / 81
     assert clustered_proportion(y, cl).se == pytest.approx(math.sqrt(v), rel=1e-12)
+    # the CR1 reference (G/(G-1) sum r^2 / n^2) differs for unequal cluster sizes
+    v1 = 3 / 2 * sum(r * r for r in resid) / 81
+    codes = np.array([0, 0, 0, 1, 1, 2, 2, 2, 2])
+    assert cr1_variance(np.asarray(y, float), codes, 3) == pytest.approx(v1, rel=1e-12)
+    assert v != pytest.approx(v1, rel=1e-3)
+
+
+def _cr2_bm_by_matrices(y, cl):
+    """CR2 variance and Bell-McCaffrey df of the intercept of y = b + e, straight from
+    the general matrix formulas (Bell & McCaffrey 2002; Pustejovsky & Tipton 2018
+    eq. 11 with working model Phi = I): A_g = (I - H_gg)^(-1/2) by eigendecomposition,
+    V = (X'X)^-1 sum_g X_g' A_g e_g e_g' A_g X_g (X'X)^-1, df = (tr GG')^2 / tr((GG')^2)
+    with the columns G_g = (I - H)_{.,g} A_g X_g (X'X)^-1."""
+    y = np.asarray(y, float)
+    n = y.size
+    x = np.ones((n, 1))
+    xtx_inv = np.linalg.inv(x.T @ x)
+    h = x @ xtx_inv @ x.T
+    e = y - h @ y
+    meat = np.zeros((1, 1))
+    cols = []
+    for g in np.unique(cl):
+        idx = np.flatnonzero(cl == g)
+        w, q = np.linalg.eigh(np.eye(idx.size) - h[np.ix_(idx, idx)])
+        a = q @ np.diag(w ** -0.5) @ q.T
+        u = x[idx].T @ a @ e[idx]
+        meat += np.outer(u, u)
+        cols.append((np.eye(n) - h)[:, idx] @ a @ x[idx] @ xtx_inv)
+    v = float((xtx_inv @ meat @ xtx_inv)[0, 0])
+    gm = np.hstack(cols)
+    lam = np.linalg.eigvalsh(gm.T @ gm)
+    return v, float(lam.sum() ** 2 / np.sum(lam ** 2))
+
+
+def test_cr2_and_bell_mccaffrey_df_match_the_matrix_formulas():
+    rng = np.random.default_rng(11)
+    sizes = [1, 2, 3, 5, 8, 13, 4]  # unequal clusters, as after invalid answers drop out
+    cl = np.repeat(np.arange(len(sizes)), sizes)
+    y = (rng.random(cl.size) < 0.4).astype(float)
+    v_ref, df_ref = _cr2_bm_by_matrices(y, cl)
+    v, df = cr2_bm(y, cl, len(sizes))
+    assert v == pytest.approx(v_ref, rel=1e-10)
+    assert df == pytest.approx(df_ref, rel=1e-10)
+    assert df < len(sizes) - 1  # unequal sizes cost degrees of freedom
+    est = clustered_proportion(y, cl)
+    assert est.se == pytest.approx(math.sqrt(v_ref), rel=1e-10) and est.df == pytest.approx(df)
+    # equal sizes: CR2 = statsmodels' CR1 and df = G - 1
+    yb, clb = _clustered_data(seed=4, g=9, m=5)
+    vb, dfb = cr2_bm(yb, clb, 9)
+    ols = sm.OLS(yb, np.ones_like(yb)).fit(cov_type="cluster", cov_kwds={"groups": clb})
+    assert vb == pytest.approx(float(ols.bse[0]) ** 2, rel=1e-10)
+    assert dfb == pytest.approx(8.0, rel=1e-12)
+    # one trial per cluster: CR2 = s^2/n and df = n - 1 (the paired / one-sample t test)
+    z = rng.normal(size=15)
+    vz, dfz = cr2_bm(z, np.arange(15), 15)
+    assert vz == pytest.approx(np.var(z, ddof=1) / 15, rel=1e-12) and dfz == pytest.approx(14)
+
+
+def test_negative_within_cluster_correlation_narrows_the_interval():
+    """Position-locked pairs: both orders of a locked pair give one right and one wrong
+    answer, so the per-pair share right is exactly 1/2 and the pooled g varies less
+    than binomially. The design effect is below 1 and is used (not floored at 1)."""
+    rng = np.random.default_rng(2)
+    n_pairs = 60
+    locked = rng.random(n_pairs) < 0.6
+    right = rng.random((n_pairs, 2)) < 0.8
+    right[locked] = [True, False]
+    y = right.ravel().astype(float)
+    cl = np.repeat(np.arange(n_pairs), 2)
+    est = clustered_proportion(y, cl)
+    p, n = y.mean(), y.size
+    assert est.deff == pytest.approx(est.se ** 2 / (p * (1 - p) / n), rel=1e-12)
+    assert est.deff < 0.8
+    wlo, whi = wilson(int(y.sum()), n)
+    assert est.width < whi - wlo
+    # but every cluster at the same mean (no variance estimable) is not zero width
+    same = clustered_proportion(np.tile([1.0, 0.0], 20), np.repeat(np.arange(20), 2))
+    assert same.deff == 1.0 and same.width > 0
 
 
 def test_interval_wider_than_wilson_by_design_effect():
     """Strong cluster correlation: 40 clusters of 10 trials, each cluster all-0 or
     all-1 except one trial (ICC near 1). The design effect by hand is
-    V_cr1 / (p(1-p)/n); the printed interval is wider than Wilson's by sqrt(deff)
+    V_cr2 / (p(1-p)/n) (= CR1 here: equal cluster sizes); the printed interval is wider than Wilson's by sqrt(deff)
     (times t(39)/z for the few-cluster correction)."""
     g, m = 40, 10
     cl = np.repeat(np.arange(g), m)
@@ -178,3 +259,32 @@ def test_errors_name_the_problem():
 def test_caption_names_method_and_warns_on_few_clusters():
     text = caption_method([METHOD_PROPORTION], [8, 40], unit="speaker")
     assert "Wilson" in text and "speaker" in text and "only 8 clusters" in text
+
+
+def test_locked_pairs_coverage_is_near_nominal_without_the_deff_floor():
+    """A small coverage check of the printed interval where the deff floor used to
+    bite: g over both orders of pairs from 12 source clips (2 pairs each), half the
+    pairs position-locked (one right, one wrong). 400 replicates (MC SE ~0.011)."""
+    rng = np.random.default_rng(20260715)
+    g_src, per_src, lock, p_right = 12, 2, 0.5, 0.8
+    truth = lock * 0.5 + (1 - lock) * p_right
+    hits, floored, deffs = [], [], []
+    for _ in range(400):
+        n_pairs = g_src * per_src
+        locked = rng.random(n_pairs) < lock
+        right = rng.random((n_pairs, 2)) < p_right
+        first = rng.random(n_pairs) < 0.5
+        right[locked, 0] = first[locked]
+        right[locked, 1] = ~first[locked]
+        y = right.ravel().astype(float)
+        cl = np.repeat(np.repeat(np.arange(g_src), per_src), 2)
+        est = clustered_proportion(y, cl)
+        hits.append(est.lo <= truth <= est.hi)
+        deffs.append(est.deff)
+        # the old rule, deff floored at 1 (same variance and df otherwise)
+        lo, hi = _wilson(est.estimate, y.size / max(1.0, est.deff), t.ppf(0.975, est.df))
+        floored.append(lo <= truth <= hi)
+    cov = float(np.mean(hits))
+    assert np.mean(deffs) < 1.0
+    assert 0.92 <= cov <= 0.98, cov
+    assert np.mean(floored) > 0.985  # what the validation study saw: over-coverage

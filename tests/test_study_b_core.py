@@ -280,3 +280,36 @@ def test_states_figure_reads_states_from_tsv(tmp_path):
     heights = R.states_figure(back, tmp_path / "fig")
     assert heights.loc["j", "single"] == pytest.approx(1.0)
     assert (tmp_path / "fig.png").exists() and (tmp_path / "fig.pdf").exists()
+
+
+def test_balance_gap_is_the_item_paired_t_interval():
+    """The reply-balance gap R1 - R0 is item-clustered like every Study B number: rows
+    of one item and reply are averaged, and the interval is the paired t interval over
+    items (scipy.stats.ttest_rel), not a percentile bootstrap."""
+    import numpy as np
+    from scipy import stats as sps
+
+    rng = np.random.default_rng(4)
+    rows = []
+    for i in range(25):
+        base = rng.normal(20, 4)
+        for reply in (0, 1):
+            # two rows per item and reply (e.g. two renderings): averaged per item first
+            for _ in range(2):
+                rows.append({"item_id": f"i{i}", "task": "single", "reply": reply,
+                             "n_words": base + 0.8 * reply + rng.normal(0, 1)})
+    bal = SB.balance(rows, ["n_words"], n_boot=300).iloc[0]
+    f = pd.DataFrame(rows).groupby(["item_id", "reply"])["n_words"].mean().unstack()
+    res = sps.ttest_rel(f[1], f[0])
+    ci = res.confidence_interval(0.95)
+    assert bal["gap"] == pytest.approx(float((f[1] - f[0]).mean()))
+    assert (bal["gap_ci_low"], bal["gap_ci_high"]) == pytest.approx((ci.low, ci.high), rel=1e-9)
+    assert bal["gap_pvalue"] == pytest.approx(res.pvalue, rel=1e-8)
+    assert bal["n_items"] == bal["n_clusters"] == 25 and bal["cluster_unit"] == "item"
+    assert bal["method"] == "paired_t_cr2_bm"
+    absd = (f[1] - f[0]).abs()
+    half = sps.t.ppf(0.975, 24) * absd.std(ddof=1) / np.sqrt(25)
+    assert bal["abs_gap"] == pytest.approx(absd.mean())
+    assert bal["abs_gap_ci_high"] == pytest.approx(absd.mean() + half, rel=1e-9)
+    assert bal["abs_gap_ci_low"] == pytest.approx(max(0.0, absd.mean() - half), rel=1e-9)
+    assert bal["boot_low"] < bal["gap"] < bal["boot_high"]

@@ -108,8 +108,12 @@ def balance_table(bal: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     b["|gap|"] = [fmt_ci(e, lo, hi) for e, lo, hi in
                   zip(b["abs_gap"], b["abs_gap_ci_low"], b["abs_gap_ci_high"], strict=True)]
     show = b[["task", "metric", "mean_r0", "mean_r1", "gap R1 - R0", "|gap|", "n_items"]]
-    write_table(show, base, caption="Study B reply balance (bootstrap 95% CI over items)",
-                tsv_frame=bal)
+    write_table(show, base, caption=(
+        "Study B reply balance: mean of each quality metric for R0 and R1, the gap R1 - R0 "
+        "and the mean |R1 - R0| over items; 95% CI: " + METHOD_TEXT[METHOD_DIFFERENCE]
+        + ", each item one cluster (rows of an item averaged first; for |gap| the mean "
+        "with the same CR2 variance, lower bound cut at 0); the paired item bootstrap "
+        "(BCa) of the gap is in the TSV (boot_low, boot_high)."), tsv_frame=bal)
     return show
 
 

@@ -66,7 +66,7 @@ def classification(kind: str, dataset: str, pred: pd.DataFrame, manifest: pd.Dat
     est = k / n
     method = "wilson"
     if "speaker" in m.columns:  # clips of one speaker are not independent
-        from judgeaudit.stats.resample import clustered_wilson
+        from judgeaudit.stats.clustered import clustered_wilson
 
         cw = clustered_wilson((gold == got).to_numpy(float), m["speaker"].astype(str))
         lo, hi, method = cw["ci_low"], cw["ci_high"], f"speaker-clustered {cw['method']}"
@@ -113,7 +113,7 @@ def speaker(dataset: str, emb: pd.DataFrame, trials: pd.DataFrame,
     train-split trials the threshold is cross-fitted over two halves of the test
     speakers (trials grouped by their enrolment speaker)."""
     from judgeaudit.specialists.speaker import eer, trial_scores
-    from judgeaudit.stats.resample import cluster_bootstrap_ci, cluster_codes
+    from judgeaudit.stats.clustered import cluster_bootstrap_ci, cluster_codes
 
     t = trials[trials["split"] == "test"]
     if t.empty:
@@ -197,7 +197,7 @@ def naturalness(dataset: str, pred: pd.DataFrame, manifest: pd.DataFrame, score_
         lo = hi = math.nan
     cluster_col = next((c for c in ("source_clip", "speaker") if c in m.columns), None)
     if n > 3 and cluster_col:  # degraded copies share their source clip
-        from judgeaudit.stats.resample import cluster_bootstrap_ci, cluster_codes
+        from judgeaudit.stats.clustered import cluster_bootstrap_ci, cluster_codes
 
         src = m.loc[ok, cluster_col].fillna("").astype(str)
         src = src.where(src != "", m.loc[ok, "clip_id"].astype(str))

@@ -3,15 +3,16 @@ interval every printed rate uses), Wilson intervals, cluster and paired bootstra
 McNemar contrasts with Holm correction, follow-rate normalisation and pairwise-order
 modes. Every method is named explicitly (statsmodels / SciPy)."""
 
-from judgeaudit.stats.bootstrap import cluster_bootstrap, paired_bootstrap
 from judgeaudit.stats.ci import proportion, wilson
 from judgeaudit.stats.clustered import (
     Estimate,
     chance_normalised,
+    cluster_bootstrap,
     clustered_difference,
     clustered_mean,
     clustered_proportion,
     invalid_bounds,
+    paired_bootstrap,
 )
 from judgeaudit.stats.contrasts import holm, mcnemar_paired
 from judgeaudit.stats.rates import (

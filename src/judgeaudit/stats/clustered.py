@@ -9,30 +9,37 @@ clip, pair, item) and returns an `Estimate` whose interval reflects the variatio
 randomness except where a bootstrap is asked for (seeded).
 
 Methods (the `method` token of each `Estimate`; `METHOD_TEXT` has the sentence a
-table caption prints):
+table caption prints). The variance is the bias-reduced cluster-robust CR2 variance
+(Bell & McCaffrey 2002) with the Bell-McCaffrey Satterthwaite degrees of freedom
+(`cr2_bm`; Imbens & Kolesar 2016, Pustejovsky & Tipton 2018); for equal cluster sizes
+it equals CR1 (the intercept variance of statsmodels `OLS(y, 1).fit(cov_type=
+"cluster")`, whose (n-1)/(n-k) factor is 1 for an intercept) and df = G - 1.
 
-`clustered_proportion` -- "wilson_cr1_deff":
-    p = sum(y) / n (the pooled, ratio-of-sums estimate). Its cluster-robust (CR1)
-    variance is  V = G/(G-1) * sum_g (s_g - p n_g)^2 / n^2  (s_g successes and n_g
-    trials of cluster g), identical to the intercept variance of
-    `statsmodels.OLS(y, 1).fit(cov_type="cluster")`. The design effect
-    deff = max(1, V / (p(1-p)/n)) turns n into an effective size n_eff = n / deff,
-    and the interval is the Wilson score interval at n_eff with the critical value
-    of Student's t on G-1 degrees of freedom (Kott & Carr 1997; Korn & Graubard
-    1998 degrees-of-freedom adjustment), so few clusters widen it. deff is never
-    taken below 1 (a negative intra-cluster correlation is not trusted to narrow
-    an interval). When p is exactly 0 or 1 the design effect is not estimable
-    (V = 0); then deff = 1 (Korn & Graubard's convention) and the interval is the
-    one-sided 1-alpha Wilson bound [0, U] (or [L, 1]), flagged in `one_sided`.
-    The interval never has zero width while n > 0.
+`clustered_proportion` -- "wilson_cr2_bm":
+    p = sum(y) / n (the pooled, ratio-of-sums estimate) and its CR2 variance
+    V = sum_g s_g^2 / (1 - n_g/n) / n^2 (s_g the residual total of cluster g). The
+    design effect deff = V / (p(1-p)/n) turns n into an effective size n_eff = n/deff,
+    and the interval is the Wilson score interval at n_eff with the critical value of
+    Student's t on the Bell-McCaffrey df (about G-1; Korn & Graubard 1998's
+    degrees-of-freedom-adjusted design-effect interval), so few clusters widen it.
+    deff is NOT floored at 1: when the units of a cluster are negatively correlated
+    (the two orders of a position-locked pair give one right and one wrong answer;
+    two renderings of an item rarely share a Potemkin state) the between-cluster
+    variance really is below the binomial one, and flooring it made those intervals
+    over-cover (validation: 0.97-0.99). When every cluster has the same mean (V = 0
+    with 0 < p < 1) deff is taken as 1. When p is exactly 0 or 1 the design effect is
+    not estimable; then deff = 1 (Korn & Graubard's convention) and the interval is
+    the one-sided 1-alpha Wilson bound [0, U] (or [L, 1]) on t(df), flagged in
+    `one_sided`. The interval never has zero width while n > 0.
 
-`clustered_mean` -- "t_cr1": mean with the same CR1 variance and a t(G-1)
-    interval, for non-binary per-trial values (e.g. per-item differences).
+`clustered_mean` -- "t_cr2_bm": mean with the CR2 variance and a t(df_BM) interval,
+    for non-binary per-trial values (e.g. per-item differences).
 
-`clustered_difference` -- "paired_t_cr1": paired contrast mean(y_a - y_b) over
-    units valid in both, CR1 variance over clusters, t(G-1) interval and two-sided
-    p-value (the Wald test of a clustered OLS/GEE-independence intercept with a
-    small-sample t reference); for rates (values in [0, 1]) the interval is cut to
+`clustered_difference` -- "paired_t_cr2_bm": paired contrast mean(y_a - y_b) over
+    units valid in both, CR2 variance over clusters, t(df_BM) interval and two-sided
+    p-value (the Wald test of a clustered OLS/GEE-independence intercept with the
+    Bell-McCaffrey small-sample t reference; with one unit per cluster it is exactly
+    the paired t test); for rates (values in [0, 1]) the interval is cut to
     [-1, 1]. When every difference is identical (variance 0)
     the p-value is the exact sign test over clusters (1.0 if the difference is 0)
     and, for rates, the interval is the one-sided bound on the share of units that
@@ -53,31 +60,38 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 from scipy import stats as sps
 
-METHOD_PROPORTION = "wilson_cr1_deff"
-METHOD_MEAN = "t_cr1"
-METHOD_DIFFERENCE = "paired_t_cr1"
+METHOD_PROPORTION = "wilson_cr2_bm"
+METHOD_MEAN = "t_cr2_bm"
+METHOD_DIFFERENCE = "paired_t_cr2_bm"
 METHOD_BCA = "cluster_bootstrap_bca"
 METHOD_UNCLUSTERED = "wilson"  # fewer than two clusters: plain Wilson, said so
 
 METHOD_TEXT = {
-    METHOD_PROPORTION: ("Wilson score interval at the cluster-robust (CR1) effective sample "
-                        "size n/deff with a t(G-1) critical value, G = number of clusters; "
-                        "one-sided 95% bound where the estimate is 0 or 1"),
-    METHOD_MEAN: "mean with cluster-robust (CR1) standard error and a t(G-1) interval",
-    METHOD_DIFFERENCE: ("paired difference with cluster-robust (CR1) standard error, t(G-1) "
-                        "interval and Wald t test over G clusters"),
+    METHOD_PROPORTION: ("Wilson score interval at the effective sample size n/deff, deff from "
+                        "the bias-reduced cluster-robust (CR2, Bell-McCaffrey) variance, with "
+                        "a t critical value on the Bell-McCaffrey degrees of freedom (about "
+                        "G-1, G = number of clusters); one-sided 95% bound where the estimate "
+                        "is 0 or 1"),
+    METHOD_MEAN: ("mean with bias-reduced cluster-robust (CR2) standard error and a t interval "
+                  "on the Bell-McCaffrey degrees of freedom"),
+    METHOD_DIFFERENCE: ("paired difference with bias-reduced cluster-robust (CR2) standard "
+                        "error, t interval and Wald t test on the Bell-McCaffrey degrees of "
+                        "freedom over G clusters"),
     METHOD_BCA: "cluster bootstrap (resampling clusters), BCa interval (scipy.stats.bootstrap)",
     METHOD_UNCLUSTERED: "Wilson score interval (fewer than 2 clusters: not clustered)",
+    "cluster_bootstrap_percentile": ("cluster bootstrap (resampling clusters), percentile "
+                                     "interval"),
+    "paired_bootstrap_percentile": "paired bootstrap over units, percentile interval",
 }
 
-FEW_CLUSTERS = 10  # below this many clusters a caption should say the CR1 variance is rough
+FEW_CLUSTERS = 10  # below this many clusters a caption should say the variance is rough
 
 ROW_FIELDS = ("estimate", "ci_low", "ci_high", "n", "n_clusters", "method", "one_sided",
               "deff")
@@ -103,6 +117,7 @@ class Estimate:
     n_eff: float = math.nan
     k: float = math.nan
     pvalue: float = math.nan
+    df: float = math.nan
 
     @property
     def width(self) -> float:
@@ -148,7 +163,8 @@ def _values(y: Sequence | np.ndarray, what: str, binary: bool = False) -> np.nda
 
 def cr1_variance(y: np.ndarray, codes: np.ndarray, g: int) -> float:
     """CR1 cluster-robust variance of the pooled mean sum(y)/n:
-    G/(G-1) * sum_g (sum_{i in g} (y_i - ybar))^2 / n^2 (NaN when G < 2)."""
+    G/(G-1) * sum_g (sum_{i in g} (y_i - ybar))^2 / n^2 (NaN when G < 2). Kept as the
+    reference the CR2 variance reduces to for equal cluster sizes (`cr2_bm`)."""
     n = y.size
     if g < 2 or n == 0:
         return math.nan
@@ -156,9 +172,48 @@ def cr1_variance(y: np.ndarray, codes: np.ndarray, g: int) -> float:
     return float(g / (g - 1) * np.sum(resid ** 2) / n ** 2)
 
 
-def _tcrit(alpha: float, g: int, one_sided: bool = False) -> float:
+def cr2_bm(y: np.ndarray, codes: np.ndarray, g: int) -> tuple[float, float]:
+    """Bias-reduced (CR2, Bell & McCaffrey 2002) cluster-robust variance of the pooled
+    mean sum(y)/n and its Bell-McCaffrey Satterthwaite degrees of freedom
+    (Imbens & Kolesar 2016; Pustejovsky & Tipton 2018, working model: independence).
+
+    For the intercept-only regression y = b + e the hat block of cluster g is
+    H_gg = J/n (n_g x n_g), so the CR2 adjustment (I - H_gg)^(-1/2) multiplies the
+    cluster's residual total s_g by (1 - h_g)^(-1/2), h_g = n_g/n:
+        V = sum_g s_g^2 / (1 - h_g) / n^2.
+    The df is (tr M)^2 / tr(M^2) with M = G'G, G's column g = (I - H)_{.,g} A_g 1 / n;
+    M = diag(n_g/(1-h_g)) - u u', u_g = n_g / sqrt(n (1 - h_g)) (up to the factor
+    1/n^2, which cancels). With equal cluster sizes V equals CR1 and df = G - 1.
+    Returns (NaN, NaN) when G < 2."""
+    n = y.size
+    if g < 2 or n == 0:
+        return math.nan, math.nan
+    sizes = np.bincount(codes, minlength=g).astype(float)
+    h = sizes / n
+    s = np.bincount(codes, weights=y - y.mean(), minlength=g)
+    v = float(np.sum(s ** 2 / (1.0 - h)) / n ** 2)
+    d = sizes / (1.0 - h)
+    u2 = sizes ** 2 / (n * (1.0 - h))
+    tr = float(np.sum(d - u2))
+    tr2 = float(np.sum(d ** 2) - 2 * np.sum(d * u2) + np.sum(u2) ** 2)
+    df = tr * tr / tr2 if tr2 > 0 else float(g - 1)
+    return v, df
+
+
+def _tcrit(alpha: float, df: float, one_sided: bool = False) -> float:
+    """Student t critical value on `df` degrees of freedom (normal when df is not a
+    positive finite number, i.e. fewer than 2 clusters)."""
     q = 1 - alpha if one_sided else 1 - alpha / 2
-    return float(sps.t.ppf(q, g - 1)) if g >= 2 else float(sps.norm.ppf(q))
+    if df is None or not math.isfinite(df) or df <= 0:
+        return float(sps.norm.ppf(q))
+    return float(sps.t.ppf(q, df))
+
+
+def _bm_df(codes: np.ndarray, g: int, n: int) -> float:
+    """The Bell-McCaffrey df of `cr2_bm` (depends on the cluster sizes only)."""
+    if g < 2:
+        return math.nan
+    return cr2_bm(np.zeros(n), codes, g)[1]
 
 
 def wilson_bounds(p: float, n_eff: float, crit: float) -> tuple[float, float]:
@@ -187,26 +242,31 @@ def clustered_proportion(successes: Sequence | np.ndarray,
     k = float(y.sum())
     p = k / n
     if g < 2 and 0.0 < p < 1.0:
-        lo, hi = wilson_bounds(p, n, _tcrit(alpha, 0))
+        lo, hi = wilson_bounds(p, n, _tcrit(alpha, math.nan))
         return Estimate(p, lo, hi, n, g, METHOD_UNCLUSTERED, None, math.sqrt(p * (1 - p) / n),
                         1.0, float(n), k)
+    df = _bm_df(codes, g, n)
     if p in (0.0, 1.0):
-        crit = _tcrit(alpha, g, one_sided=True)  # z when g < 2
+        crit = _tcrit(alpha, df, one_sided=True)  # z when g < 2
         lo, hi = wilson_bounds(p, n, crit)
         side = "upper" if p == 0.0 else "lower"
         lo, hi = (0.0, hi) if p == 0.0 else (lo, 1.0)
         method = METHOD_PROPORTION if g >= 2 else METHOD_UNCLUSTERED
-        return Estimate(p, lo, hi, n, g, method, side, 0.0, 1.0, float(n), k)
-    v = cr1_variance(y, codes, g)
-    deff = max(1.0, v / (p * (1 - p) / n))
+        return Estimate(p, lo, hi, n, g, method, side, 0.0, 1.0, float(n), k, df=df)
+    v = cr2_bm(y, codes, g)[0]
+    deff = v / (p * (1 - p) / n)  # not floored at 1: see the module docstring
+    if not deff > 0:  # every cluster has the same mean: no variance estimable, deff = 1
+        deff = 1.0
     n_eff = n / deff
-    lo, hi = wilson_bounds(p, n_eff, _tcrit(alpha, g))
-    return Estimate(p, lo, hi, n, g, METHOD_PROPORTION, None, math.sqrt(v), deff, n_eff, k)
+    lo, hi = wilson_bounds(p, n_eff, _tcrit(alpha, df))
+    return Estimate(p, lo, hi, n, g, METHOD_PROPORTION, None, math.sqrt(v), deff, n_eff, k,
+                    df=df)
 
 
 def clustered_mean(values: Sequence | np.ndarray, clusters: Sequence | np.ndarray | None = None,
                    alpha: float = 0.05) -> Estimate:
-    """Pooled mean of real values with a CR1 standard error and a t(G-1) interval.
+    """Pooled mean of real values with a CR2 standard error and a t interval on the
+    Bell-McCaffrey df.
     A zero variance (all values equal) gives a zero-width interval: use
     `clustered_proportion` / `clustered_difference` for 0/1 data."""
     y = _values(values, "clustered_mean")
@@ -215,13 +275,13 @@ def clustered_mean(values: Sequence | np.ndarray, clusters: Sequence | np.ndarra
     if n == 0:
         return empty(METHOD_MEAN)
     m = float(y.mean())
-    v = cr1_variance(y, codes, g)
+    v, df = cr2_bm(y, codes, g)
     if not math.isfinite(v):
         return Estimate(m, math.nan, math.nan, n, g, METHOD_MEAN)
     se = math.sqrt(v)
-    t = _tcrit(alpha, g)
-    pv = float(2 * sps.t.sf(abs(m) / se, g - 1)) if se > 0 else (1.0 if m == 0 else 0.0)
-    return Estimate(m, m - t * se, m + t * se, n, g, METHOD_MEAN, None, se, pvalue=pv)
+    t = _tcrit(alpha, df)
+    pv = float(2 * sps.t.sf(abs(m) / se, df)) if se > 0 else (1.0 if m == 0 else 0.0)
+    return Estimate(m, m - t * se, m + t * se, n, g, METHOD_MEAN, None, se, pvalue=pv, df=df)
 
 
 def clustered_difference(y_a: Sequence | np.ndarray, y_b: Sequence | np.ndarray,
@@ -229,7 +289,8 @@ def clustered_difference(y_a: Sequence | np.ndarray, y_b: Sequence | np.ndarray,
                          alpha: float = 0.05) -> Estimate:
     """Paired contrast mean(y_a - y_b): y_a[i], y_b[i] are the same unit (clip x seed,
     pair, item) under two conditions; clusters[i] its sampling unit. Returns the
-    difference, a t(G-1) CR1 interval and the two-sided p-value in `pvalue`."""
+    difference, a CR2 t interval on the Bell-McCaffrey df and the two-sided p-value
+    in `pvalue`."""
     a = _values(y_a, "clustered_difference(a)")
     b = _values(y_b, "clustered_difference(b)")
     if a.shape != b.shape:
@@ -240,23 +301,24 @@ def clustered_difference(y_a: Sequence | np.ndarray, y_b: Sequence | np.ndarray,
     if n == 0:
         return empty(METHOD_DIFFERENCE)
     m = float(d.mean())
-    v = cr1_variance(d, codes, g)
+    v, df = cr2_bm(d, codes, g)
     # rates (values in [0, 1]): a difference lies in [-1, 1] and the interval is cut there
     rates = bool(np.all((a >= 0) & (a <= 1)) and np.all((b >= 0) & (b <= 1)))
     lo_lim, hi_lim = (-1.0, 1.0) if rates else (-math.inf, math.inf)
     if g >= 2 and v > 0:
         se = math.sqrt(v)
-        t = _tcrit(alpha, g)
-        pv = float(2 * sps.t.sf(abs(m) / se, g - 1))
+        t = _tcrit(alpha, df)
+        pv = float(2 * sps.t.sf(abs(m) / se, df))
         return Estimate(m, max(lo_lim, m - t * se), min(hi_lim, m + t * se), n, g,
-                        METHOD_DIFFERENCE, None, se, pvalue=pv, k=float(np.count_nonzero(d)))
+                        METHOD_DIFFERENCE, None, se, pvalue=pv, k=float(np.count_nonzero(d)),
+                        df=df)
     # every difference identical (or one cluster): bound the share of units that
     # could differ from the observed common value by the one-sided Wilson bound at n
     if not rates:  # no bound on how far an unseen difference could lie: not estimable
         return Estimate(m, math.nan, math.nan, n, g, METHOD_DIFFERENCE, None, 0.0,
                         k=float(np.count_nonzero(d)))
     span = 1.0
-    _, u = wilson_bounds(0.0, n, _tcrit(alpha, max(g, 2), one_sided=True))
+    _, u = wilson_bounds(0.0, n, _tcrit(alpha, df if g >= 2 else 1.0, one_sided=True))
     w = u * (span + abs(m))  # |E d - m| <= P(d != m) * max|d - m|
     lo, hi = max(-span, m - w), min(span, m + w)
     side = None
@@ -308,6 +370,169 @@ def cluster_bootstrap_bca(values: Sequence | np.ndarray,
     return Estimate(m, lo, hi, n, g, name, None, float(res.standard_error))
 
 
+# ------------------------------------------------------------------ bootstraps
+# (formerly stats/bootstrap.py and stats/resample.py; one module since issue 11)
+METHOD_CLUSTER_PERCENTILE = "cluster_bootstrap_percentile"
+METHOD_PAIRED_PERCENTILE = "paired_bootstrap_percentile"
+
+
+def cluster_codes(clusters: Sequence) -> tuple[np.ndarray, list[str]]:
+    """Integer code per row and the sorted cluster names."""
+    names, codes = np.unique(np.asarray(list(clusters), dtype=object).astype(str),
+                             return_inverse=True)
+    return codes.astype(int), [str(n) for n in names]
+
+
+def _multinomial_weights(n_clusters: int, n_boot: int, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_boot)
+
+
+def _percentile(reps: np.ndarray, alpha: float) -> tuple[float, float]:
+    reps = reps[np.isfinite(reps)]
+    if reps.size == 0:
+        return (math.nan, math.nan)
+    lo, hi = np.quantile(reps, [alpha / 2, 1 - alpha / 2])
+    return (float(lo), float(hi))
+
+
+def cluster_bootstrap(values: Sequence[float], clusters: Sequence | None = None,
+                      n_boot: int = 2000, seed: int = 0, alpha: float = 0.05) -> dict[str, Any]:
+    """Pooled mean of `values` with a cluster-bootstrap percentile CI (multinomial
+    weights over clusters; the replicate mean is (w @ sums) / (w @ sizes), exact for
+    the ratio-of-sums estimator). `clusters[i]` names the cluster of values[i]; None
+    means every value is its own cluster (the ordinary bootstrap)."""
+    x = np.asarray(values, dtype=float)
+    if np.isnan(x).any():
+        raise ValueError("cluster_bootstrap: values contain NaN; drop invalid rows first")
+    n = x.size
+    if n == 0:
+        return {"estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n": 0,
+                "n_clusters": 0, "method": METHOD_CLUSTER_PERCENTILE}
+    codes, g = _codes(clusters, n, "cluster_bootstrap")
+    sums = np.bincount(codes, weights=x, minlength=g)
+    sizes = np.bincount(codes, minlength=g).astype(float)
+    w = _multinomial_weights(g, n_boot, seed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        reps = (w @ sums) / (w @ sizes)
+    lo, hi = _percentile(reps, alpha)
+    return {"estimate": float(x.mean()), "ci_low": lo, "ci_high": hi, "n": int(n),
+            "n_clusters": g, "method": METHOD_CLUSTER_PERCENTILE}
+
+
+def paired_bootstrap(a: Sequence[float], b: Sequence[float], clusters: Sequence | None = None,
+                     n_boot: int = 2000, seed: int = 0, alpha: float = 0.05) -> dict[str, Any]:
+    """mean(a) - mean(b) for paired measurements a[i], b[i] of the same item, with a
+    percentile CI from resampling items (or `clusters` of items) jointly. For a
+    printed paired contrast prefer `clustered_difference` (CR2, Bell-McCaffrey t)."""
+    xa = np.asarray(a, dtype=float)
+    xb = np.asarray(b, dtype=float)
+    if xa.shape != xb.shape:
+        raise ValueError(f"paired_bootstrap: a has {xa.size} values, b has {xb.size}")
+    if np.isnan(xa).any() or np.isnan(xb).any():
+        raise ValueError("paired_bootstrap: values contain NaN; keep only pairs valid in both")
+    n = xa.size
+    if n == 0:
+        return {"estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n": 0,
+                "n_clusters": 0, "method": METHOD_PAIRED_PERCENTILE}
+    codes, g = _codes(clusters, n, "paired_bootstrap")
+    d = np.bincount(codes, weights=xa - xb, minlength=g)
+    sizes = np.bincount(codes, minlength=g).astype(float)
+    w = _multinomial_weights(g, n_boot, seed)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        reps = (w @ d) / (w @ sizes)
+    lo, hi = _percentile(reps, alpha)
+    return {"estimate": float(xa.mean() - xb.mean()), "ci_low": lo, "ci_high": hi,
+            "n": int(n), "n_clusters": g, "method": METHOD_PAIRED_PERCENTILE}
+
+
+def cluster_bootstrap_ci(stat: Callable[[np.ndarray], float], n_clusters: int,
+                         n_resamples: int = 2000, seed: int = 0, alpha: float = 0.05,
+                         method: str = "BCa") -> dict[str, Any]:
+    """CI of an arbitrary statistic `stat(counts)` (counts[g] = times cluster g is
+    drawn; the statistic only needs per-row weights or row repetition) by resampling
+    clusters with `scipy.stats.bootstrap` (BCa by default: scipy's jackknife then
+    leaves one cluster out). If BCa is undefined (degenerate replicates) the
+    percentile interval is used and the method says so. Returns ci_low, ci_high,
+    method, n_clusters."""
+    if n_clusters < 2:
+        return {"ci_low": math.nan, "ci_high": math.nan, "n_clusters": int(n_clusters),
+                "method": "cluster_bootstrap (fewer than 2 clusters: no interval)"}
+
+    def statistic(idx, axis=-1):
+        return stat(np.bincount(np.asarray(idx, dtype=int), minlength=n_clusters))
+
+    data = (np.arange(n_clusters),)
+    used = method
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = sps.bootstrap(data, statistic, vectorized=False, n_resamples=n_resamples,
+                            confidence_level=1 - alpha, method=method,
+                            rng=np.random.default_rng(seed))
+        lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        if method != "percentile" and not (np.isfinite(lo) and np.isfinite(hi)):
+            used = f"percentile ({method} undefined)"
+            res = sps.bootstrap(data, statistic, vectorized=False, n_resamples=n_resamples,
+                                confidence_level=1 - alpha, method="percentile",
+                                rng=np.random.default_rng(seed))
+            lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
+        if not (np.isfinite(lo) and np.isfinite(hi)):  # some resamples leave it undefined
+            reps = np.asarray(res.bootstrap_distribution, dtype=float)
+            ok = reps[np.isfinite(reps)]
+            if ok.size >= 0.5 * reps.size:
+                lo, hi = (float(q) for q in np.quantile(ok, [alpha / 2, 1 - alpha / 2]))
+                used = (f"percentile over the {ok.size} of {reps.size} resamples where the "
+                        "statistic is defined")
+    return {"ci_low": lo, "ci_high": hi, "n_clusters": int(n_clusters),
+            "method": f"cluster_bootstrap_{used} (scipy.stats.bootstrap, {n_clusters} clusters, "
+                      f"{n_resamples} resamples)"}
+
+
+# ------------------------------------------------------------------ ICC design effect
+def anova_icc(values: Sequence[float], clusters: Sequence) -> float:
+    """One-way ANOVA estimator of the intra-cluster correlation (floored at 0; 0 when
+    undefined, e.g. no within- or between-cluster variation)."""
+    x = np.asarray(values, dtype=float)
+    codes, names = cluster_codes(clusters)
+    g, n = len(names), x.size
+    if g < 2 or n <= g:
+        return 0.0
+    sizes = np.bincount(codes, minlength=g).astype(float)
+    means = np.bincount(codes, weights=x, minlength=g) / sizes
+    msb = float(np.sum(sizes * (means - x.mean()) ** 2) / (g - 1))
+    msw = float(np.sum((x - means[codes]) ** 2) / (n - g))
+    m0 = (n - np.sum(sizes ** 2) / n) / (g - 1)
+    denom = msb + (m0 - 1) * msw
+    if denom <= 0:
+        return 0.0
+    return float(max(0.0, (msb - msw) / denom))
+
+
+def clustered_wilson(successes: Sequence[float], clusters: Sequence,
+                     alpha: float = 0.05) -> dict[str, Any]:
+    """Wilson interval (statsmodels proportion_confint, method="wilson") on the
+    effective sample size n / DEFF, DEFF = 1 + (m - 1) ICC with m the mean cluster
+    size and ICC the ANOVA estimate from the data (the model-based design effect the
+    specialist accuracy table uses; the audit's rates use `clustered_proportion`)."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    x = np.asarray(successes, dtype=float)
+    n = x.size
+    if n == 0:
+        return {"estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n": 0,
+                "n_clusters": 0, "icc": math.nan, "deff": math.nan, "method": "wilson_deff"}
+    _, names = cluster_codes(clusters)
+    icc = anova_icc(x, clusters)
+    deff = 1 + (n / len(names) - 1) * icc
+    n_eff = n / deff
+    p = float(x.mean())
+    lo, hi = proportion_confint(p * n_eff, n_eff, alpha=alpha, method="wilson")
+    return {"estimate": p, "ci_low": float(max(0.0, lo)), "ci_high": float(min(1.0, hi)),
+            "n": int(n), "n_clusters": len(names), "icc": icc, "deff": deff,
+            "method": f"wilson on n_eff = n / DEFF (DEFF {deff:.2f}, ANOVA ICC {icc:.2f} over "
+                      f"{len(names)} clusters)"}
+
+
 # ------------------------------------------------------------------ follow rates
 def chance_level(k_classes: int) -> float:
     """c = 1/(K-1): the follow rate of a judge answering at random among the K-1
@@ -351,13 +576,13 @@ def invalid_bounds(k: float, n_valid: int, n_invalid: int) -> tuple[float, float
 
 
 def design_effect(y: Sequence | np.ndarray, clusters: Sequence | np.ndarray) -> float:
-    """CR1 variance over the binomial variance p(1-p)/n (unclamped; NaN at p in {0,1})."""
+    """CR2 variance over the binomial variance p(1-p)/n (unclamped; NaN at p in {0,1})."""
     x = _values(y, "design_effect")
     codes, g = _codes(clusters, x.size, "design_effect")
     p = float(x.mean()) if x.size else math.nan
     if not (0 < p < 1):
         return math.nan
-    return cr1_variance(x, codes, g) / (p * (1 - p) / x.size)
+    return cr2_bm(x, codes, g)[0] / (p * (1 - p) / x.size)
 
 
 def caption_method(methods: Sequence[str], n_clusters: Sequence[int] | None = None,
@@ -373,7 +598,7 @@ def caption_method(methods: Sequence[str], n_clusters: Sequence[int] | None = No
         g = [int(x) for x in n_clusters if x is not None and np.isfinite(x) and x > 0]
         if g and min(g) < FEW_CLUSTERS:
             out += (f"; some cells rest on only {min(g)} clusters (< {FEW_CLUSTERS}): the "
-                    "t(G-1) critical value widens them, but read them as rough")
+                    "small-sample t critical value widens them, but read them as rough")
     return out
 
 
@@ -381,4 +606,6 @@ __all__ = ["Estimate", "FEW_CLUSTERS", "METHOD_BCA", "METHOD_DIFFERENCE", "METHO
            "METHOD_PROPORTION", "METHOD_TEXT", "METHOD_UNCLUSTERED", "ROW_FIELDS",
            "caption_method", "chance_level", "chance_normalised", "cluster_bootstrap_bca",
            "clustered_difference", "clustered_mean", "clustered_proportion", "cr1_variance",
+           "cr2_bm", "cluster_bootstrap", "paired_bootstrap", "cluster_bootstrap_ci",
+           "cluster_codes", "anova_icc", "clustered_wilson",
            "design_effect", "empty", "invalid_bounds", "rf_tilde_paper", "wilson_bounds"]

@@ -6,8 +6,8 @@ invalid_low, invalid_high, one_sided, deff, method, boot_low, boot_high.
 
 Every interval is cluster-robust over the trial's sampling unit (`cluster` fact:
 the speaker for classification tasks, the source clip / reference speaker / pair
-for pair tasks; `stats.clustered.clustered_proportion`: Wilson at the CR1
-effective sample size with a t(G-1) critical value, one-sided where the estimate
+for pair tasks; `stats.clustered.clustered_proportion`: Wilson at the CR2
+effective sample size with a Bell-McCaffrey t critical value, one-sided where the estimate
 is 0 or 1). `invalid_low` / `invalid_high`: the rate if every invalid answer had
 been a miss / a hit (for follow rates: all-not-follow / all-follow). boot_low /
 boot_high: a cluster-bootstrap BCa cross-check on seed-pooled rows (n_boot > 0).

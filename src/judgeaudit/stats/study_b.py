@@ -20,11 +20,11 @@ the first candidate shift turn P labels with the shifted emotion; none -> wrong)
 
 Sampling unit: the item. Its two renderings (pointwise, probes, states) and its two
 orders (pairwise) are not independent, so every rate is clustered on `item_id`
-(`stats.clustered.clustered_proportion`: Wilson at the CR1 effective sample size,
-t(G-1), one-sided at 0 or 1), with n (trials or renderings), n_clusters (items),
+(`stats.clustered.clustered_proportion`: Wilson at the CR2 effective sample size,
+t on Bell-McCaffrey df, one-sided at 0 or 1), with n (trials or renderings), n_clusters (items),
 n_invalid and invalid_low / invalid_high (the rate if every invalid answer had
 been wrong / right). Protocol gap and cue dependence: per-item accuracy
-differences, a paired t interval over items (CR1 = items; `clustered_difference`)
+differences, a paired t interval over items (CR2 = items; `clustered_difference`)
 with its p-value, and the paired cluster bootstrap over items (BCa, scipy) as
 boot_low / boot_high.
 """
@@ -38,10 +38,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgeaudit.stats.bootstrap import paired_bootstrap
 from judgeaudit.stats.clustered import (
     cluster_bootstrap_bca,
     clustered_difference,
+    clustered_mean,
     clustered_proportion,
     invalid_bounds,
 )
@@ -141,7 +141,7 @@ def _item_means(frame: pd.DataFrame) -> pd.Series:
 def paired_item_diff(a: pd.DataFrame, b: pd.DataFrame, n_boot: int, seed: int
                      ) -> dict[str, Any]:
     """mean over items of acc_a - acc_b (per-item accuracies, items valid in both):
-    paired t interval over items (CR1 with each item a cluster) and p-value; the
+    paired t interval over items (CR2 with each item a cluster) and p-value; the
     paired cluster bootstrap over items (BCa) as boot_low / boot_high."""
     ma, mb = _item_means(a), _item_means(b)
     common = sorted(set(ma.index) & set(mb.index))
@@ -290,29 +290,46 @@ def potemkin(st: pd.DataFrame) -> pd.DataFrame:
 # ------------------------------------------------------------------ balance
 def balance(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str], n_boot: int = 2000,
             seed: int = 0) -> pd.DataFrame:
-    """Per task and quality metric: mean of R0 and R1, signed gap R1 - R0 and mean
-    absolute gap, each with a bootstrap CI over items. `rows`: item_id, task,
-    reply (0/1), and one column per metric."""
+    """Per task and quality metric: mean of R0 and R1, the signed gap R1 - R0 and the
+    mean absolute gap, each with an item-clustered interval like every other Study B
+    number: the item is the unit (rows of one item and reply are averaged first), the
+    signed gap is the paired difference over items (`clustered_difference`: CR2 with
+    each item one cluster, i.e. the paired t interval on Bell-McCaffrey df = items - 1)
+    and |gap| the mean over items with the same variance (`clustered_mean`; its lower
+    bound cut at 0). `rows`: item_id, task, reply (0/1), and one column per metric.
+    `n_boot` / `seed` add the paired item bootstrap (BCa, scipy) as boot_low /
+    boot_high of the signed gap (a cross-check, not printed)."""
     frame = pd.DataFrame(list(rows))
     out = []
     for task, g in frame.groupby("task"):
-        wide = {r: g[g["reply"] == r].set_index("item_id") for r in (0, 1)}
-        common = sorted(set(wide[0].index) & set(wide[1].index))
         for m in metrics:
             if m not in g.columns:
                 continue
-            a = wide[1].loc[common, m].astype(float).to_numpy()
-            b = wide[0].loc[common, m].astype(float).to_numpy()
-            ok = np.isfinite(a) & np.isfinite(b)
-            a, b = a[ok], b[ok]
-            signed = paired_bootstrap(a, b, n_boot=n_boot, seed=seed)
-            absd = paired_bootstrap(np.abs(a - b), np.zeros_like(a), n_boot=n_boot, seed=seed)
-            out.append({"task": task, "metric": m, "mean_r0": float(b.mean()) if b.size else
-                        math.nan, "mean_r1": float(a.mean()) if a.size else math.nan,
-                        "gap": signed["estimate"], "gap_ci_low": signed["ci_low"],
-                        "gap_ci_high": signed["ci_high"], "abs_gap": absd["estimate"],
-                        "abs_gap_ci_low": absd["ci_low"], "abs_gap_ci_high": absd["ci_high"],
-                        "n_items": int(a.size), "method": signed["method"]})
+            per = (g.assign(_v=pd.to_numeric(g[m], errors="coerce"))
+                   .dropna(subset=["_v"]).groupby(["item_id", "reply"])["_v"].mean()
+                   .unstack("reply"))
+            if 0 not in per.columns or 1 not in per.columns:
+                continue
+            per = per[[0, 1]].dropna()
+            items = per.index.astype(str).to_numpy()
+            a, b = per[1].to_numpy(float), per[0].to_numpy(float)
+            signed = clustered_difference(a, b, items)
+            absd = clustered_mean(np.abs(a - b), items)
+            boot_lo = boot_hi = math.nan
+            if n_boot > 0 and a.size >= 2 and np.ptp(a - b) > 0:
+                boot = cluster_bootstrap_bca(a - b, items, n_resamples=n_boot, seed=seed)
+                boot_lo, boot_hi = boot.lo, boot.hi
+            out.append({"task": task, "metric": m,
+                        "mean_r0": float(b.mean()) if b.size else math.nan,
+                        "mean_r1": float(a.mean()) if a.size else math.nan,
+                        "gap": signed.estimate, "gap_ci_low": signed.lo,
+                        "gap_ci_high": signed.hi, "gap_pvalue": signed.pvalue,
+                        "abs_gap": absd.estimate,
+                        "abs_gap_ci_low": max(0.0, absd.lo) if math.isfinite(absd.lo)
+                        else absd.lo, "abs_gap_ci_high": absd.hi,
+                        "n_items": int(a.size), "n_clusters": int(signed.n_clusters),
+                        "cluster_unit": "item", "method": signed.method,
+                        "boot_low": boot_lo, "boot_high": boot_hi})
     return pd.DataFrame(out)
 
 
