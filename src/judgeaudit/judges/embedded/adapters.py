@@ -13,6 +13,7 @@ from judgeaudit.judges.embedded.fallible import DEFAULT_ACCURACY, FalliblePercep
 from judgeaudit.judges.embedded.perception import make_perception, model_hashes
 from judgeaudit.judges.embedded.reader import read_request
 from judgeaudit.judges.request import LoadedRequest
+from judgeaudit.prompts import REPLY_SLOTS
 
 EMBEDDED_VERSION = 1  # bump when an embedded judge's decision logic changes
 
@@ -43,9 +44,17 @@ class EmbeddedAdapter(Adapter):
         answer = self.decide(view, loaded)
         body: dict[str, Any] = {}
         if view.reasoning:
-            body["reasoning"] = f"{self.provider} judge ({view.task}/{view.attribute})"
+            body["reasoning"] = f"{self.provider} judge ({_what(view, loaded)})"
         body[view.key] = answer
         return Reply(json.dumps(body), usage={}, model_version=f"embedded-{self.provider}-v{EMBEDDED_VERSION}")
+
+
+def _what(view, loaded: LoadedRequest) -> str:
+    """What the judge was asked, for its reasoning text: a Study B reply choice is
+    `reply/emotion` (Study B requests are read by the lexicon, not `read_request`)."""
+    if L.is_study_b(loaded.request) and set(view.allowed) == set(REPLY_SLOTS):
+        return "reply/emotion"
+    return f"{view.task}/{view.attribute}"
 
 
 @register
