@@ -5,36 +5,43 @@ onstart:
     judges_onstart_check()
 
 
-rule judge_shard:
-    """One judge x one trial shard -> responses (CONTRACTS section 4), through the
-    persistent content-addressed cache in <cache_dir>/judge/ (never paying twice)."""
-    input:
-        trials="results/trials/{study}/{task}/{shard}.jsonl",
-        models=lambda wc: judge_model_inputs(wc.judge, wc.study, wc.task),
-        code=lambda wc: judge_code(wc.judge),
-        preflight=judge_preflight_gate,
-    output:
-        "results/responses/{judge}/{study}/{task}/{shard}.jsonl",
-    params:
-        spec=lambda wc: judge_param(wc.judge, wc.study, wc.task),
-        cache_dir=lambda wc: config["cache_dir"],
-        progress=lambda wc: bool(config["judges"]["progress"]),
-        cost_fields=sorted(JUDGE_COST_FIELDS),
-        replay=lambda wc: bool(config["judges"]["replay"]),
-    log:
-        "logs/judges/judge_shard/{judge}/{study}/{task}/{shard}.log",
-    benchmark:
-        "logs/judges/judge_shard/{judge}/{study}/{task}/{shard}.bench.tsv"
-    wildcard_constraints:
-        judge="[A-Za-z0-9_-]+",
-        study="[^/]+",
-        task="[^/]+",
-        shard="[^/]+",
-    threads: 1
-    resources:
-        judge_slots=1,
-    script:
-        str(REPO / "scripts" / "judge_shard.py")
+for _rule, (_study, _task, _shards, _tag) in judge_group_rules().items():
+
+    rule:
+        """One judge x every trial shard of one group (judge_group_rules) -> one
+        responses file per shard (CONTRACTS section 4) and one provenance record per
+        shard, in one interpreter, through the persistent content-addressed cache in
+        <cache_dir>/judge/ (never paying twice)."""
+        name:
+            _rule
+        input:
+            trials=[f"results/trials/{_study}/{_task}/{s}.jsonl" for s in _shards],
+            models=judge_group_models(_study),
+            code=lambda wc: judge_code(wc.judge),
+            preflight=judge_preflight_gate,
+        output:
+            [f"results/responses/{{judge}}/{_study}/{_task}/{s}.jsonl" for s in _shards],
+        params:
+            spec=judge_group_spec(_study),
+            cache_dir=lambda wc: config["cache_dir"],
+            progress=lambda wc: bool(config["judges"]["progress"]),
+            cost_fields=sorted(JUDGE_COST_FIELDS),
+            replay=lambda wc: bool(config["judges"]["replay"]),
+            study=_study,
+        log:
+            f"logs/judges/{_rule}/{{judge}}/{_study}/{_tag}.log",
+        benchmark:
+            f"logs/judges/{_rule}/{{judge}}/{_study}/{_tag}.bench.tsv"
+        wildcard_constraints:
+            judge="[A-Za-z0-9_-]+",
+            task="[^/]+",
+            criterion="[^/]+",
+            cue="none|soft|hard|transition",
+        threads: 1
+        resources:
+            judge_slots=1,
+        script:
+            str(REPO / "scripts" / "judge_shard.py")
 
 
 rule judge_preflight:
