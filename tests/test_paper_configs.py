@@ -75,5 +75,9 @@ def test_scale_config_plans_offline(tmp_path, repo_root, snakemake_exe):
     counts, judges = _dry(snakemake_exe, repo_root, tmp_path, "scale.yaml")
     assert not any(k.startswith(("download_", "ingest_")) for k in counts)
     assert "judge_preflight" not in counts             # embedded judges only
-    panel = _cfg(repo_root, "scale.yaml")["judges"]["panel"]
-    assert judges == set(panel) and not {p["provider"] for p in panel.values()} & API
+    cfg = _cfg(repo_root, "scale.yaml")
+    base = yaml.safe_load((repo_root / "config.yaml").read_text())
+    panel = {**base["judges"]["panel"], **cfg["judges"]["panel"]}
+    assert len(cfg["study_a"]["judges"]) == 6 and len(cfg["study_b"]["judges"]) == 11
+    assert judges == set(cfg["study_a"]["judges"]) | set(cfg["study_b"]["judges"])
+    assert not {panel[j]["provider"] for j in judges} & API
