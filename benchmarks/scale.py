@@ -17,7 +17,7 @@ completed sizes) and, for sizes skipped or cut by the time budget, the projectio
 wall_s(f) = wall_s(largest done) * (f / f(largest done))^b (calls scale with f).
 
     python benchmarks/scale.py [--fractions 0.125 0.25 0.5 1] [--budget-min 60]
-                               [--cores 2] [--keep /tmp/scale]
+                               [--cores 2] [--keep /tmp/scale] [--plan-only]
 """
 
 from __future__ import annotations
@@ -136,6 +136,8 @@ def main() -> None:
     ap.add_argument("--budget-min", type=float, default=60.0,
                     help="total wall-time budget; a size whose projection exceeds what is "
                          "left is planned (jobs, DAG time) but not run")
+    ap.add_argument("--plan-only", action="store_true",
+                    help="only the plans (jobs, DAG build time) of every size; run nothing")
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--keep", type=Path, default=None, help="work root to keep (else a temp dir)")
     args = ap.parse_args()
@@ -149,7 +151,7 @@ def main() -> None:
           f"load(1/5/15 min)={load[0]:.1f}/{load[1]:.1f}/{load[2]:.1f}  root={root}")
     rows: list[dict] = []
     for f in sorted(args.fractions):
-        left = deadline - time.monotonic()
+        left = 0.0 if args.plan_only else deadline - time.monotonic()
         done = [r for r in rows if r["status"] == "ok"]
         if done and left > 0:
             proj = project(done, f)
@@ -192,7 +194,7 @@ def project(done: list[dict], f: float) -> float | None:
 def fmt(r: dict) -> str:
     if r["status"] == "skipped":
         return (f"f={r['fraction']:<6g} jobs={r['jobs']:<5d} dag_s={r['dag_s']:<7.1f} "
-                "(not run: the projection exceeds the budget left)")
+                "(not run: --plan-only, or the projection exceeds the budget left)")
     return (f"f={r['fraction']:<6g} jobs={r['jobs']:<5d} dag_s={r['dag_s']:<7.1f} "
             f"trials={r['trials']:<7d} calls={r['calls']:<8d} wall_s={r['wall_s']:<8.1f} "
             f"judge_s={r['judge_s']:<8.1f} peak_MiB={r['peak_mib']:<7.0f} {r['status']}")
