@@ -94,6 +94,7 @@ wildcard_constraints:
     cls_task=alternation(vocab_a.CLS_TASKS),
     family=alternation(vocab_a.CLS_SHARDS),
     criterion=alternation(vocab_a.PAIR_CRITERIA),
+    cue=alternation(vocab_b.CUES),
     kind=alternation(SPECIALIST_KINDS),
     dataset="[A-Za-z0-9_]+",
     judge="[A-Za-z0-9_-]+",
@@ -207,7 +208,7 @@ def judge_preflight_gate(wildcards):
 def judges_onstart_check():
     """Before any job: every API judge with a shard to run has its key variable set."""
     pending = sorted({job.wildcards["judge"] for job in workflow.dag.needrun_jobs()
-                      if job.rule.name == "judge_shard"})
+                      if job.rule.name in judge_group_rules()})
     missing = missing_keys(config["judges"]["panel"], [j for j in pending if paid_judge(j)])
     if missing:
         raise WorkflowError(
@@ -216,6 +217,44 @@ def judges_onstart_check():
 
 
 TARGETS["judges"] = lambda: []  # responses are pulled in by the study stages
+
+
+# Grouped judge jobs (issue 15): one job judges every shard of a group in one
+# interpreter with one adapter (a few jobs per judge, not one per shard), writing
+# each shard's responses and provenance record on its own. A group is the unit
+# one edit re-runs anyway: Study A one task (its consumer, study_a_metrics_judge,
+# reads all of a judge's shards); Study B the protocol shards of one cue (editing
+# a cue file changes exactly those) or the two probes. Changing one shard's trials
+# re-runs its group for each judge; the group's other shards are replayed from
+# the judge cache (nothing paid twice).
+def judge_group_rules():
+    """rule name -> (study, task pattern, shard patterns, log tag)."""
+    protocols = sorted(config["study_b"]["protocols"])
+    return {
+        "judge_shards_a_cls": ("A", "{cls_task}", vocab_a.CLS_SHARDS, "{cls_task}"),
+        "judge_shards_a_pair": ("A", vocab_a.pair_task("{criterion}"), vocab_a.PAIR_FORMATS,
+                                vocab_a.pair_task("{criterion}")),
+        "judge_shards_b_cue": ("B", "{task}",
+                               [vocab_b.protocol_shard(p, "{cue}") for p in protocols],
+                               "{task}/cue-{cue}"),
+        "judge_shards_b_probes": ("B", "{task}", vocab_b.PROBE_SHARDS, "{task}/probes"),
+    }
+
+
+def judge_group_task(wildcards):
+    """The trial task of a grouped job (Study A pairwise groups name the criterion)."""
+    wc = dict(wildcards.items())
+    if "criterion" in wc:
+        return vocab_a.pair_task(wc["criterion"])
+    return wc["cls_task"] if "cls_task" in wc else wc["task"]
+
+
+def judge_group_models(study):
+    return lambda wc: judge_model_inputs(wc.judge, study, judge_group_task(wc))
+
+
+def judge_group_spec(study):
+    return lambda wc: judge_param(wc.judge, study, judge_group_task(wc))
 # <<< judges helpers
 
 # >>> study_a helpers
@@ -310,6 +349,15 @@ def study_b_table_inputs(wildcards):
 
 def study_b_figure_inputs(wildcards):
     return STUDY_B_FIGURE_INPUTS[wildcards.figure]
+
+
+def study_b_score_rules():
+    """Grouped Study B scoring, the same groups as the judge jobs: rule name ->
+    (shard patterns, log tag)."""
+    protocols = sorted(config["study_b"]["protocols"])
+    return {"study_b_score": ([vocab_b.protocol_shard(p, "{cue}") for p in protocols],
+                              "{task}/cue-{cue}"),
+            "study_b_score_probes": (list(vocab_b.PROBE_SHARDS), "{task}/probes")}
 
 
 TARGETS["study_b"] = _planned(W.study_b_targets)

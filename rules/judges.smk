@@ -5,33 +5,41 @@ onstart:
     judges_onstart_check()
 
 
-rule judge_shard:
-    """One judge x one trial shard -> responses (CONTRACTS section 4), through the
-    persistent content-addressed cache in <cache_dir>/judge/ (never paying twice)."""
-    input:
-        trials="results/trials/{study}/{task}/{shard}.jsonl",
-        models=lambda wc: judge_model_inputs(wc.judge, wc.study, wc.task),
-        code=package_code("judge_shard.py"),
-        preflight=judge_preflight_gate,
-    output:
-        "results/responses/{judge}/{study}/{task}/{shard}.jsonl",
-    params:
-        spec=lambda wc: judge_param(wc.judge, wc.study, wc.task),
-        cost_fields=sorted(JUDGE_COST_FIELDS),
-        replay=lambda wc: bool(config["judges"]["replay"]),
-    log:
-        "logs/judges/judge_shard/{judge}/{study}/{task}/{shard}.log",
-    benchmark:
-        "logs/benchmarks/judge_shard/{judge}/{study}/{task}/{shard}.tsv"
-    threads: 1
-    resources:
-        judge_slots=judge_slots,
-        mem_mb=2000,
-        runtime=240,
-    conda:
-        CONDA_ENV
-    script:
-        "../scripts/judge_shard.py"
+# Grouped judge jobs (issue 15; groups in rules/common.smk judge_group_rules).
+for _rule, (_study, _task, _shards, _tag) in judge_group_rules().items():
+
+    rule:
+        """One judge x every trial shard of one group -> one responses file per shard
+        (CONTRACTS section 4) and one provenance record per shard, in one interpreter,
+        through the persistent content-addressed cache in <cache_dir>/judge/ (never
+        paying twice)."""
+        name:
+            _rule
+        input:
+            trials=[f"results/trials/{_study}/{_task}/{s}.jsonl" for s in _shards],
+            models=judge_group_models(_study),
+            code=package_code("judge_shard.py"),
+            preflight=judge_preflight_gate,
+        output:
+            [f"results/responses/{{judge}}/{_study}/{_task}/{s}.jsonl" for s in _shards],
+        params:
+            spec=judge_group_spec(_study),
+            cost_fields=sorted(JUDGE_COST_FIELDS),
+            replay=lambda wc: bool(config["judges"]["replay"]),
+            study=_study,
+        log:
+            f"logs/judges/{_rule}/{{judge}}/{_study}/{_tag}.log",
+        benchmark:
+            f"logs/benchmarks/{_rule}/{{judge}}/{_study}/{_tag}.tsv"
+        threads: 1
+        resources:
+            judge_slots=judge_slots,
+            mem_mb=2000,
+            runtime=240,
+        conda:
+            CONDA_ENV
+        script:
+            "../scripts/judge_shard.py"
 
 
 rule judge_preflight:

@@ -52,20 +52,25 @@ rule study_a_metrics:
 # <<< study_a
 
 # >>> study_b
-rule study_b_score:
-    """One judge x one Study B shard -> one scored row per trial."""
-    input:
-        trials="results/trials/B/{task}/{shard}.jsonl",
-        responses="results/responses/{judge}/B/{task}/{shard}.jsonl",
-        code=package_code("study_b_score.py"),
-    output:
-        "results/metrics/B/scored/{judge}/{task}/{shard}.tsv",
-    log:
-        "logs/metrics/study_b_score/{judge}/{task}/{shard}.log",
-    conda:
-        CONDA_ENV
-    script:
-        "../scripts/study_b_score.py"
+for _rule, (_shards, _tag) in study_b_score_rules().items():
+
+    rule:
+        """One judge x the Study B shards of one group (the judge jobs' groups) ->
+        one scored table (one row per trial) and one provenance record per shard."""
+        name:
+            _rule
+        input:
+            trials=[f"results/trials/B/{{task}}/{s}.jsonl" for s in _shards],
+            responses=[f"results/responses/{{judge}}/B/{{task}}/{s}.jsonl" for s in _shards],
+            code=package_code("study_b_score.py"),
+        output:
+            [f"results/metrics/B/scored/{{judge}}/{{task}}/{s}.tsv" for s in _shards],
+        log:
+            f"logs/metrics/{_rule}/{{judge}}/{_tag}.log",
+        conda:
+            CONDA_ENV
+        script:
+            "../scripts/study_b_score.py"
 
 
 rule study_b_accuracy:

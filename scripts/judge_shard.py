@@ -1,8 +1,11 @@
-"""Rule judge_shard: judge one trial shard with one configured judge."""
+"""Grouped judge rules (judge_shards_*): judge every trial shard of one group with
+one configured judge in one interpreter; each shard's responses and provenance
+record are written as soon as that shard is complete."""
 
 import json
+from pathlib import Path
 
-from judgeaudit.judges.shard import run_shard
+from judgeaudit.judges.shard import run_shards
 from judgeaudit.scriptjob import finish_job, start_job
 
 smk, log = start_job(globals())
@@ -14,9 +17,21 @@ jcfg = smk.config["judges"]
 full = jcfg["panel"][smk.wildcards.judge]
 spec = json.loads(smk.params.spec)
 spec.update({k: full[k] for k in smk.params.cost_fields if k in full})
-summary = run_shard(
-    trials_path=smk.input.trials,
-    out_path=smk.output[0],
+shared = {k: [v] if isinstance(v, str) else list(v) for k, v in smk.input.items()
+          if k != "trials"}
+
+
+def record(trials: str, out: str, summary: dict) -> None:
+    """One record per shard: its own trials file, the group's models/code/gate."""
+    p = Path(out)
+    wildcards = {"judge": smk.wildcards.judge, "study": smk.params.study,
+                 "task": p.parent.name, "shard": p.stem}
+    finish_job(smk, extra={"judge_summary": summary}, outputs=[out],
+               inputs={"trials": [trials], **shared}, wildcards=wildcards)
+
+
+run_shards(
+    list(zip(smk.input.trials, smk.output, strict=True)),
     judge_name=smk.wildcards.judge,
     spec=spec,
     cache_dir=smk.config["cache_dir"],
@@ -25,5 +40,5 @@ summary = run_shard(
     budget_usd=jcfg.get("budget_usd"),
     accept_errors=bool(jcfg.get("accept_errors", False)),
     replay=bool(smk.params.replay),
+    on_shard=record,
 )
-finish_job(smk, extra={"judge_summary": summary})

@@ -102,7 +102,8 @@ def test_missing_key_and_budget_below_estimate_stop_before_any_request(
         out = res.stdout + res.stderr
         assert res.returncode != 0
         assert "gpt: OPENAI_API_KEY" in out and "Nothing was started" in out, out[-3000:]
-        assert "Finished jobid" not in out and not (work / "logs/judges/judge_shard").exists()
+        assert "Finished jobid" not in out
+        assert not list((work / "logs/judges").glob("judge_shards_*"))
         assert srv.requests == 0
 
         res = smk(snakemake_exe, repo_root, work, RESPONSES, {
@@ -201,13 +202,16 @@ def test_outage_on_one_shard_fails_and_plain_rerun_sends_exactly_those(
         out = res.stdout + res.stderr
         assert res.returncode != 0
         assert "have no answer" in out and "HTTP 500" in out, out[-3000:]
-        # the shards holding a request the provider fails (identical requests in
-        # several shards share one cache key) are not written; every other one is
+        # the groups (one judge job per Study A task) holding a shard with a request
+        # the provider fails (identical requests in several shards share one cache
+        # key) are not written; every other group is
         hit = {p for p, t in zip(RESPONSES, TRIALS, strict=True)
                if any(parts(r) in broken_parts for r in read_jsonl(work / t))}
         assert "results/responses/gpt/A/language/reference.jsonl" in hit
+        hit_tasks = {Path(p).parent.name for p in hit}
         assert [p for p in RESPONSES if not (work / p).exists()] == [
-            p for p in RESPONSES if p in hit]
+            p for p in RESPONSES if Path(p).parent.name in hit_tasks]
+        assert len(hit_tasks) < len({t for t, _ in SHARDS})
         failed = {d for d, c in srv.attempts.items() if d not in srv.answered_bodies}
         assert failed and all(srv.attempts[d] == 2 for d in failed)  # max_attempts each
 

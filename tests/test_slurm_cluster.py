@@ -31,9 +31,10 @@ TARGETS = [
     "results/responses/sim-mixed/A/pair_speaker/native.jsonl",
 ]
 # Rules of the subset and how many jobs each has (all but none run as Slurm jobs).
+# A judge job judges one group (here both pair formats of pair_speaker).
 EXPECTED_JOBS = {"synth_speaker": 1, "study_a_trials_pairwise_native": 1,
-                 "specialists_train": 1, "judge_shard": 3, "validation_scenario": 2,
-                 "validation_table": 1}
+                 "study_a_trials_pairwise_concat": 1, "specialists_train": 1,
+                 "judge_shards_a_pair": 3, "validation_scenario": 2, "validation_table": 1}
 # Compared trees: everything the workflow writes except its own logs and caches.
 COMPARED = ("data", "results", "figures")
 # What differs between two runs of the same job by design, and only that: a judge
@@ -140,7 +141,10 @@ def test_tiny_study_on_slurm_matches_local_run(slurm, tmp_path, repo_root, snake
     out = _snakemake(snakemake_exe, repo_root, cluster, {**env, **slurm.env()},
                      "--profile", str(repo_root / "profiles" / "slurm"),
                      "--slurm-init-seconds-before-status-checks", "1",
-                     "--latency-wait", "10", "--resources", "judge_slots=1")
+                     "--latency-wait", "10", "--resources", "judge_slots=1",
+                     # embedded judges request no slot by default; here each asks one
+                     # so the global bound is observable without a paid provider
+                     "--set-resources", "judge_shards_a_pair:judge_slots=1")
     t_cluster = time.monotonic() - t0 - t_local
     print(f"local run {t_local:.0f}s, Slurm run {t_cluster:.0f}s")
 
@@ -164,7 +168,7 @@ def test_tiny_study_on_slurm_matches_local_run(slurm, tmp_path, repo_root, snake
     assert limits["rule_synth_speaker"] == ("1", "1000M", "30:00"), limits
 
     # judge_slots=1 holds across the cluster: no two judge jobs ran at the same time
-    spans = sorted((r[3], r[4]) for r in jobs.values() if r[2].startswith("rule_judge_shard"))
+    spans = sorted((r[3], r[4]) for r in jobs.values() if r[2].startswith("rule_judge_shards"))
     for (_, end), (start, _) in zip(spans, spans[1:], strict=False):
         assert start >= end, spans
 
@@ -179,7 +183,7 @@ def test_tiny_study_on_slurm_matches_local_run(slurm, tmp_path, repo_root, snake
                for rel in volatile), volatile
     print(f"{len(a)} files compared: {len(exact)} byte-identical, {len(volatile)} equal "
           f"once the volatile fields are dropped")
-    assert sum(_is_response_shard(rel) for rel in a) == EXPECTED_JOBS["judge_shard"]
+    assert sum(_is_response_shard(rel) for rel in a) == 2 * EXPECTED_JOBS["judge_shards_a_pair"]
     for rel in ("data/synth_speaker/manifest.tsv", "results/trials/A/pair_speaker/native.jsonl",
                 "results/specialists/speaker/synth_speaker/model.joblib",
                 "results/tables/estimator_validation.tsv", "figures/estimator_validation.png"):

@@ -84,11 +84,12 @@ def test_tiny_study_a_run_and_targeted_rerun(tmp_path, repo_root, snakemake_exe)
     (work / "tiny.yaml").write_text(yaml.safe_dump(TINY2))
     dry = _run(snakemake_exe, repo_root, work, "-n")
     jobs = _jobs(dry.stdout)
-    shards = [w for r, w in jobs if r == "judge_shard"]
-    assert shards and {w["judge"] for w in shards} == {"sim-follower"}
-    assert len(shards) == len({(w["task"], w["shard"]) for w in shards})
+    # one grouped judge job per Study A task (judge_group_rules), all of sim-follower
+    groups = [w for r, w in jobs if r.startswith("judge_shards")]
+    assert groups and {w["judge"] for w in groups} == {"sim-follower"}
+    assert len(groups) == len({tuple(sorted(w.items())) for w in groups})
     per_judge = [w["judge"] for r, w in jobs if r == "study_a_metrics_judge"]
     assert per_judge == ["sim-follower"]
-    allowed = {"judge_shard", "study_a_metrics_judge", "study_a_metrics", "study_a_tables",
+    allowed = {"judge_shards_a_cls", "judge_shards_a_pair", "study_a_metrics_judge", "study_a_metrics", "study_a_tables",
                "study_a_figures", "all"}
     assert {r for r, _ in jobs} <= allowed, sorted({r for r, _ in jobs})

@@ -89,5 +89,5 @@ def test_full_workflow_on_tiny_config(tmp_path, repo_root, snakemake_exe):
         cwd=work, capture_output=True, text=True, timeout=120,
     )
     assert trace.returncode == 0, trace.stderr
-    for rule in ("study_a_tables", "judge_shard", "synth_emotion"):
+    for rule in ("study_a_tables", "judge_shards_a_cls", "synth_emotion"):
         assert f"rule {rule}" in trace.stdout, trace.stdout[:3000]

@@ -30,7 +30,9 @@ def start_job(namespace: Mapping[str, Any]) -> tuple[Any, logging.Logger]:
     return smk, logs.setup(smk.log[0] if len(smk.log) else None)
 
 
-def finish_job(smk: Any, extra: Mapping[str, Any] | None = None) -> list[Path]:
+def finish_job(smk: Any, extra: Mapping[str, Any] | None = None,
+               **scope: Any) -> list[Path]:
     """Write the provenance record of every output of the job (see
-    judgeaudit.provenance.record_snakemake_job)."""
-    return record_snakemake_job(smk, extra=extra)
+    judgeaudit.provenance.record_snakemake_job); a grouped job passes `outputs`,
+    `inputs` and `wildcards` to record one shard of the group at a time."""
+    return record_snakemake_job(smk, extra=extra, **scope)

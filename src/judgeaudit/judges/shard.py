@@ -15,6 +15,7 @@ writes such rows instead, with status `error`/`budget`, counted as `n_error`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +65,31 @@ def run_shard(
 ) -> dict[str, Any]:
     """Judge every trial of a shard and write its responses. Returns a summary;
     raises ShardIncomplete (after caching every answer) when requests failed."""
-    items = read_trials(trials_path)
+    return run_shards([(trials_path, out_path)], judge_name, spec, cache_dir,
+                      audio_root=audio_root, progress=progress, budget_usd=budget_usd,
+                      accept_errors=accept_errors, **option_overrides)[0]
+
+
+def run_shards(
+    shards: Sequence[tuple[str | Path, str | Path]],
+    judge_name: str,
+    spec: dict[str, Any],
+    cache_dir: str | Path,
+    audio_root: str | Path = ".",
+    progress: bool = True,
+    budget_usd: float | None = None,
+    accept_errors: bool = False,
+    on_shard: Callable[[str, str, dict[str, Any]], None] | None = None,
+    **option_overrides: Any,
+) -> list[dict[str, Any]]:
+    """Judge several trial shards (trials_path, out_path) with one judge in one
+    process: the adapter (and any model it loads) and the cache are opened once.
+    Each shard is judged, written atomically and handed to `on_shard(trials, out,
+    summary)` (e.g. its provenance record) before the next starts; the cache is
+    written as responses arrive. A shard whose requests did not all get an answer
+    is not written; the others still run, then ShardIncomplete names every
+    incomplete shard (a rerun replays everything answered from the cache)."""
+    items = [(t, o, read_trials(t)) for t, o in shards]  # every shard validated first
     adapter = make_adapter(judge_name, spec)
     if hasattr(adapter, "perception_store"):
         # specialist outputs shared across judges and shards (embedded judges only)
@@ -75,25 +100,33 @@ def run_shard(
     option_overrides.setdefault("attempts_log", attempts_log_path(cache_dir, judge_name))
     options = EngineOptions.from_spec(spec, audio_root=audio_root, progress=progress,
                                       **option_overrides)
+    summaries, problems = [], []
     with ResponseCache(cache_dir) as cache:
-        engine = Engine(adapter, cache, options)
-        rows = engine.run(items)
-    st = engine.stats
-    counts: dict[str, int] = {}
-    for r in rows:
-        counts[r["status"]] = counts.get(r["status"], 0) + 1
-    summary = {"judge": judge_name, "fingerprint": engine.fingerprint, "trials": st.total,
-               "cached": st.cached, "new": st.new, "sent": st.sent,
-               "reused_in_flight": st.reused_in_flight,
-               "est_cost_usd": st.est_cost_usd, "status_counts": counts}
-    failed = [r for r in rows if r["status"] in RETRYABLE]
-    if failed and not accept_errors:
-        log.error("shard %s: %s", trials_path, summary)
-        raise ShardIncomplete(incomplete_message(trials_path, judge_name, rows, failed,
-                                                 options.attempts_log))
-    write_jsonl_atomic(out_path, rows)
-    log.info("shard %s -> %s: %s", trials_path, out_path, summary)
-    return summary
+        for trials_path, out_path, shard_items in items:
+            engine = Engine(adapter, cache, options)
+            rows = engine.run(shard_items)
+            st = engine.stats
+            counts: dict[str, int] = {}
+            for r in rows:
+                counts[r["status"]] = counts.get(r["status"], 0) + 1
+            summary = {"judge": judge_name, "fingerprint": engine.fingerprint,
+                       "trials": st.total, "cached": st.cached, "new": st.new,
+                       "sent": st.sent, "reused_in_flight": st.reused_in_flight,
+                       "est_cost_usd": st.est_cost_usd, "status_counts": counts}
+            summaries.append(summary)
+            failed = [r for r in rows if r["status"] in RETRYABLE]
+            if failed and not accept_errors:
+                log.error("shard %s: %s", trials_path, summary)
+                problems.append(incomplete_message(trials_path, judge_name, rows, failed,
+                                                   options.attempts_log))
+                continue
+            write_jsonl_atomic(out_path, rows)
+            log.info("shard %s -> %s: %s", trials_path, out_path, summary)
+            if on_shard is not None:
+                on_shard(str(trials_path), str(out_path), summary)
+    if problems:
+        raise ShardIncomplete("\n".join(problems))
+    return summaries
 
 
 def incomplete_message(trials_path, judge_name: str, rows: list[dict], failed: list[dict],

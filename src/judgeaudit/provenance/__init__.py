@@ -232,18 +232,24 @@ def _named_items(namedlist: Any) -> dict[str, Any]:
     return named
 
 
-def record_snakemake_job(smk: Any, extra: Mapping[str, Any] | None = None) -> list[Path]:
+def record_snakemake_job(smk: Any, extra: Mapping[str, Any] | None = None,
+                         outputs: Iterable[str] | None = None,
+                         inputs: Mapping[str, Any] | None = None,
+                         wildcards: Mapping[str, Any] | None = None) -> list[Path]:
     """Provenance for the `snakemake` object a rule script receives (duck-typed:
-    the package never imports Snakemake)."""
+    the package never imports Snakemake). A job writing several shards records
+    each shard on its own: `outputs`, `inputs` and `wildcards` then name just that
+    shard's output, the inputs it was made from and its (study, task, shard)."""
     params = dict(smk.params.items()) if hasattr(smk.params, "items") else {}
     _, config_path = save_resolved_config(smk.config)
+    wc = dict(smk.wildcards.items()) if wildcards is None else dict(wildcards)
     return write_records(
         rule=smk.rule,
-        outputs=list(smk.output),
-        inputs=_named_items(smk.input),
+        outputs=list(smk.output) if outputs is None else list(outputs),
+        inputs=_named_items(smk.input) if inputs is None else dict(inputs),
         params=params,
         config=smk.config,
-        extra=dict(extra or {}, wildcards=dict(smk.wildcards.items()), log=list(smk.log)),
+        extra=dict(extra or {}, wildcards=wc, log=list(smk.log)),
         config_path=config_path,
     )
 

@@ -305,7 +305,7 @@ def _scored(ch: Sequence[dict], root: Path, judge: str, task: str
 
     frames, trials, resp_all = [], [], {}
     for node in ch:
-        if node["rule"] != "study_b_score":
+        if not node["rule"].startswith("study_b_score"):  # study_b_score(_probes)
             continue
         wc = node["wildcards"]
         if wc.get("judge") != judge or wc.get("task") != task:
