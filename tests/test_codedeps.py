@@ -165,7 +165,7 @@ def test_every_script_rule_declares_its_scripts_import_closure(tmp_path):
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
     line = next(ln for ln in res.stdout.splitlines() if ln.startswith("RULES="))
     rules = json.loads(line.removeprefix("RULES="))
-    assert {"judge_shard", "study_b_table", "synth_emotion", "report"} <= set(rules)
+    assert {"judge_shards_a_cls", "study_b_table", "synth_emotion", "report"} <= set(rules)
     for name, r in sorted(rules.items()):
         script = Path(r["script"]).resolve()
         assert script.parent == REPO / "scripts", (name, script)
