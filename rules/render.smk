@@ -21,8 +21,6 @@ rule study_a_tables:
     conda:
         CONDA_ENV
     threads: 1
-    params:
-        out_dir=lambda wc, output: os.path.dirname(output[0]),
     script:
         "../scripts/study_a_tables.py"
 
@@ -40,8 +38,6 @@ rule study_a_figures:
     conda:
         CONDA_ENV
     threads: 1
-    params:
-        out_dir=lambda wc, output: os.path.dirname(output[0]),
     script:
         "../scripts/study_a_figures.py"
 
@@ -112,7 +108,6 @@ rule report:
         CONDA_ENV
     threads: 1
     params:
-        out_dir=lambda wc, output: os.path.dirname(output.html),
         datasets_used=lambda wc: as_param(
             {a: dataset_for(a) for a in sorted(ATTRIBUTE_DATASETS)}
         ),
