@@ -53,7 +53,12 @@ def package_code(script):
         PKG,
         cache_file=Path(".snakemake") / "judgeaudit-codedeps.json",
     )
-    return [str(f) for f in files]
+    # relative to the working directory when the source lies inside it (a run folder
+    # holding its own source), so a copied or moved run folder stays up to date
+    here = Path.cwd().resolve()
+    return [
+        str(f.relative_to(here)) if f.is_relative_to(here) else str(f) for f in files
+    ]
 
 
 def as_param(obj):
