@@ -72,9 +72,17 @@ def package_code(script):
     import closure within judgeaudit (judgeaudit.codedeps: AST walk, lazy imports
     included; cached in .snakemake/), never hand-kept; tests/test_codedeps.py checks
     each script-running rule declares its own script's closure."""
-    files = _code_closure(REPO / "scripts" / script, PKG,
-                          cache_file=Path(".snakemake") / "judgeaudit-codedeps.json")
-    return [str(f) for f in files]
+    files = _code_closure(
+        REPO / "scripts" / script,
+        PKG,
+        cache_file=Path(".snakemake") / "judgeaudit-codedeps.json",
+    )
+    # relative to the working directory when the source lies inside it (a run folder
+    # holding its own source), so a copied or moved run folder stays up to date
+    here = Path.cwd().resolve()
+    return [
+        str(f.relative_to(here)) if f.is_relative_to(here) else str(f) for f in files
+    ]
 
 
 # One Plan per workflow load: every input function below is one of its methods.

@@ -10,14 +10,16 @@ rule study_a_tables:
         planted="results/metrics/A/planted.tsv",
         code=package_code("study_a_tables.py"),
     output:
-        [f"results/tables/{t}.{ext}" for t in STUDY_A_TABLES for ext in ("tsv", "md", "tex")],
-    params:
-        out_dir=lambda wc, output: os.path.dirname(output[0]),
+        [
+            f"results/tables/{t}.{ext}"
+            for t in STUDY_A_TABLES
+            for ext in ("tsv", "md", "tex")
+        ],
     log:
         "logs/render/study_a_tables/study_a_tables.log",
-    threads: 1
     conda:
         CONDA_ENV
+    threads: 1
     script:
         "../scripts/study_a_tables.py"
 
@@ -30,13 +32,11 @@ rule study_a_figures:
         code=package_code("study_a_figures.py"),
     output:
         [f"figures/{f}.{ext}" for f in STUDY_A_FIGURES for ext in ("png", "pdf")],
-    params:
-        out_dir=lambda wc, output: os.path.dirname(output[0]),
     log:
         "logs/render/study_a_figures/study_a_figures.log",
-    threads: 1
     conda:
         CONDA_ENV
+    threads: 1
     script:
         "../scripts/study_a_figures.py"
 # <<< study_a
@@ -96,8 +96,9 @@ rule report:
         config_copy="results/report/config.yaml",
         redirect="results/report.html",
     params:
-        out_dir=lambda wc, output: os.path.dirname(output.html),
-        datasets_used=lambda wc: as_param({a: dataset_for(a) for a in sorted(ATTRIBUTE_DATASETS)}),
+        datasets_used=lambda wc: as_param(
+            {a: dataset_for(a) for a in sorted(ATTRIBUTE_DATASETS)}
+        ),
         min_n=30,
     log:
         "logs/render/report.log",

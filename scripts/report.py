@@ -2,6 +2,7 @@
 page per table row, and the old results/report.html as a redirect to it."""
 
 import json
+from pathlib import Path
 
 from judgeaudit.provenance import save_resolved_config
 from judgeaudit.render.paper import build_paper, write_redirect
@@ -10,7 +11,7 @@ from judgeaudit.scriptjob import finish_job, start_job
 smk, log = start_job(globals())
 save_resolved_config(smk.config)  # the report copies it beside index.html
 summary = build_paper(list(smk.input.tables), list(smk.input.figures), smk.config,
-                      out_dir=str(smk.params.out_dir),
+                      out_dir=str(Path(smk.output.html).parent),
                       datasets_used=json.loads(smk.params.datasets_used),
                       min_n=int(smk.params.min_n))
 write_redirect(smk.output.redirect, "report/index.html")

@@ -1,5 +1,7 @@
 """Study A tables (TSV/MD/TeX). Thin: see judgeaudit.render.study_a."""
 
+from pathlib import Path
+
 import pandas as pd
 
 from judgeaudit.render.study_a import all_tables
@@ -9,6 +11,6 @@ smk, log = start_job(globals())
 metrics = pd.read_csv(smk.input.metrics, sep="\t", dtype={"seed": str})
 contrasts = pd.read_csv(smk.input.contrasts, sep="\t")
 planted = pd.read_csv(smk.input.planted, sep="\t")
-all_tables(metrics, contrasts, planted, smk.params.out_dir)
+all_tables(metrics, contrasts, planted, str(Path(smk.output[0]).parent))
 log.info("wrote %d table files", len(smk.output))
 finish_job(smk)
