@@ -58,7 +58,15 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
+
+
+def _sps():
+    """scipy.stats, imported on first use (it costs ~1 s of CPU per process; the
+    scoring scripts that import this module never call it)."""
+    from scipy import stats
+
+    return stats
+
 
 METHOD_PROPORTION = "wilson_cr1_deff"
 METHOD_MEAN = "t_cr1"
@@ -158,7 +166,7 @@ def cr1_variance(y: np.ndarray, codes: np.ndarray, g: int) -> float:
 
 def _tcrit(alpha: float, g: int, one_sided: bool = False) -> float:
     q = 1 - alpha if one_sided else 1 - alpha / 2
-    return float(sps.t.ppf(q, g - 1)) if g >= 2 else float(sps.norm.ppf(q))
+    return float(_sps().t.ppf(q, g - 1)) if g >= 2 else float(_sps().norm.ppf(q))
 
 
 def wilson_bounds(p: float, n_eff: float, crit: float) -> tuple[float, float]:
@@ -220,7 +228,7 @@ def clustered_mean(values: Sequence | np.ndarray, clusters: Sequence | np.ndarra
         return Estimate(m, math.nan, math.nan, n, g, METHOD_MEAN)
     se = math.sqrt(v)
     t = _tcrit(alpha, g)
-    pv = float(2 * sps.t.sf(abs(m) / se, g - 1)) if se > 0 else (1.0 if m == 0 else 0.0)
+    pv = float(2 * _sps().t.sf(abs(m) / se, g - 1)) if se > 0 else (1.0 if m == 0 else 0.0)
     return Estimate(m, m - t * se, m + t * se, n, g, METHOD_MEAN, None, se, pvalue=pv)
 
 
@@ -247,7 +255,7 @@ def clustered_difference(y_a: Sequence | np.ndarray, y_b: Sequence | np.ndarray,
     if g >= 2 and v > 0:
         se = math.sqrt(v)
         t = _tcrit(alpha, g)
-        pv = float(2 * sps.t.sf(abs(m) / se, g - 1))
+        pv = float(2 * _sps().t.sf(abs(m) / se, g - 1))
         return Estimate(m, max(lo_lim, m - t * se), min(hi_lim, m + t * se), n, g,
                         METHOD_DIFFERENCE, None, se, pvalue=pv, k=float(np.count_nonzero(d)))
     # every difference identical (or one cluster): bound the share of units that
@@ -294,13 +302,13 @@ def cluster_bootstrap_bca(values: Sequence | np.ndarray,
     method = "BCa"
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # DegenerateDataWarning: handled by the fallback
-        res = sps.bootstrap((sums, sizes), ratio, paired=True, vectorized=True,
+        res = _sps().bootstrap((sums, sizes), ratio, paired=True, vectorized=True,
                             n_resamples=n_resamples, confidence_level=1 - alpha,
                             method="BCa", random_state=np.random.default_rng(seed))
         lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
         if not (math.isfinite(lo) and math.isfinite(hi)):
             method = "percentile"
-            res = sps.bootstrap((sums, sizes), ratio, paired=True, vectorized=True,
+            res = _sps().bootstrap((sums, sizes), ratio, paired=True, vectorized=True,
                                 n_resamples=n_resamples, confidence_level=1 - alpha,
                                 method="percentile", random_state=np.random.default_rng(seed))
             lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
