@@ -28,9 +28,12 @@ estimate-cost: $(STAMP)
 report: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) --profile profiles/default --report results/snakemake_report.html
 
+# Two pytest workers: the workflow tests share one tiny run (tests/conftest.py `tiny_run`)
+# on one worker while the unit tests run on the other.
+TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=30
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks
