@@ -28,12 +28,13 @@ estimate-cost: $(STAMP)
 report: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) --profile profiles/default --report results/snakemake_report.html
 
-# Two pytest workers: the workflow tests share one tiny run (tests/conftest.py `tiny_run`)
-# on one worker while the unit tests run on the other.
+# Two pytest workers, whole test modules each: one builds the tiny run the workflow tests
+# share (tests/conftest.py `tiny_run`, built once under a file lock) while the other runs
+# the unit tests; module order is set in tests/conftest.py.
 TEST_WORKERS ?= 2
 test: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=30
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=30
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests scripts benchmarks

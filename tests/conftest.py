@@ -229,3 +229,20 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             terminalreporter.write_line(
                 f"tiny run (tests/tiny_config.yaml): built in {info['build_seconds']} s "
                 f"wall, {info['build_cpu_seconds']} s CPU, at {info['root']}")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Module order for `make test` (pytest-xdist `--dist loadscope --no-loadscope-reorder`,
+    whole modules per worker, in this order): the smoke test first, so one worker starts
+    building the tiny run at once; then every module that does not use the tiny run, so
+    the other worker's unit tests overlap the build; then the other tiny-run modules,
+    which either worker picks up once the run exists. Order within a module is kept."""
+    uses = {item.nodeid.split("::")[0] for item in items if "tiny_run" in item.fixturenames}
+
+    def rank(item) -> int:
+        module = item.nodeid.split("::")[0]
+        if module.endswith("test_workflow_smoke.py"):
+            return 0
+        return 2 if module in uses else 1
+
+    items.sort(key=rank)  # stable

@@ -17,8 +17,6 @@ import pytest
 import yaml
 from _ravdess_emodb import ravdess_from_emodb
 
-pytestmark = pytest.mark.xdist_group("tiny_run")
-
 # Study A only, to keep the RAVDESS rerun small (Study B's settings stay the tiny run's)
 STUDY_A_ONLY = {"judges": ["label-reader"], "pairwise": {"criteria": ["emotion"]}}
 STUDY_A = ["study_a_table2_blueprint", "study_a_table3_reference", "study_a_table4_conflict",

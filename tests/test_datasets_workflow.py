@@ -16,8 +16,6 @@ from judgeaudit.datasets.synth import SYNTH_DATASETS
 from judgeaudit.datasets.validate import validate_manifest
 from judgeaudit.provenance import record_path
 
-pytestmark = pytest.mark.xdist_group("tiny_run")
-
 TARGETS = [f"data/{d}/manifest.tsv" for d in SYNTH_DATASETS]
 AUX = {"synth_speaker": ["trials.tsv"], "synth_naturalness": ["pairs.tsv"],
        "synth_counterfactual": ["items.tsv"], "synth_dialogue": ["dialogues.tsv"]}

@@ -19,8 +19,6 @@ from judgeaudit.io import read_jsonl
 from judgeaudit.judges.cache import ResponseCache
 from judgeaudit.judges.fakeserver import FakeProvider
 
-pytestmark = pytest.mark.xdist_group("tiny_run")
-
 CLS = [(t, s) for t in ("emotion", "language") for s in ("blueprint", "reference", "conflict")]
 PAIR = [(f"pair_{c}", f) for c in ("cleanness", "emotion", "naturalness", "speaker")
         for f in ("concat", "native")]

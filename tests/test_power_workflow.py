@@ -8,8 +8,6 @@ import pandas as pd
 import pytest
 import yaml
 
-pytestmark = pytest.mark.xdist_group("tiny_run")
-
 # the test split holds 2 clips per language: per_class 3 cannot be filled
 SHORT = {"study_a": {"language": {"per_class": 3}}}
 OUT = "results/tables/power.tsv"

@@ -27,8 +27,6 @@ from browser import check_page, chromium, dump_dom
 
 from judgeaudit.provenance import RECORD_SUFFIX
 
-pytestmark = pytest.mark.xdist_group("tiny_run")
-
 TRACEABLE = ("study_a_table2_blueprint", "study_a_table3_reference", "study_a_table4_conflict",
              "study_a_table5_pairwise", "study_b_accuracy", "study_b_protocol_gap",
              "study_b_potemkin")

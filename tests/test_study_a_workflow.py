@@ -9,8 +9,6 @@ import pytest
 import yaml
 from ratecells import check_rate_cells
 
-pytestmark = pytest.mark.xdist_group("tiny_run")
-
 TARGETS = ["study_a_tables", "study_a_figures"]
 
 

@@ -13,8 +13,6 @@ import pytest
 
 from judgeaudit.provenance import record_path
 
-pytestmark = pytest.mark.xdist_group("tiny_run")
-
 
 @pytest.mark.slow
 def test_full_workflow_on_tiny_config(tiny_run):
