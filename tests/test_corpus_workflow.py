@@ -65,7 +65,10 @@ def test_corpus_column_study_b_independence_and_leakage(tiny_run, tmp_path, emod
     assert dict(a2.groupby("task")["corpus"].first()) == {"emotion": "synth_emotion",
                                                           "language": "synth_language"}
     acc = pd.read_csv(work / "results" / "tables" / "study_b_accuracy.tsv", sep="\t")
-    assert set(acc["corpus"]) == {"synth_counterfactual"}
+    # single-turn items come from the counterfactual corpus, positional ones from dialogues
+    assert acc.groupby("task")["corpus"].nunique().eq(1).all()
+    assert dict(acc.groupby("task")["corpus"].first()) == {
+        "single": "synth_counterfactual", "positional": "synth_dialogue"}
     sources0 = pd.read_csv(work / "results" / "tables" / "corpus_sources.tsv", sep="\t")
     assert not sources0["fallback"].any()  # the synthetic default is not a fallback
     before = _study_b_bytes(work)
