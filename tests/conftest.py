@@ -147,9 +147,18 @@ class TinyRun:
 
     def clone(self, dest: Path) -> "TinyRun":
         """A full copy (source, .git, .snakemake/, data/, results/, cache/, logs/) to
-        modify freely; timestamps are kept, so nothing in it is out of date."""
+        modify freely; timestamps are kept and Snakemake's metadata is moved with it, so
+        nothing in it is out of date."""
         dest = Path(dest)
         shutil.copytree(self.root, dest, symlinks=True)
+        # Snakemake's metadata names each job's inputs by absolute path (the declared
+        # code files live under root/src); point them at the copy, as if it had run there,
+        # or every job would rerun for "Set of input files has changed".
+        old, new = str(self.root), str(dest)
+        for meta in (dest / ".snakemake" / "metadata").glob("*"):
+            text = meta.read_text()
+            if old in text:
+                meta.write_text(text.replace(old, new))
         return TinyRun(dest, self.is_git)
 
 

@@ -77,7 +77,7 @@ def test_workflow_builds_manifests_then_reruns_only_changed_dataset(tiny_run, tm
     changed.write_text(yaml.safe_dump({"datasets": {"synth_speaker": {"n_utterances": n_utt}}}),
                        encoding="utf-8")
     dry = snakemake(run, "-n", "--quiet", "rules", overlays=[changed])
-    assert planned_jobs(dry.stdout) == {"synth_speaker": 1}, dry.stdout
+    assert planned_jobs(dry.stdout + dry.stderr) == {"synth_speaker": 1}, dry.stdout + dry.stderr
 
     snakemake(run, overlays=[changed])
     after = {d: (work / "data" / d / "manifest.tsv").stat().st_mtime_ns
