@@ -31,8 +31,12 @@ estimate-cost: $(STAMP)
 report: $(STAMP)
 	$(BIN)/snakemake --cores $(CORES) --report results/snakemake_report.html
 
+# Two pytest workers, whole test modules each: one builds the tiny run the workflow tests
+# share (tests/conftest.py `tiny_run`, built once under a file lock) while the other runs
+# the unit tests; module order is set in tests/conftest.py.
+TEST_WORKERS ?= 2
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=30
 
 # ruff on the Python; Snakemake's linter (exit 1 on any lint) and snakefmt on the
 # Snakefile and rules/ (formatting is checked, never rewritten here).

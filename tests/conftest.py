@@ -1,4 +1,6 @@
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -52,59 +54,204 @@ def emodb_dir() -> Path:
     return found
 
 
-# ---- tiny_run (minimal version of the shared interface; the `tests` helper owns the
-# real one in this file: the lead keeps that one at merge) ----
+# --------------------------------------------------------------------------------------
+# The shared tiny run: one whole-workflow run on tests/tiny_config.yaml per test session
+# (per machine under pytest-xdist: a file lock lets the first worker build it and the
+# others wait for it). Workflow tests read it; tests that change code, config or outputs
+# `.clone()` it and run only what differs.
+
+TINY_CONFIG = Path(__file__).with_name("tiny_config.yaml")
+TINY_BUILD_TIMEOUT_S = 3600
+# Never copied into the run: environments, caches and outputs of the checkout itself.
 _NOT_COPIED = {".git", ".venv", ".snakemake", ".pytest_cache", ".ruff_cache", "__pycache__",
-               "data", "results", "figures", "cache", "logs"}
+               "data", "results", "figures", "cache", "logs", ".installed"}
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def _copy_source(dest: Path) -> bool:
+    """Copy this checkout's workflow source (its working tree: tracked and untracked
+    files git does not ignore, so uncommitted edits are what is tested) to `dest` and
+    commit it there, so provenance records say git_dirty False. Without git, a plain
+    copy (returns False: tests that need a git checkout skip)."""
+    if shutil.which("git") and (REPO / ".git").exists():
+        files = _git(REPO, "ls-files", "-z", "--cached", "--others",
+                     "--exclude-standard").split("\0")
+        for rel in filter(None, files):
+            src = REPO / rel
+            if src.is_file():  # deleted-but-tracked files are skipped
+                (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src, dest / rel)
+        _git(dest, "init", "-q")
+        _git(dest, "add", "-A")
+        _git(dest, "-c", "user.name=tests", "-c", "user.email=tests@localhost",
+             "-c", "commit.gpgsign=false", "commit", "-q", "-m", "tiny run source")
+        return True
+    shutil.copytree(REPO, dest, symlinks=True, dirs_exist_ok=True,
+                    ignore=lambda d, names: [n for n in names if n in _NOT_COPIED])
+    return False
 
 
 class TinyRun:
-    """A finished run of the tiny config in a copy of the workflow source (`root`);
-    jobs run with PYTHONPATH=<root>/src, so code edited in a clone is what runs."""
+    """A finished workflow run on the tiny config in a self-contained copy of the source.
 
-    def __init__(self, root: Path):
+    `root` holds Snakefile, rules/, scripts/, schemas/, src/, ... and the outputs; jobs run
+    with PYTHONPATH=<root>/src, so code edited inside a clone is the code that runs."""
+
+    def __init__(self, root: Path, is_git: bool, build_seconds: float | None = None):
         self.root = Path(root)
+        self.is_git = is_git
+        self.build_seconds = build_seconds
 
-    def snakemake(self, *args: str, check: bool = True, overlays=(), timeout=2400) -> str:
-        import subprocess
+    @property
+    def config(self) -> dict:
+        """The tiny overlay (tests/tiny_config.yaml of the copy) as a dict."""
+        import yaml
 
-        exe = VENV_BIN / "snakemake"
-        cmd = [str(exe) if exe.exists() else "snakemake", "-s", str(self.root / "Snakefile"),
-               "--directory", str(self.root), "--cores", "2", *args, "--configfile",
-               str(self.root / "config.yaml"), str(self.root / "tiny.yaml"),
-               *map(str, overlays)]
-        env = dict(os.environ, PYTHONPATH=str(self.root / "src"), MPLBACKEND="Agg")
-        res = subprocess.run(cmd, cwd=self.root, env=env, capture_output=True, text=True,
-                             timeout=timeout)
+        return yaml.safe_load((self.root / "tests" / "tiny_config.yaml").read_text())
+
+    @property
+    def env(self) -> dict:
+        return dict(os.environ, PYTHONPATH=str(self.root / "src"), MPLBACKEND="Agg")
+
+    def configfiles(self, *overlays: Path) -> list[str]:
+        return [str(self.root / "config.yaml"), str(self.root / "tests" / "tiny_config.yaml"),
+                *map(str, overlays)]
+
+    def run(self, *args: str, overlays=(), cores: int = 2, env=None,
+            timeout: float = 1800) -> subprocess.CompletedProcess:
+        """`snakemake` in root with config.yaml + the tiny overlay (+ `overlays`, later
+        files win); returns the CompletedProcess."""
+        cmd = [_snakemake_exe(), "-s", str(self.root / "Snakefile"), "--directory",
+               str(self.root), "--cores", str(cores), *args,
+               "--configfile", *self.configfiles(*overlays)]
+        return subprocess.run(cmd, cwd=self.root, env=self.env if env is None else env,
+                              capture_output=True, text=True, timeout=timeout)
+
+    def snakemake(self, *args: str, check: bool = True, **kw) -> str:
+        """Like `run`; returns stdout+stderr, asserting exit code 0 when `check`."""
+        res = self.run(*args, **kw)
         if check:
             assert res.returncode == 0, res.stdout[-4000:] + res.stderr[-6000:]
         return res.stdout + res.stderr
 
-    def clone(self, dest: Path) -> "TinyRun":
-        import shutil
+    def cli(self, *args: str, cwd: Path | None = None, env=None,
+            timeout: float = 300) -> subprocess.CompletedProcess:
+        """`judgeaudit <args>` with this copy's package, in root."""
+        return subprocess.run([sys.executable, "-m", "judgeaudit.cli", *args],
+                              cwd=cwd or self.root, env=self.env if env is None else env,
+                              capture_output=True, text=True, timeout=timeout)
 
+    def clone(self, dest: Path) -> "TinyRun":
+        """A full copy (source, .git, .snakemake/, data/, results/, cache/, logs/) to
+        modify freely; timestamps are kept and Snakemake's metadata is moved with it, so
+        nothing in it is out of date."""
+        dest = Path(dest)
         shutil.copytree(self.root, dest, symlinks=True)
-        return TinyRun(dest)
+        # Snakemake's metadata names each job's inputs by absolute path (the declared
+        # code files live under root/src); point them at the copy, as if it had run there,
+        # or every job would rerun for "Set of input files has changed".
+        old, new = str(self.root), str(dest)
+        for meta in (dest / ".snakemake" / "metadata").glob("*"):
+            text = meta.read_text()
+            if old in text:
+                meta.write_text(text.replace(old, new))
+        return TinyRun(dest, self.is_git)
+
+
+def _snakemake_exe() -> str:
+    exe = VENV_BIN / "snakemake"
+    return str(exe) if exe.exists() else "snakemake"
+
+
+def _build_tiny_run(base: Path) -> TinyRun:
+    import resource
+    import time
+
+    root = base / "tiny_run"
+    if root.exists():
+        shutil.rmtree(root)
+    root.mkdir(parents=True)
+    is_git = _copy_source(root)
+    run = TinyRun(root, is_git)
+    t0, cpu0 = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    res = run.run(timeout=TINY_BUILD_TIMEOUT_S)
+    run.build_seconds = time.monotonic() - t0
+    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # CPU of snakemake and every job (what an idle 2-core machine needs about half of)
+    run.build_cpu_seconds = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    (base / "tiny_run.log").write_text(res.stdout + res.stderr)
+    if res.returncode != 0:
+        raise RuntimeError("the tiny run failed:\n" + res.stdout[-4000:] + res.stderr[-6000:])
+    return run
 
 
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory) -> TinyRun:
-    """The whole workflow run once on the tiny config (tests/test_workflow_smoke.py
-    TINY). Read only: modify a `.clone()`. JUDGEAUDIT_TINY_RUN=<finished root> reuses
-    an earlier build while developing a test."""
-    import shutil
+    """The whole workflow run once on tests/tiny_config.yaml (see TinyRun). Read only:
+    tests that modify anything use `tiny_run.clone(tmp_path / ...)`. While developing a
+    test, JUDGEAUDIT_TINY_RUN=<a finished tiny_run folder> reuses an earlier build."""
+    import json
 
-    import yaml
+    from filelock import FileLock
 
     reuse = os.environ.get("JUDGEAUDIT_TINY_RUN")
-    if reuse:
-        return TinyRun(Path(reuse))
-    from tests.test_workflow_smoke import TINY
+    if reuse:  # development only: a finished run from an earlier session, as is
+        return TinyRun(Path(reuse), (Path(reuse) / ".git").exists())
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # shared by every worker of this session
+    state = base / "tiny_run.json"
+    with FileLock(str(base / "tiny_run.lock")):
+        if not state.exists():
+            try:
+                run = _build_tiny_run(base)
+                info = {"ok": True, "root": str(run.root), "git": run.is_git,
+                        "build_seconds": round(run.build_seconds, 1),
+                        "build_cpu_seconds": round(run.build_cpu_seconds, 1)}
+            except Exception as exc:  # noqa: BLE001 (reported to every waiting worker)
+                info = {"ok": False, "error": str(exc)}
+            state.write_text(json.dumps(info))
+        info = json.loads(state.read_text())
+    if not info["ok"]:
+        pytest.fail(info["error"], pytrace=False)
+    return TinyRun(Path(info["root"]), info["git"], info["build_seconds"])
 
-    root = tmp_path_factory.mktemp("tiny") / "run"
-    shutil.copytree(REPO, root, symlinks=True,
-                    ignore=lambda d, names: [n for n in names if n in _NOT_COPIED])
-    (root / "tiny.yaml").write_text(yaml.safe_dump(TINY))
-    run = TinyRun(root)
-    run.snakemake()
-    return run
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Name the tiny run's build time (the largest single cost of the suite)."""
+    import json
+
+    factory = getattr(config, "_tmp_path_factory", None)
+    if factory is None or os.environ.get("PYTEST_XDIST_WORKER"):
+        return
+    try:
+        state = factory.getbasetemp() / "tiny_run.json"
+    except Exception:  # noqa: BLE001
+        return
+    if state.exists():
+        info = json.loads(state.read_text())
+        if info.get("ok"):
+            terminalreporter.write_line(
+                f"tiny run (tests/tiny_config.yaml): built in {info['build_seconds']} s "
+                f"wall, {info['build_cpu_seconds']} s CPU, at {info['root']}")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Module order for `make test` (pytest-xdist `--dist loadscope --no-loadscope-reorder`,
+    whole modules per worker, in this order): the smoke test first, so one worker starts
+    building the tiny run at once; then every module that does not use the tiny run, so
+    the other worker's unit tests overlap the build; then the other tiny-run modules,
+    which either worker picks up once the run exists. Order within a module is kept."""
+    uses = {item.nodeid.split("::")[0] for item in items if "tiny_run" in item.fixturenames}
+
+    def rank(item) -> int:
+        module = item.nodeid.split("::")[0]
+        if module.endswith("test_workflow_smoke.py"):
+            return 0
+        return 2 if module in uses else 1
+
+    items.sort(key=rank)  # stable

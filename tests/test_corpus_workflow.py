@@ -1,4 +1,4 @@
-"""Issue 10 end to end on a tiny config (a real Snakemake run in a temp folder):
+"""Issue 10 end to end on the shared tiny run (the RAVDESS overlay runs in a clone):
 
 - every Study A/B table (TSV and Markdown) has a `corpus` column;
 - enabling a RAVDESS overlay (a RAVDESS-layout copy of real EmoDB clips) retrains
@@ -11,35 +11,14 @@
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 
 import pandas as pd
 import pytest
 import yaml
 from _ravdess_emodb import ravdess_from_emodb
 
-TINY = {
-    "datasets": {
-        "synth_emotion": {"n_voices": 4, "n_sentences": 1, "n_repetitions": 1,
-                          "subset_per_class": 1, "test_fraction": 0.5},
-        "synth_language": {"n_voices": 2, "clips_per_voice": 2, "test_fraction": 0.5},
-        "synth_counterfactual": {"n_sentences": 2},
-    },
-    "specialists": {"emotion": {"feature_set": "eGeMAPSv02"},
-                    "language": {"feature_set": "eGeMAPSv02"}},
-    "judges": {"active": ["listener", "label-reader", "sim-mixed"], "progress": False},
-    "study_a": {"judges": ["label-reader"], "seeds": [1], "reference_seeds": [1],
-                "conflict_seeds": [1],
-                "language": {"per_class": 1},
-                "pairwise": {"criteria": ["emotion"], "n_pairs": 2},
-                "bootstrap": {"n_boot": 20}},
-    "study_b": {"judges": ["listener", "sim-mixed"], "bootstrap": 100,
-                "tasks": {"single": {"n_items": 2, "cues": ["none", "hard"]},
-                          "positional": {"enabled": False},
-                          "conversation": {"enabled": False}},
-                "rendering": {"k_candidates": 2}},
-}
+# Study A only, to keep the RAVDESS rerun small (Study B's settings stay the tiny run's)
+STUDY_A_ONLY = {"judges": ["label-reader"], "pairwise": {"criteria": ["emotion"]}}
 STUDY_A = ["study_a_table2_blueprint", "study_a_table3_reference", "study_a_table4_conflict",
            "study_a_table5_pairwise", "study_a_contrasts", "study_a_planted"]
 STUDY_B = ["study_b_accuracy", "study_b_protocol_gap", "study_b_balance", "study_b_potemkin"]
@@ -48,11 +27,10 @@ TARGETS = ([f"results/tables/{t}.tsv" for t in STUDY_A + STUDY_B]
               "results/tables/corpus_sources.tsv"])
 
 
-def _run(exe, repo, work, *extra, check=True):
-    cmd = [exe, *TARGETS, "-s", str(repo / "Snakefile"), "--directory", str(work),
-           "--cores", "2", "--configfile", str(work / "config.yaml"), str(work / "tiny.yaml"),
-           *extra]
-    res = subprocess.run(cmd, capture_output=True, text=True, timeout=1500)
+def _run(run, tmp_path, overlay, *extra, check=True):
+    path = tmp_path / "overlay.yaml"
+    path.write_text(yaml.safe_dump(overlay))
+    res = run.run(*TARGETS, *extra, overlays=[path])
     if check and res.returncode != 0:
         raise AssertionError(res.stdout[-3000:] + res.stderr[-5000:])
     return res
@@ -71,13 +49,9 @@ def _study_b_bytes(work):
 
 
 @pytest.mark.slow
-def test_corpus_column_study_b_independence_and_leakage(tmp_path, repo_root, snakemake_exe,
-                                                        emodb_dir):
-    work = tmp_path / "w"
-    work.mkdir()
-    shutil.copy(repo_root / "config.yaml", work / "config.yaml")
-    (work / "tiny.yaml").write_text(yaml.safe_dump(TINY))
-    _run(snakemake_exe, repo_root, work)
+def test_corpus_column_study_b_independence_and_leakage(tiny_run, tmp_path, emodb_dir):
+    run = tiny_run.clone(tmp_path / "w")
+    work = run.root
 
     # 1. every Study A/B table names its corpus (tidy TSV column; rendered Markdown column)
     for t in STUDY_A + STUDY_B:
@@ -91,24 +65,26 @@ def test_corpus_column_study_b_independence_and_leakage(tmp_path, repo_root, sna
     assert dict(a2.groupby("task")["corpus"].first()) == {"emotion": "synth_emotion",
                                                           "language": "synth_language"}
     acc = pd.read_csv(work / "results" / "tables" / "study_b_accuracy.tsv", sep="\t")
-    assert set(acc["corpus"]) == {"synth_counterfactual"}
+    # single-turn items come from the counterfactual corpus, positional ones from dialogues
+    assert acc.groupby("task")["corpus"].nunique().eq(1).all()
+    assert dict(acc.groupby("task")["corpus"].first()) == {
+        "single": "synth_counterfactual", "positional": "synth_dialogue"}
     sources0 = pd.read_csv(work / "results" / "tables" / "corpus_sources.tsv", sep="\t")
     assert not sources0["fallback"].any()  # the synthetic default is not a fallback
     before = _study_b_bytes(work)
 
     # 2. RAVDESS overlay for Study A's emotion attribute
     rav = ravdess_from_emodb(emodb_dir, tmp_path / "RAVDESS", per_cell=2)
-    overlay = dict(TINY, datasets={**TINY["datasets"], "ravdess": {
+    overlay = {"study_a": STUDY_A_ONLY, "datasets": {"ravdess": {
         "source": "local_dir", "local_dir": str(rav), "check_complete": False,
-        "subset_per_class": 1}})
-    (work / "tiny.yaml").write_text(yaml.safe_dump(overlay))
-    dry = _run(snakemake_exe, repo_root, work, "-n")
+        "subset_per_class": 1}}}
+    dry = _run(run, tmp_path, overlay, "-n")
     jobs = re.findall(r"^(?:local)?rule (\S+):", dry.stdout, re.M)
     assert "ingest_ravdess" in jobs and "specialists_train" in jobs
     assert not [j for j in jobs if j.startswith("study_b")], sorted(set(jobs))
     assert "B/" not in " ".join(re.findall(r"output: (results/responses/\S+)", dry.stdout))
     assert "WARNING: REAL-MODE FALLBACK: attribute 'language'" in dry.stderr
-    res = _run(snakemake_exe, repo_root, work)
+    res = _run(run, tmp_path, overlay)
     assert _study_b_bytes(work) == before  # Study B untouched by Study A's corpus choice
 
     a2 = pd.read_csv(work / "results" / "tables" / "study_a_table2_blueprint.tsv", sep="\t")
@@ -129,8 +105,7 @@ def test_corpus_column_study_b_independence_and_leakage(tmp_path, repo_root, sna
     # 3. a subset drawn over every actor (training actors included) is refused
     leaky = dict(overlay, datasets={**overlay["datasets"], "ravdess": {
         **overlay["datasets"]["ravdess"], "subset_split": "all"}})
-    (work / "tiny.yaml").write_text(yaml.safe_dump(leaky))
-    bad = _run(snakemake_exe, repo_root, work, "--keep-going", check=False)
+    bad = _run(run, tmp_path, leaky, "--keep-going", check=False)
     assert bad.returncode != 0
     logs = "".join(p.read_text() for p in (work / "logs" / "conditions").rglob("emotion_*.log"))
     assert re.search(r"clip ravdess_\S+ \(speaker ravdess_actor\d+\) is in the training split "

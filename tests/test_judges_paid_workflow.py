@@ -1,17 +1,19 @@
 """Paid runs through the real workflow: an API judge (`openai`) pointed at the
 loopback fake provider over real HTTP, on a tiny Study A config. The trial shards
-are built once (no judge involved) and copied into a fresh work directory per
-scenario, so every scenario runs `snakemake` exactly as a user would."""
+are built once (no judge involved) in a clone of the shared tiny run (its corpora and
+specialists reused) and copied into a fresh work directory per scenario, so every
+scenario runs `snakemake` exactly as a user would."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from conftest import TinyRun
 
 from judgeaudit.io import read_jsonl
 from judgeaudit.judges.cache import ResponseCache
@@ -29,16 +31,9 @@ def tiny(url: str, cache_dir: Path, **judge_kw) -> dict:
     gpt = {"provider": "openai", "model": "gpt-audio-2025-08-28", "base_url": url + "/v1",
            "concurrency": 4, "max_attempts": 2, "backoff_base_s": 0.01, "backoff_cap_s": 0.02,
            "timeout_s": 5, "price_in_per_mtok": 40.0, "price_out_per_mtok": 80.0, **judge_kw}
+    # an overlay on tests/tiny_config.yaml: its corpora and specialists are reused
     return {
         "cache_dir": str(cache_dir),
-        "datasets": {
-            "synth_emotion": {"n_voices": 4, "n_sentences": 1, "n_repetitions": 1,
-                              "subset_per_class": 1, "test_fraction": 0.5},
-            "synth_language": {"n_voices": 2, "clips_per_voice": 2, "test_fraction": 0.5},
-            "synth_speaker": {"n_voices": 6, "n_utterances": 2, "n_trials_per_split": 4},
-            "synth_naturalness": {"n_voices": 2, "n_sentences": 1, "test_fraction": 0.5},
-        },
-        "specialists": {"emotion": {"feature_set": "eGeMAPSv02"}},
         "judges": {"active": ["gpt"], "progress": False, "panel": {"gpt": gpt}},
         "study_a": {"judges": ["gpt"], "seeds": [1], "reference_seeds": [1],
                     "conflict_seeds": [1], "language": {"per_class": 1},
@@ -47,31 +42,27 @@ def tiny(url: str, cache_dir: Path, **judge_kw) -> dict:
     }
 
 
-def smk(exe, repo, work, targets, cfg: dict, *extra, env=None):
-    (work / "tiny.yaml").write_text(yaml.safe_dump(cfg))
-    cmd = [exe, *targets, "-s", str(repo / "Snakefile"), "--directory", str(work),
-           "--cores", "2", *extra, "--configfile", str(work / "config.yaml"),
-           str(work / "tiny.yaml")]
-    env = dict(os.environ if env is None else env)
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=env)
+def smk(work: Path, targets, cfg: dict, *extra, env=None):
+    """`snakemake` in a clone of the tiny run with `cfg` overlaid on the tiny config."""
+    overlay = work / "paid.yaml"
+    overlay.write_text(yaml.safe_dump(cfg))
+    run = TinyRun(work, True)
+    env = dict(os.environ if env is None else env, PYTHONPATH=str(work / "src"))
+    return run.run(*targets, *extra, overlays=[overlay], env=env, timeout=900)
 
 
 @pytest.fixture(scope="module")
-def base(tmp_path_factory, repo_root, snakemake_exe):
-    """Work directory with every Study A trial shard built (no judge called)."""
-    work = tmp_path_factory.mktemp("paid") / "base"
-    work.mkdir()
-    shutil.copy(repo_root / "config.yaml", work / "config.yaml")
-    res = smk(snakemake_exe, repo_root, work, TRIALS,
-              tiny("http://127.0.0.1:9", work / "unused-cache"))
+def base(tiny_run, tmp_path_factory):
+    """Clone of the tiny run with every Study A trial shard of this config built (no
+    judge called)."""
+    work = tiny_run.clone(tmp_path_factory.mktemp("paid") / "base").root
+    res = smk(work, TRIALS, tiny("http://127.0.0.1:9", work / "unused-cache"))
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-5000:]
     return work
 
 
 def fresh(base: Path, tmp_path: Path, name: str = "w") -> Path:
-    work = tmp_path / name
-    shutil.copytree(base, work, symlinks=True)
-    return work
+    return TinyRun(base, True).clone(tmp_path / name).root
 
 
 def key_env(**extra) -> dict:
@@ -93,11 +84,11 @@ def distinct_requests(work: Path) -> int:
 
 @pytest.mark.slow
 def test_missing_key_and_budget_below_estimate_stop_before_any_request(
-        base, tmp_path, repo_root, snakemake_exe):
+        base, tmp_path):
     with FakeProvider() as srv:
         work = fresh(base, tmp_path)
         cache = tmp_path / "cache"
-        res = smk(snakemake_exe, repo_root, work, RESPONSES, tiny(srv.url, cache),
+        res = smk(work, RESPONSES, tiny(srv.url, cache),
                   env=key_env())
         out = res.stdout + res.stderr
         assert res.returncode != 0
@@ -106,7 +97,7 @@ def test_missing_key_and_budget_below_estimate_stop_before_any_request(
         assert not list((work / "logs/judges").glob("judge_shards_*"))
         assert srv.requests == 0
 
-        res = smk(snakemake_exe, repo_root, work, RESPONSES, {
+        res = smk(work, RESPONSES, {
             **tiny(srv.url, cache), "judges": {**tiny(srv.url, cache)["judges"],
                                                "budget_usd": 0.5}},
             env=key_env(OPENAI_API_KEY="sk-test"))
@@ -114,12 +105,12 @@ def test_missing_key_and_budget_below_estimate_stop_before_any_request(
         assert res.returncode != 0
         assert "exceeds judges.budget_usd $0.5" in out and "gpt $" in out, out[-3000:]
         assert srv.requests == 0
-        assert not list((work / "results").glob("responses/**/*.jsonl"))
+        assert not list((work / "results").glob("responses/gpt/**/*.jsonl"))
 
 
 @pytest.mark.slow
 def test_budget_reached_mid_run_then_rerun_pays_only_the_rest(
-        base, tmp_path, repo_root, snakemake_exe):
+        base, tmp_path):
     # the estimate is too low (1 output token assumed, the provider reports 8):
     # the pre-flight passes and the call-by-call ledger stops the run
     low = {"price_in_per_mtok": 0.0, "price_out_per_mtok": 1000.0,
@@ -131,7 +122,7 @@ def test_budget_reached_mid_run_then_rerun_pays_only_the_rest(
     with FakeProvider() as srv:
         cfg = tiny(srv.url, cache, **low)
         cfg["judges"]["budget_usd"] = 0.3  # ~37 calls at $0.008
-        res = smk(snakemake_exe, repo_root, work, RESPONSES, cfg, env=env)
+        res = smk(work, RESPONSES, cfg, env=env)
         out = res.stdout + res.stderr
         assert res.returncode != 0
         assert "the budget was reached" in out and "raise judges.budget_usd" in out, out[-3000:]
@@ -145,7 +136,7 @@ def test_budget_reached_mid_run_then_rerun_pays_only_the_rest(
         assert spent <= 0.3 + 4 * 0.008, spent
 
         cfg["judges"]["budget_usd"] = 5.0
-        res = smk(snakemake_exe, repo_root, work, RESPONSES, cfg, env=env)
+        res = smk(work, RESPONSES, cfg, env=env)
         assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
         assert srv.answered == n and max(srv.answered_bodies.values()) == 1
         assert len(srv.answered_bodies) == n
@@ -155,7 +146,7 @@ def test_budget_reached_mid_run_then_rerun_pays_only_the_rest(
 
 @pytest.mark.slow
 def test_two_concurrent_workflows_on_one_cache_pay_each_request_once(
-        base, tmp_path, repo_root, snakemake_exe):
+        base, tmp_path):
     cache = tmp_path / "cache"
     works = [fresh(base, tmp_path, f"w{i}") for i in range(2)]
     env = key_env(OPENAI_API_KEY="sk-test")
@@ -164,11 +155,12 @@ def test_two_concurrent_workflows_on_one_cache_pay_each_request_once(
         cfg = tiny(srv.url, cache)
         procs = []
         for work in works:
-            (work / "tiny.yaml").write_text(yaml.safe_dump(cfg))
-            cmd = [snakemake_exe, *RESPONSES, "-s", str(repo_root / "Snakefile"),
-                   "--directory", str(work), "--cores", "2", "--configfile",
-                   str(work / "config.yaml"), str(work / "tiny.yaml")]
-            procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
+            (work / "paid.yaml").write_text(yaml.safe_dump(cfg))
+            cmd = [str(Path(sys.executable).parent / "snakemake"), *RESPONSES,
+                   "-s", str(work / "Snakefile"), "--directory", str(work), "--cores", "2",
+                   "--configfile", *TinyRun(work, True).configfiles(work / "paid.yaml")]
+            procs.append(subprocess.Popen(cmd, env=dict(env, PYTHONPATH=str(work / "src")),
+                                          stdout=subprocess.PIPE,
                                           stderr=subprocess.STDOUT, text=True))
         for proc in procs:
             out, _ = proc.communicate(timeout=900)
@@ -182,7 +174,7 @@ def test_two_concurrent_workflows_on_one_cache_pay_each_request_once(
 
 @pytest.mark.slow
 def test_outage_on_one_shard_fails_and_plain_rerun_sends_exactly_those(
-        base, tmp_path, repo_root, snakemake_exe):
+        base, tmp_path):
     work = fresh(base, tmp_path)
     cache = tmp_path / "cache"
     env = key_env(OPENAI_API_KEY="sk-test")
@@ -198,7 +190,7 @@ def test_outage_on_one_shard_fails_and_plain_rerun_sends_exactly_those(
     with FakeProvider() as srv:
         srv.outage = outage
         cfg = tiny(srv.url, cache)
-        res = smk(snakemake_exe, repo_root, work, RESPONSES, cfg, "--keep-going", env=env)
+        res = smk(work, RESPONSES, cfg, "--keep-going", env=env)
         out = res.stdout + res.stderr
         assert res.returncode != 0
         assert "have no answer" in out and "HTTP 500" in out, out[-3000:]
@@ -217,7 +209,7 @@ def test_outage_on_one_shard_fails_and_plain_rerun_sends_exactly_those(
 
         srv.outage = None  # provider recovers; plain rerun, same command
         n0 = len(srv.traces)
-        res = smk(snakemake_exe, repo_root, work, RESPONSES, cfg, env=env)
+        res = smk(work, RESPONSES, cfg, env=env)
         assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
         resent = {t["digest"] for t in srv.traces[n0:]}
         assert resent == failed and len(srv.traces) - n0 == len(failed)

@@ -1,5 +1,5 @@
-"""The paper a reviewer opens, end to end on one tiny run of the whole workflow in a
-clean clone of this checkout's HEAD:
+"""The paper a reviewer opens, end to end on the shared tiny run of the whole workflow
+(`tiny_run`: a committed copy of this checkout, so a clean clone):
 
 - every provenance record says git_dirty False and nothing was written outside the
   ignored folders (`git status --porcelain` is empty, untracked files included);
@@ -17,7 +17,6 @@ import json
 import os
 import random
 import re
-import shutil
 import subprocess
 import sys
 
@@ -28,28 +27,6 @@ from browser import check_page, chromium, dump_dom
 
 from judgeaudit.provenance import RECORD_SUFFIX
 
-TINY = {
-    "datasets": {
-        "synth_emotion": {"n_voices": 4, "n_sentences": 1, "n_repetitions": 1,
-                          "subset_per_class": 1, "test_fraction": 0.5},
-        "synth_language": {"n_voices": 2, "clips_per_voice": 2, "test_fraction": 0.5},
-        "synth_speaker": {"n_voices": 6, "n_utterances": 2, "n_trials_per_split": 4},
-        "synth_naturalness": {"n_voices": 2, "n_sentences": 1, "test_fraction": 0.5},
-        "synth_counterfactual": {"n_sentences": 4},
-        "synth_dialogue": {"n_dialogues": 2, "n_turns": 6, "shift_turns": [2, 4]},
-    },
-    "specialists": {"emotion": {"feature_set": "eGeMAPSv02"},
-                    "language": {"feature_set": "eGeMAPSv02"}},
-    "judges": {"active": ["listener", "label-reader", "sim-mixed"], "progress": False},
-    "study_a": {"seeds": [1, 2], "reference_seeds": [1], "conflict_seeds": [1],
-                "language": {"per_class": 1}, "pairwise": {"n_pairs": 2},
-                "bootstrap": {"n_boot": 20}},
-    "study_b": {"judges": ["listener", "label-reader", "sim-mixed"],
-                "tasks": {"single": {"n_items": 2, "cues": ["none", "hard"]},
-                          "positional": {"n_items": 2, "cues": ["none", "transition"]},
-                          "conversation": {"enabled": False}},
-                "rendering": {"k_candidates": 1}},
-}
 TRACEABLE = ("study_a_table2_blueprint", "study_a_table3_reference", "study_a_table4_conflict",
              "study_a_table5_pairwise", "study_b_accuracy", "study_b_protocol_gap",
              "study_b_potemkin")
@@ -61,20 +38,14 @@ def _git(cwd, *args):
 
 
 @pytest.fixture(scope="module")
-def run(tmp_path_factory, repo_root, snakemake_exe):
-    if shutil.which("git") is None or not (repo_root / ".git").exists():
-        pytest.skip("needs git and a git checkout to clone")
-    tmp = tmp_path_factory.mktemp("paper")
-    clone = tmp / "clone"
-    _git(tmp, "clone", "-q", "--no-hardlinks", str(repo_root), str(clone))
-    tiny = tmp / "tiny.yaml"  # outside the clone: the clone stays clean
-    tiny.write_text(yaml.safe_dump(TINY))
-    env = dict(os.environ, PYTHONPATH=str(clone / "src"))
-    cmd = [snakemake_exe, "-s", str(clone / "Snakefile"), "--directory", str(clone),
-           "--cores", "2", "--configfile", str(clone / "config.yaml"), str(tiny)]
-    res = subprocess.run(cmd, cwd=clone, env=env, capture_output=True, text=True, timeout=2400)
-    assert res.returncode == 0, res.stdout[-3000:] + res.stderr[-5000:]
-    return clone, env
+def run(tiny_run):
+    if not tiny_run.is_git:
+        pytest.skip("needs git and a git checkout to copy")
+    return tiny_run.root, tiny_run.env
+
+
+def _tiny(clone) -> dict:
+    return yaml.safe_load((clone / "tests" / "tiny_config.yaml").read_text())
 
 
 def _cli(clone, env, *args):
@@ -104,7 +75,7 @@ def test_records_point_to_the_resolved_config_and_cli_prints_it(run):
     res = _cli(clone, env, "config", rec["config_sha256"][:12], "--json")
     assert res.returncode == 0, res.stderr
     cfg = json.loads(res.stdout)
-    assert cfg["judges"]["active"] == TINY["judges"]["active"]
+    assert cfg["judges"]["active"] == _tiny(clone)["judges"]["active"]
     assert cfg["study_a"]["bootstrap"]["n_boot"] == 20  # the overlay, merged
     assert "panel" in cfg["judges"] and cfg["seed"] is not None  # defaults filled
 
@@ -172,7 +143,7 @@ def test_report_in_headless_chromium(run, tmp_path):
 
     dom = dump_dom(index)
     methods = dom[dom.index('id="methods"'):dom.index('id="results"')]
-    for judge in TINY["judges"]["active"]:
+    for judge in _tiny(clone)["judges"]["active"]:
         assert f"<b>{judge}</b>" in methods, judge
     for man in sorted((clone / "data").glob("*/manifest.tsv")):
         n = len(pd.read_csv(man, sep="\t"))
@@ -195,7 +166,7 @@ def test_report_in_headless_chromium(run, tmp_path):
 
 
 @pytest.mark.slow
-def test_replay_from_a_bundle_in_a_fresh_clone_gives_identical_tables(run, tmp_path, repo_root,
+def test_replay_from_a_bundle_in_a_fresh_clone_gives_identical_tables(run, tmp_path,
                                                                        snakemake_exe):
     """export-responses -> a fresh clone -> import-responses -> the workflow with
     judges.replay: true (no judge is called: a miss would stop the run) -> every
@@ -208,7 +179,7 @@ def test_replay_from_a_bundle_in_a_fresh_clone_gives_identical_tables(run, tmp_p
     assert manifest["responses"] > 100 and not manifest["not_bundled"]
     print("bundle size (bytes):", sum(f["bytes"] for f in manifest["files"].values()))
     clone2 = tmp_path / "clone2"
-    _git(tmp_path, "clone", "-q", "--no-hardlinks", str(repo_root), str(clone2))
+    _git(tmp_path, "clone", "-q", "--no-hardlinks", str(clone), str(clone2))
     env2 = dict(os.environ, PYTHONPATH=str(clone2 / "src"))
     for var in [k for k in env2 if k.endswith("_API_KEY")]:
         env2.pop(var)  # a reviewer without keys

@@ -44,7 +44,7 @@ def test_testing_edits_and_run_only_settings_rerun_nothing(tiny_run, tmp_path):
     _append(run.root / "src" / "judgeaudit" / "judges" / "embedded" / "judges.py")
     out = run.snakemake("-n")
     assert NOTHING not in out
-    assert "judge_shard" in _jobs(out), out[-3000:]
+    assert {"judge_shards_a_cls", "judge_shards_a_pair"} <= _jobs(out), out[-3000:]
     assert "synth_emotion" not in _jobs(out)  # nothing upstream of the judges
 
 
@@ -63,7 +63,7 @@ def test_only_paid_judges_take_a_judge_slot(tiny_run, tmp_path):
     blocks = re.split(r"\n(?=(?:local)?rule \w+:)", out)
     slots = {}
     for b in blocks:
-        if b.startswith("rule judge_shard:"):
+        if b.startswith("rule judge_shards_a_cls:"):
             judge = re.search(r"results/responses/([^/]+)/", b).group(1)
             slots[judge] = re.search(r"judge_slots=(\d+)", b).group(1)
     assert slots == {"gpt": "1", "listener": "0"}, out[-3000:]

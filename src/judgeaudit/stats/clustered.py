@@ -65,7 +65,15 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as sps
+
+
+def _sps():
+    """scipy.stats, imported on first use (it costs ~1 s of CPU per process; the
+    scoring scripts that import this module never call it)."""
+    from scipy import stats
+
+    return stats
+
 
 METHOD_PROPORTION = "wilson_cr2_bm"
 METHOD_MEAN = "t_cr2_bm"
@@ -205,8 +213,8 @@ def _tcrit(alpha: float, df: float, one_sided: bool = False) -> float:
     positive finite number, i.e. fewer than 2 clusters)."""
     q = 1 - alpha if one_sided else 1 - alpha / 2
     if df is None or not math.isfinite(df) or df <= 0:
-        return float(sps.norm.ppf(q))
-    return float(sps.t.ppf(q, df))
+        return float(_sps().norm.ppf(q))
+    return float(_sps().t.ppf(q, df))
 
 
 def _bm_df(codes: np.ndarray, g: int, n: int) -> float:
@@ -280,7 +288,7 @@ def clustered_mean(values: Sequence | np.ndarray, clusters: Sequence | np.ndarra
         return Estimate(m, math.nan, math.nan, n, g, METHOD_MEAN)
     se = math.sqrt(v)
     t = _tcrit(alpha, df)
-    pv = float(2 * sps.t.sf(abs(m) / se, df)) if se > 0 else (1.0 if m == 0 else 0.0)
+    pv = float(2 * _sps().t.sf(abs(m) / se, df)) if se > 0 else (1.0 if m == 0 else 0.0)
     return Estimate(m, m - t * se, m + t * se, n, g, METHOD_MEAN, None, se, pvalue=pv, df=df)
 
 
@@ -308,7 +316,7 @@ def clustered_difference(y_a: Sequence | np.ndarray, y_b: Sequence | np.ndarray,
     if g >= 2 and v > 0:
         se = math.sqrt(v)
         t = _tcrit(alpha, df)
-        pv = float(2 * sps.t.sf(abs(m) / se, df))
+        pv = float(2 * _sps().t.sf(abs(m) / se, df))
         return Estimate(m, max(lo_lim, m - t * se), min(hi_lim, m + t * se), n, g,
                         METHOD_DIFFERENCE, None, se, pvalue=pv, k=float(np.count_nonzero(d)),
                         df=df)
@@ -356,13 +364,13 @@ def cluster_bootstrap_bca(values: Sequence | np.ndarray,
     method = "BCa"
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")  # DegenerateDataWarning: handled by the fallback
-        res = sps.bootstrap((sums, sizes), ratio, paired=True, vectorized=True,
+        res = _sps().bootstrap((sums, sizes), ratio, paired=True, vectorized=True,
                             n_resamples=n_resamples, confidence_level=1 - alpha,
                             method="BCa", random_state=np.random.default_rng(seed))
         lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
         if not (math.isfinite(lo) and math.isfinite(hi)):
             method = "percentile"
-            res = sps.bootstrap((sums, sizes), ratio, paired=True, vectorized=True,
+            res = _sps().bootstrap((sums, sizes), ratio, paired=True, vectorized=True,
                                 n_resamples=n_resamples, confidence_level=1 - alpha,
                                 method="percentile", random_state=np.random.default_rng(seed))
             lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
@@ -466,13 +474,13 @@ def cluster_bootstrap_ci(stat: Callable[[np.ndarray], float], n_clusters: int,
     used = method
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        res = sps.bootstrap(data, statistic, vectorized=False, n_resamples=n_resamples,
+        res = _sps().bootstrap(data, statistic, vectorized=False, n_resamples=n_resamples,
                             confidence_level=1 - alpha, method=method,
                             rng=np.random.default_rng(seed))
         lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
         if method != "percentile" and not (np.isfinite(lo) and np.isfinite(hi)):
             used = f"percentile ({method} undefined)"
-            res = sps.bootstrap(data, statistic, vectorized=False, n_resamples=n_resamples,
+            res = _sps().bootstrap(data, statistic, vectorized=False, n_resamples=n_resamples,
                                 confidence_level=1 - alpha, method="percentile",
                                 rng=np.random.default_rng(seed))
             lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
