@@ -94,7 +94,8 @@ def test_missing_key_and_budget_below_estimate_stop_before_any_request(
         assert res.returncode != 0
         assert "gpt: OPENAI_API_KEY" in out and "Nothing was started" in out, out[-3000:]
         assert "Finished jobid" not in out
-        assert not list((work / "logs/judges").glob("judge_shards_*"))
+        # the clone holds the embedded judges' logs: no job of the API judge started
+        assert not list((work / "logs/judges").glob("judge_shards_*/gpt"))
         assert srv.requests == 0
 
         res = smk(work, RESPONSES, {

@@ -288,3 +288,17 @@ def test_locked_pairs_coverage_is_near_nominal_without_the_deff_floor():
     assert np.mean(deffs) < 1.0
     assert 0.92 <= cov <= 0.98, cov
     assert np.mean(floored) > 0.985  # what the validation study saw: over-coverage
+
+
+def test_equal_cluster_means_up_to_rounding_give_deff_one_not_zero_width():
+    """Two clusters at 2/7 each: the CR2 variance is 0 up to float rounding; the
+    interval is the plain Wilson one at n (deff 1), never zero-width."""
+    from statsmodels.stats.proportion import proportion_confint
+
+    y = [1, 1, 0, 0, 0, 0, 0] * 2
+    clusters = ["a"] * 7 + ["b"] * 7
+    est = clustered_proportion(y, clusters)
+    assert est.hi > est.lo and est.deff == 1.0
+    z_lo, z_hi = proportion_confint(4, 14, alpha=0.05, method="wilson")
+    # t(1) critical value widens the z-based Wilson interval
+    assert est.lo < z_lo and est.hi > z_hi

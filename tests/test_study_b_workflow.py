@@ -50,7 +50,7 @@ def _jobs(text):
 def test_cue_change_reruns_only_its_shards(tmp_path, repo_root, snakemake_exe):
     repo, work = tmp_path / "repo", tmp_path / "work"
     repo.mkdir()
-    for name in ("Snakefile", "rules", "schemas", "scripts", "templates", "profiles"):
+    for name in ("Snakefile", "rules", "schemas", "scripts", "templates", "profiles", "envs"):
         src = repo_root / name
         (shutil.copytree if src.is_dir() else shutil.copy)(src, repo / name)
     shutil.copytree(repo_root / "src" / "judgeaudit", repo / "src" / "judgeaudit",

@@ -263,8 +263,13 @@ def clustered_proportion(successes: Sequence | np.ndarray,
         return Estimate(p, lo, hi, n, g, method, side, 0.0, 1.0, float(n), k, df=df)
     v = cr2_bm(y, codes, g)[0]
     deff = v / (p * (1 - p) / n)  # not floored at 1: see the module docstring
-    if not deff > 0:  # every cluster has the same mean: no variance estimable, deff = 1
+    means = np.bincount(codes, weights=y, minlength=g) / np.bincount(codes, minlength=g)
+    if not deff > 0 or np.ptp(means) <= 1e-12:
+        # every cluster has the same mean (the residual sums are 0 up to rounding, e.g.
+        # 2/7 and 2/7): no between-cluster variance is estimable, deff = 1, never a
+        # zero-width interval from a rounding-level variance
         deff = 1.0
+        v = p * (1 - p) / n
     n_eff = n / deff
     lo, hi = wilson_bounds(p, n_eff, _tcrit(alpha, df))
     return Estimate(p, lo, hi, n, g, METHOD_PROPORTION, None, math.sqrt(v), deff, n_eff, k,
