@@ -12,9 +12,9 @@ include: "rules/common.smk"  # validates config against schemas/config.schema.ya
 
 
 rule all:
+    default_target: True
     input:
         all_targets(),
-    default_target: True
 
 
 include: "rules/datasets.smk"

@@ -91,14 +91,21 @@ W = Plan(config, REPO)
 # One global set of wildcard constraints, built from the vocabularies: a wildcard name
 # means the same set in every rule (`task`/`shard` are any study's; Study A's
 # classification rule uses `cls_task`/`family` so it never matches a pair shard).
-STUDY_A_TASKS = [*vocab_a.CLS_TASKS, *(vocab_a.pair_task(c) for c in vocab_a.PAIR_CRITERIA)]
+STUDY_A_TASKS = [
+    *vocab_a.CLS_TASKS,
+    *(vocab_a.pair_task(c) for c in vocab_a.PAIR_CRITERIA),
+]
 
 
 wildcard_constraints:
     study="A|B",
     task=alternation([*STUDY_A_TASKS, *vocab_b.TASKS]),
-    shard="|".join([alternation([*vocab_a.CLS_SHARDS, *vocab_a.PAIR_FORMATS]),
-                    vocab_b.shard_regex()]),
+    shard="|".join(
+        [
+            alternation([*vocab_a.CLS_SHARDS, *vocab_a.PAIR_FORMATS]),
+            vocab_b.shard_regex(),
+        ]
+    ),
     cls_task=alternation(vocab_a.CLS_TASKS),
     family=alternation(vocab_a.CLS_SHARDS),
     criterion=alternation(vocab_a.PAIR_CRITERIA),
@@ -113,11 +120,13 @@ wildcard_constraints:
 
 def _planned(fn):
     """A Plan method as a Snakemake-time call: a PlanError becomes a WorkflowError."""
+
     def call(*args, **kwargs):
         try:
             return fn(*args, **kwargs)
         except PlanError as exc:
             raise WorkflowError(str(exc)) from None
+
     call.__doc__ = fn.__doc__
     return call
 
@@ -155,8 +164,10 @@ def real_download_input(name):
     return lambda wildcards: W.real_download_input(name)
 
 
-TARGETS["corpus_sources"] = lambda: ["results/tables/corpus_sources.tsv",
-                                     "results/tables/corpus_sources.md"]
+TARGETS["corpus_sources"] = lambda: [
+    "results/tables/corpus_sources.tsv",
+    "results/tables/corpus_sources.md",
+]
 TARGETS["download"] = W.real_targets
 # <<< download helpers
 
@@ -215,13 +226,21 @@ def judge_preflight_gate(wildcards):
 
 def judges_onstart_check():
     """Before any job: every API judge with a shard to run has its key variable set."""
-    pending = sorted({job.wildcards["judge"] for job in workflow.dag.needrun_jobs()
-                      if job.rule.name in judge_group_rules()})
-    missing = missing_keys(config["judges"]["panel"], [j for j in pending if paid_judge(j)])
+    pending = sorted(
+        {
+            job.wildcards["judge"]
+            for job in workflow.dag.needrun_jobs()
+            if job.rule.name in judge_group_rules()
+        }
+    )
+    missing = missing_keys(
+        config["judges"]["panel"], [j for j in pending if paid_judge(j)]
+    )
     if missing:
         raise WorkflowError(
             "API key missing for judge(s) with shards to run (keys are read from the "
-            "environment only): " + "; ".join(missing) + ". Nothing was started.")
+            "environment only): " + "; ".join(missing) + ". Nothing was started."
+        )
 
 
 TARGETS["judges"] = lambda: []  # responses are pulled in by the study stages
@@ -240,11 +259,18 @@ def judge_group_rules():
     protocols = sorted(config["study_b"]["protocols"])
     return {
         "judge_shards_a_cls": ("A", "{cls_task}", vocab_a.CLS_SHARDS, "{cls_task}"),
-        "judge_shards_a_pair": ("A", vocab_a.pair_task("{criterion}"), vocab_a.PAIR_FORMATS,
-                                vocab_a.pair_task("{criterion}")),
-        "judge_shards_b_cue": ("B", "{task}",
-                               [vocab_b.protocol_shard(p, "{cue}") for p in protocols],
-                               "{task}/cue-{cue}"),
+        "judge_shards_a_pair": (
+            "A",
+            vocab_a.pair_task("{criterion}"),
+            vocab_a.PAIR_FORMATS,
+            vocab_a.pair_task("{criterion}"),
+        ),
+        "judge_shards_b_cue": (
+            "B",
+            "{task}",
+            [vocab_b.protocol_shard(p, "{cue}") for p in protocols],
+            "{task}/cue-{cue}",
+        ),
         "judge_shards_b_probes": ("B", "{task}", vocab_b.PROBE_SHARDS, "{task}/probes"),
     }
 
@@ -263,6 +289,8 @@ def judge_group_models(study):
 
 def judge_group_spec(study):
     return lambda wc: judge_param(wc.judge, study, judge_group_task(wc))
+
+
 # <<< judges helpers
 
 # >>> study_a helpers
@@ -339,15 +367,21 @@ STUDY_B_TABLE_INPUTS = {
     "protocol_gap": {"gap": "results/metrics/B/protocol_gap.tsv"},
     "balance": {"balance": "results/metrics/B/balance.tsv"},
     "potemkin": {"potemkin": "results/metrics/B/potemkin.tsv"},
-    "state_distribution": {"distribution": "results/metrics/B/state_distribution.tsv",
-                           "chance": "results/metrics/B/state_chance.tsv"},
+    "state_distribution": {
+        "distribution": "results/metrics/B/state_distribution.tsv",
+        "chance": "results/metrics/B/state_chance.tsv",
+    },
 }
 STUDY_B_FIGURE_INPUTS = {
-    "states": {"distribution": "results/metrics/B/state_distribution.tsv",
-               "chance": "results/metrics/B/state_chance.tsv"},
-    "heatmap": {"potemkin": "results/metrics/B/potemkin.tsv",
-                "gap": "results/metrics/B/protocol_gap.tsv",
-                "cue": "results/metrics/B/cue_dependence.tsv"},
+    "states": {
+        "distribution": "results/metrics/B/state_distribution.tsv",
+        "chance": "results/metrics/B/state_chance.tsv",
+    },
+    "heatmap": {
+        "potemkin": "results/metrics/B/potemkin.tsv",
+        "gap": "results/metrics/B/protocol_gap.tsv",
+        "cue": "results/metrics/B/cue_dependence.tsv",
+    },
 }
 
 
@@ -363,22 +397,33 @@ def study_b_score_rules():
     """Grouped Study B scoring, the same groups as the judge jobs: rule name ->
     (shard patterns, log tag)."""
     protocols = sorted(config["study_b"]["protocols"])
-    return {"study_b_score": ([vocab_b.protocol_shard(p, "{cue}") for p in protocols],
-                              "{task}/cue-{cue}"),
-            "study_b_score_probes": (list(vocab_b.PROBE_SHARDS), "{task}/probes")}
+    return {
+        "study_b_score": (
+            [vocab_b.protocol_shard(p, "{cue}") for p in protocols],
+            "{task}/cue-{cue}",
+        ),
+        "study_b_score_probes": (list(vocab_b.PROBE_SHARDS), "{task}/probes"),
+    }
 
 
 TARGETS["study_b"] = _planned(W.study_b_targets)
 # <<< study_b helpers
+
 
 # >>> report helpers
 def report_inputs(ext):
     """Every table (`.tsv` under results/tables) or figure (`.png`) other stages
     deliver to `rule all`."""
     stages = [s for s in sorted(TARGETS) if s != "report"]
-    return sorted({t for s in stages for t in TARGETS[s]()
-                   if t.endswith(ext) and (t.startswith("results/tables/") or
-                                           t.startswith("figures/"))})
+    return sorted(
+        {
+            t
+            for s in stages
+            for t in TARGETS[s]()
+            if t.endswith(ext)
+            and (t.startswith("results/tables/") or t.startswith("figures/"))
+        }
+    )
 
 
 TARGETS["report"] = lambda: ["results/report/index.html", "results/report.html"]

@@ -1,5 +1,6 @@
 # Stage: conditions. Rules only; helpers and input functions live in rules/common.smk.
 
+
 # >>> study_a
 rule study_a_trials_classification:
     """Study A RQ1 blueprint / RQ2 reference placement / cue-conflict trials of one
@@ -9,16 +10,16 @@ rule study_a_trials_classification:
         code=package_code("study_a_trials_classification.py"),
     output:
         "results/trials/A/{cls_task}/{family}.jsonl",
+    log:
+        "logs/conditions/study_a_trials_classification/{cls_task}_{family}.log",
+    conda:
+        CONDA_ENV
+    threads: 1
     params:
         cfg=study_a_cls_params,
         corpus=lambda wc: study_a_dataset(wc.cls_task),
         specialist=lambda wc: W.study_a_cls_specialist(wc.cls_task),
         template_dir=str(REPO / "templates" / "blueprint"),
-    log:
-        "logs/conditions/study_a_trials_classification/{cls_task}_{family}.log",
-    threads: 1
-    conda:
-        CONDA_ENV
     script:
         "../scripts/study_a_trials_classification.py"
 
@@ -31,17 +32,17 @@ rule study_a_trials_pairwise_native:
         code=package_code("study_a_trials_pairwise.py"),
     output:
         "results/trials/A/pair_{criterion}/native.jsonl",
+    log:
+        "logs/conditions/study_a_trials_pairwise/{criterion}_native.log",
+    conda:
+        CONDA_ENV
+    threads: 1
     params:
         cfg=study_a_pair_params,
         criterion="{criterion}",
         corpus=lambda wc: study_a_dataset(wc.criterion),
         specialist=lambda wc: W.study_a_pair_specialist_name(wc.criterion),
         fmt="native",
-    log:
-        "logs/conditions/study_a_trials_pairwise/{criterion}_native.log",
-    threads: 1
-    conda:
-        CONDA_ENV
     script:
         "../scripts/study_a_trials_pairwise.py"
 
@@ -56,20 +57,23 @@ rule study_a_trials_pairwise_concat:
     output:
         trials="results/trials/A/pair_{criterion}/concat.jsonl",
         audio=directory("results/trials/A/pair_{criterion}/concat_audio"),
+    log:
+        "logs/conditions/study_a_trials_pairwise/{criterion}_concat.log",
+    conda:
+        CONDA_ENV
+    threads: 1
     params:
         cfg=study_a_pair_params,
         criterion="{criterion}",
         corpus=lambda wc: study_a_dataset(wc.criterion),
         specialist=lambda wc: W.study_a_pair_specialist_name(wc.criterion),
         fmt="concat",
-    log:
-        "logs/conditions/study_a_trials_pairwise/{criterion}_concat.log",
-    threads: 1
-    conda:
-        CONDA_ENV
     script:
         "../scripts/study_a_trials_pairwise.py"
+
+
 # <<< study_a
+
 
 # >>> study_b
 rule study_b_items:
@@ -81,13 +85,13 @@ rule study_b_items:
         code=package_code("study_b_items.py"),
     output:
         "results/conditions/B/{task}/items.jsonl",
-    params:
-        cfg=lambda wc: study_b_task_param(wc.task),
-        seed=config["seed"],
     log:
         "logs/conditions/study_b_items/{task}.log",
     conda:
         CONDA_ENV
+    params:
+        cfg=lambda wc: study_b_task_param(wc.task),
+        seed=config["seed"],
     script:
         "../scripts/study_b_items.py"
 
@@ -103,20 +107,20 @@ rule study_b_render:
         renderings="results/conditions/B/{task}/renderings.tsv",
         candidates="results/conditions/B/{task}/candidates.tsv",
         audio=directory("results/conditions/B/{task}/audio"),
-    params:
-        cfg=lambda wc: study_b_task_param(wc.task),
-        seed=config["seed"],
-        sample_rate=config["datasets"]["sample_rate"],
     log:
         "logs/conditions/study_b_render/{task}.log",
     benchmark:
         "logs/benchmarks/study_b_render/{task}.tsv"
+    conda:
+        CONDA_ENV
     threads: 1
     resources:
         mem_mb=2000,
         runtime=120,
-    conda:
-        CONDA_ENV
+    params:
+        cfg=lambda wc: study_b_task_param(wc.task),
+        seed=config["seed"],
+        sample_rate=config["datasets"]["sample_rate"],
     script:
         "../scripts/study_b_render.py"
 
@@ -128,13 +132,13 @@ rule study_b_reply_quality:
         code=package_code("study_b_replies.py"),
     output:
         "results/conditions/B/{task}/reply_quality.tsv",
-    params:
-        speak=config["study_b"]["replies"]["speak"],
-        seed=config["seed"],
     log:
         "logs/conditions/study_b_reply_quality/{task}.log",
     conda:
         CONDA_ENV
+    params:
+        speak=config["study_b"]["replies"]["speak"],
+        seed=config["seed"],
     script:
         "../scripts/study_b_replies.py"
 
@@ -151,14 +155,16 @@ rule study_b_trials:
         code=package_code("study_b_trials.py"),
     output:
         "results/trials/B/{task}/{shard}.jsonl",
-    params:
-        kind=lambda wc: study_b_kind(wc.shard),
-        trajectory=lambda wc: config["study_b"]["tasks"]["positional"]["trajectory"],
-        corpus=lambda wc: study_b_corpus(wc.task),
     log:
         "logs/conditions/study_b_trials/{task}/{shard}.log",
     conda:
         CONDA_ENV
+    params:
+        kind=lambda wc: study_b_kind(wc.shard),
+        trajectory=lambda wc: config["study_b"]["tasks"]["positional"]["trajectory"],
+        corpus=lambda wc: study_b_corpus(wc.task),
     script:
         "../scripts/study_b_trials.py"
+
+
 # <<< study_b

@@ -15,18 +15,18 @@ for _name in SYNTH_DATASETS:
             manifest=f"data/{_name}/manifest.tsv",
             clips=directory(f"data/{_name}/clips"),
             tables=[f"data/{_name}/{t}" for t in SYNTH_AUX_TABLES[_name]],
+        log:
+            f"logs/datasets/{_name}.log",
+        benchmark:
+            f"logs/benchmarks/{_name}.tsv"
+        conda:
+            CONDA_ENV
+        threads: 1
         params:
             dataset=_name,
             cfg=as_param(dataset_cfg(_name)),
             seed=config["seed"],
             sample_rate=config["datasets"]["sample_rate"],
-        log:
-            f"logs/datasets/{_name}.log",
-        benchmark:
-            f"logs/benchmarks/{_name}.tsv"
-        threads: 1
-        conda:
-            CONDA_ENV
         script:
             "../scripts/synth_dataset.py"
 
@@ -39,11 +39,11 @@ rule corpus_sources:
     output:
         tsv="results/tables/corpus_sources.tsv",
         md="results/tables/corpus_sources.md",
-    params:
-        corpora=lambda wc: corpus_sources_param(),
     log:
         "logs/datasets/corpus_sources.log",
     conda:
         CONDA_ENV
+    params:
+        corpora=lambda wc: corpus_sources_param(),
     script:
         "../scripts/corpus_sources.py"

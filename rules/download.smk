@@ -13,17 +13,17 @@ for _name in REAL_DATASETS:
             code=package_code("download_real.py"),
         output:
             receipt=f"data/{_name}/download.json",
+        log:
+            f"logs/download/download_{_name}.log",
+        conda:
+            CONDA_ENV
+        resources:
+            downloads=1,
         params:
             dataset=_name,
             cfg=as_param(config["datasets"][_name]),
             download=as_param(config["datasets"]["download"]),
             seed=config["seed"],
-        log:
-            f"logs/download/download_{_name}.log",
-        resources:
-            downloads=1,
-        conda:
-            CONDA_ENV
         script:
             "../scripts/download_real.py"
 
@@ -38,16 +38,16 @@ for _name in REAL_DATASETS:
             license=f"data/{_name}/LICENSE_INFO.json",
             audio=directory(f"data/{_name}/audio16k"),
             tables=[f"data/{_name}/{t}" for t in REAL_AUX_TABLES[_name]],
-        params:
-            dataset=_name,
-            cfg=as_param(config["datasets"][_name]),
-            seed=config["seed"],
         log:
             f"logs/download/ingest_{_name}.log",
         benchmark:
             f"logs/benchmarks/ingest_{_name}.tsv"
-        threads: 2
         conda:
             CONDA_ENV
+        threads: 2
+        params:
+            dataset=_name,
+            cfg=as_param(config["datasets"][_name]),
+            seed=config["seed"],
         script:
             "../scripts/ingest_real.py"

@@ -10,17 +10,17 @@ rule features_table:
         code=package_code("features_table.py"),
     output:
         table="results/features/{dataset}.tsv",
-    params:
-        cfg=as_param(config["features"]),
     log:
         "logs/features/features_table/{dataset}.log",
     benchmark:
         "logs/benchmarks/features_table/{dataset}.tsv"
+    conda:
+        CONDA_ENV
     threads: 2
     resources:
         mem_mb=2000,
         runtime=120,
-    conda:
-        CONDA_ENV
+    params:
+        cfg=as_param(config["features"]),
     script:
         "../scripts/features_table.py"

@@ -22,22 +22,22 @@ for _rule, (_study, _task, _shards, _tag) in judge_group_rules().items():
             preflight=judge_preflight_gate,
         output:
             [f"results/responses/{{judge}}/{_study}/{_task}/{s}.jsonl" for s in _shards],
-        params:
-            spec=judge_group_spec(_study),
-            cost_fields=sorted(JUDGE_COST_FIELDS),
-            replay=lambda wc: bool(config["judges"]["replay"]),
-            study=_study,
         log:
             f"logs/judges/{_rule}/{{judge}}/{_study}/{_tag}.log",
         benchmark:
             f"logs/benchmarks/{_rule}/{{judge}}/{_study}/{_tag}.tsv"
+        conda:
+            CONDA_ENV
         threads: 1
         resources:
             judge_slots=judge_slots,
             mem_mb=2000,
             runtime=240,
-        conda:
-            CONDA_ENV
+        params:
+            spec=judge_group_spec(_study),
+            cost_fields=sorted(JUDGE_COST_FIELDS),
+            replay=lambda wc: bool(config["judges"]["replay"]),
+            study=_study,
         script:
             "../scripts/judge_shard.py"
 
@@ -52,16 +52,20 @@ rule judge_preflight:
         code=package_code("judge_preflight.py"),
     output:
         temp(JUDGE_PREFLIGHT),
-    params:
-        jobs=lambda wc: as_param(paid_judge_jobs()),
-        panel=lambda wc: as_param({j: config["judges"]["panel"][j]
-                                   for j in sorted({j for j, _ in paid_judge_jobs()})}),
-        budget_usd=lambda wc: config["judges"]["budget_usd"],
-        report="logs/judges/cost_estimate.json",
     log:
         "logs/judges/judge_preflight.log",
     localrule: True
     conda:
         CONDA_ENV
+    params:
+        jobs=lambda wc: as_param(paid_judge_jobs()),
+        panel=lambda wc: as_param(
+            {
+                j: config["judges"]["panel"][j]
+                for j in sorted({j for j, _ in paid_judge_jobs()})
+            }
+        ),
+        budget_usd=lambda wc: config["judges"]["budget_usd"],
+        report="logs/judges/cost_estimate.json",
     script:
         "../scripts/judge_preflight.py"

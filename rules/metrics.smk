@@ -1,5 +1,6 @@
 # Stage: metrics. Rules only; helpers and input functions live in rules/common.smk.
 
+
 # >>> study_a
 rule study_a_metrics_judge:
     """Study A metrics (cluster-robust intervals) and pre-specified paired, clustered
@@ -11,16 +12,16 @@ rule study_a_metrics_judge:
     output:
         metrics="results/metrics/A/judges/{judge}.tsv",
         contrasts="results/metrics/A/judges/{judge}.contrasts.tsv",
-    params:
-        n_boot=lambda wc: config["study_a"]["bootstrap"]["n_boot"],
-        judge="{judge}",
     log:
         "logs/metrics/study_a_metrics_judge/{judge}.log",
     benchmark:
         "logs/benchmarks/study_a_metrics_judge/{judge}.tsv"
-    threads: 1
     conda:
         CONDA_ENV
+    threads: 1
+    params:
+        n_boot=lambda wc: config["study_a"]["bootstrap"]["n_boot"],
+        judge="{judge}",
     script:
         "../scripts/study_a_metrics_judge.py"
 
@@ -30,25 +31,30 @@ rule study_a_metrics:
     each family (control judges left out of the family), and the planted-vs-estimated
     table of the simulated judges."""
     input:
-        metrics=lambda wc: [f"results/metrics/A/judges/{j}.tsv" for j in study_a_judges()],
-        contrasts=lambda wc: [f"results/metrics/A/judges/{j}.contrasts.tsv"
-                              for j in study_a_judges()],
+        metrics=lambda wc: [
+            f"results/metrics/A/judges/{j}.tsv" for j in study_a_judges()
+        ],
+        contrasts=lambda wc: [
+            f"results/metrics/A/judges/{j}.contrasts.tsv" for j in study_a_judges()
+        ],
         code=package_code("study_a_metrics.py"),
     output:
         metrics="results/metrics/A/metrics.tsv",
         contrasts="results/metrics/A/contrasts.tsv",
         planted="results/metrics/A/planted.tsv",
+    log:
+        "logs/metrics/study_a_metrics/study_a_metrics.log",
+    conda:
+        CONDA_ENV
+    threads: 1
     params:
         judges=lambda wc: as_param(study_a_judges()),
         planted=lambda wc: as_param(study_a_planted_specs()),
         controls=lambda wc: as_param(study_a_control_judges()),
-    log:
-        "logs/metrics/study_a_metrics/study_a_metrics.log",
-    threads: 1
-    conda:
-        CONDA_ENV
     script:
         "../scripts/study_a_metrics.py"
+
+
 # <<< study_a
 
 # >>> study_b
@@ -61,7 +67,9 @@ for _rule, (_shards, _tag) in study_b_score_rules().items():
             _rule
         input:
             trials=[f"results/trials/B/{{task}}/{s}.jsonl" for s in _shards],
-            responses=[f"results/responses/{{judge}}/B/{{task}}/{s}.jsonl" for s in _shards],
+            responses=[
+                f"results/responses/{{judge}}/B/{{task}}/{s}.jsonl" for s in _shards
+            ],
             code=package_code("study_b_score.py"),
         output:
             [f"results/metrics/B/scored/{{judge}}/{{task}}/{s}.tsv" for s in _shards],
@@ -80,14 +88,14 @@ rule study_b_accuracy:
         code=package_code("study_b_metrics.py"),
     output:
         "results/metrics/B/accuracy.tsv",
-    params:
-        metric="accuracy",
-        n_boot=config["study_b"]["bootstrap"],
-        seed=config["seed"],
     log:
         "logs/metrics/study_b_accuracy.log",
     conda:
         CONDA_ENV
+    params:
+        metric="accuracy",
+        n_boot=config["study_b"]["bootstrap"],
+        seed=config["seed"],
     script:
         "../scripts/study_b_metrics.py"
 
@@ -99,14 +107,14 @@ rule study_b_protocol_gap:
         code=package_code("study_b_metrics.py"),
     output:
         "results/metrics/B/protocol_gap.tsv",
-    params:
-        metric="protocol_gap",
-        n_boot=config["study_b"]["bootstrap"],
-        seed=config["seed"],
     log:
         "logs/metrics/study_b_protocol_gap.log",
     conda:
         CONDA_ENV
+    params:
+        metric="protocol_gap",
+        n_boot=config["study_b"]["bootstrap"],
+        seed=config["seed"],
     script:
         "../scripts/study_b_metrics.py"
 
@@ -118,14 +126,14 @@ rule study_b_cue_dependence:
         code=package_code("study_b_metrics.py"),
     output:
         "results/metrics/B/cue_dependence.tsv",
-    params:
-        metric="cue_dependence",
-        n_boot=config["study_b"]["bootstrap"],
-        seed=config["seed"],
     log:
         "logs/metrics/study_b_cue_dependence.log",
     conda:
         CONDA_ENV
+    params:
+        metric="cue_dependence",
+        n_boot=config["study_b"]["bootstrap"],
+        seed=config["seed"],
     script:
         "../scripts/study_b_metrics.py"
 
@@ -135,22 +143,24 @@ rule study_b_states:
     rate and the staging probe (P's label fed to O)."""
     input:
         scored=study_b_scored(_sb_is_state_input),
-        item_files=lambda wc: [f"results/conditions/B/{t}/items.jsonl" for t in study_b_tasks()],
+        item_files=lambda wc: [
+            f"results/conditions/B/{t}/items.jsonl" for t in study_b_tasks()
+        ],
         code=package_code("study_b_metrics.py"),
     output:
         states="results/metrics/B/states.tsv",
         distribution="results/metrics/B/state_distribution.tsv",
         potemkin="results/metrics/B/potemkin.tsv",
         chance="results/metrics/B/state_chance.tsv",
+    log:
+        "logs/metrics/study_b_states.log",
+    conda:
+        CONDA_ENV
     params:
         metric="states",
         gate=lambda wc: as_param(config["study_b"]["potemkin_gate"]),
         n_boot=config["study_b"]["bootstrap"],
         seed=config["seed"],
-    log:
-        "logs/metrics/study_b_states.log",
-    conda:
-        CONDA_ENV
     script:
         "../scripts/study_b_metrics.py"
 
@@ -158,20 +168,23 @@ rule study_b_states:
 rule study_b_balance:
     """R0 vs R1 quality gaps (lexical; DNSMOS when spoken) with bootstrap CIs."""
     input:
-        quality=lambda wc: [f"results/conditions/B/{t}/reply_quality.tsv"
-                            for t in study_b_tasks()],
+        quality=lambda wc: [
+            f"results/conditions/B/{t}/reply_quality.tsv" for t in study_b_tasks()
+        ],
         code=package_code("study_b_metrics.py"),
     output:
         "results/metrics/B/balance.tsv",
+    log:
+        "logs/metrics/study_b_balance.log",
+    conda:
+        CONDA_ENV
     params:
         metric="balance",
         corpora=lambda wc: as_param({t: study_b_corpus(t) for t in study_b_tasks()}),
         n_boot=config["study_b"]["bootstrap"],
         seed=config["seed"],
-    log:
-        "logs/metrics/study_b_balance.log",
-    conda:
-        CONDA_ENV
     script:
         "../scripts/study_b_metrics.py"
+
+
 # <<< study_b

@@ -1,5 +1,6 @@
 # Stage: power (pre-flight design report). Rules only; helpers live in rules/common.smk.
 
+
 rule power_report:
     """Per trial cell: trials, units, clusters, design effect, MDE at the configured
     power/alpha and power at the target effect; loud WARNING when a cell's MDE
@@ -9,15 +10,15 @@ rule power_report:
         code=package_code("power_report.py"),
     output:
         "results/trials/power.tsv",
+    log:
+        "logs/power/power_report.log",
+    conda:
+        CONDA_ENV
+    threads: 1
     params:
         cfg=lambda wc: as_param(config["power"]),
         study_a=lambda wc: as_param(power_sizes_cfg("study_a")),
         study_b=lambda wc: as_param(power_sizes_cfg("study_b")),
-    log:
-        "logs/power/power_report.log",
-    threads: 1
-    conda:
-        CONDA_ENV
     script:
         "../scripts/power_report.py"
 
@@ -31,8 +32,8 @@ rule power_table:
         multiext("results/tables/power", ".tsv", ".md", ".tex"),
     log:
         "logs/power/power_table.log",
-    threads: 1
     conda:
         CONDA_ENV
+    threads: 1
     script:
         "../scripts/power_table.py"

@@ -1,5 +1,6 @@
 # Stage: render. Rules only; helpers and input functions live in rules/common.smk.
 
+
 # >>> study_a
 rule study_a_tables:
     """Study A tables (analogues of the paper's Tables II-V, contrasts, planted vs
@@ -39,7 +40,10 @@ rule study_a_figures:
     threads: 1
     script:
         "../scripts/study_a_figures.py"
+
+
 # <<< study_a
+
 
 # >>> study_b
 rule study_b_table:
@@ -77,7 +81,10 @@ rule study_b_figure:
         CONDA_ENV
     script:
         "../scripts/study_b_outputs.py"
+
+
 # <<< study_b
+
 
 # >>> report
 rule report:
@@ -95,16 +102,18 @@ rule report:
         assets=directory("results/report/figures"),
         config_copy="results/report/config.yaml",
         redirect="results/report.html",
+    log:
+        "logs/render/report.log",
+    conda:
+        CONDA_ENV
+    threads: 1
     params:
         datasets_used=lambda wc: as_param(
             {a: dataset_for(a) for a in sorted(ATTRIBUTE_DATASETS)}
         ),
         min_n=30,
-    log:
-        "logs/render/report.log",
-    threads: 1
-    conda:
-        CONDA_ENV
     script:
         "../scripts/report.py"
+
+
 # <<< report

@@ -25,20 +25,20 @@ rule specialists_train:
     output:
         model="results/specialists/{kind}/{dataset}/model.json",
         weights="results/specialists/{kind}/{dataset}/model.joblib",
-    params:
-        cfg=lambda wc: as_param(specialist_cfg(wc.kind, wc.dataset)),
-        features=as_param(config["features"]),
-        seed=config["seed"],
     log:
         "logs/specialists/specialists_train/{kind}/{dataset}.log",
     benchmark:
         "logs/benchmarks/specialists_train/{kind}/{dataset}.tsv"
+    conda:
+        CONDA_ENV
     threads: 2
     resources:
         mem_mb=4000,
         runtime=120,
-    conda:
-        CONDA_ENV
+    params:
+        cfg=lambda wc: as_param(specialist_cfg(wc.kind, wc.dataset)),
+        features=as_param(config["features"]),
+        seed=config["seed"],
     script:
         "../scripts/specialists_train.py"
 
@@ -57,12 +57,12 @@ rule specialists_predict:
         "logs/specialists/specialists_predict/{kind}/{dataset}.log",
     benchmark:
         "logs/benchmarks/specialists_predict/{kind}/{dataset}.tsv"
+    conda:
+        CONDA_ENV
     threads: 2
     resources:
         mem_mb=4000,
         runtime=120,
-    conda:
-        CONDA_ENV
     script:
         "../scripts/specialists_predict.py"
 
@@ -74,18 +74,20 @@ rule specialists_whisper_eval:
         code=package_code("specialists_whisper_eval.py"),
     output:
         table="results/specialists/language/whisper_{dataset}.tsv",
-    params:
-        languages=lambda wc: ",".join(specialist_cfg("language", wc.dataset)["languages"]),
     log:
         "logs/specialists/specialists_whisper_eval/{dataset}.log",
     benchmark:
         "logs/benchmarks/specialists_whisper_eval/{dataset}.tsv"
+    conda:
+        CONDA_ENV
     threads: 2
     resources:
         mem_mb=4000,
         runtime=120,
-    conda:
-        CONDA_ENV
+    params:
+        languages=lambda wc: ",".join(
+            specialist_cfg("language", wc.dataset)["languages"]
+        ),
     script:
         "../scripts/specialists_whisper_eval.py"
 
@@ -101,11 +103,11 @@ rule specialists_accuracy:
         md="results/tables/specialist_accuracy.md",
         png="figures/specialist_confusion.png",
         pdf="figures/specialist_confusion.pdf",
-    params:
-        uses=lambda wc: specialist_accuracy_param(),
     log:
         "logs/specialists/specialists_accuracy.log",
     conda:
         CONDA_ENV
+    params:
+        uses=lambda wc: specialist_accuracy_param(),
     script:
         "../scripts/specialists_accuracy.py"

@@ -12,15 +12,15 @@ rule validation_scenario:
     output:
         reps="results/validation/{run}/{scenario}.reps.tsv",
         truth="results/validation/{run}/{scenario}.truth.json",
-    params:
-        settings=validation_params,
     log:
         "logs/validation/validation_scenario/{run}/{scenario}.log",
     benchmark:
         "logs/benchmarks/validation_scenario/{run}/{scenario}.tsv"
-    threads: 1
     conda:
         CONDA_ENV
+    threads: 1
+    params:
+        settings=validation_params,
     script:
         "../scripts/validation_scenario.py"
 
@@ -30,23 +30,25 @@ rule validation_table:
     results/tables/estimator_validation{,_full}.{tsv,md,tex} and the coverage figure."""
     input:
         reps=lambda wc: validation_scenario_files(validation_run(wc.name)),
-        truth=lambda wc: [f.replace(".reps.tsv", ".truth.json")
-                          for f in validation_scenario_files(validation_run(wc.name))],
+        truth=lambda wc: [
+            f.replace(".reps.tsv", ".truth.json")
+            for f in validation_scenario_files(validation_run(wc.name))
+        ],
         code=package_code("validation_table.py"),
     output:
         multiext("results/tables/{name}", ".tsv", ".md", ".tex"),
         multiext("figures/{name}", ".png", ".pdf"),
+    log:
+        "logs/validation/validation_table/{name}.log",
+    conda:
+        CONDA_ENV
+    threads: 1
     params:
         n_seeds=lambda wc: validation_seeds(validation_run(wc.name)),
         band=lambda wc: as_param(config["validation"]["coverage_band"]),
         overrides=lambda wc: as_param(config["validation"]["overrides"]),
         table=lambda wc: f"results/tables/{wc.name}",
         figure=lambda wc: f"figures/{wc.name}",
-    log:
-        "logs/validation/validation_table/{name}.log",
-    threads: 1
-    conda:
-        CONDA_ENV
     script:
         "../scripts/validation_table.py"
 
