@@ -9,7 +9,7 @@ items and dialogues) and the workflow runs in a fresh directory. Printed per siz
   trials     trial rows planned (lines of results/trials/**/*.jsonl)
   calls      judge calls answered (lines of results/responses/**/*.jsonl)
   wall_s     wall time of the run
-  judge_s    summed job time of the judge jobs (logs/judges/**/*.bench.tsv)
+  judge_s    summed job time of the judge jobs (logs/benchmarks/judge_shards_*/**/*.tsv)
   peak_MiB   peak resident memory of any one process of the run (getrusage of the
              waited-for children: Snakemake or its largest job)
 then the growth exponent b of wall_s ~ calls^b (least squares on log-log over the
@@ -83,7 +83,7 @@ def _lines(root: Path, pattern: str) -> int:
 
 def _judge_seconds(work: Path) -> float:
     total = 0.0
-    for p in (work / "logs" / "judges").rglob("*.bench.tsv"):
+    for p in (work / "logs" / "benchmarks").glob("judge_shards_*/**/*.tsv"):
         rows = p.read_text().splitlines()
         if len(rows) > 1:
             total += float(rows[1].split("\t")[0])
