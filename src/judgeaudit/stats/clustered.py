@@ -217,13 +217,6 @@ def _tcrit(alpha: float, df: float, one_sided: bool = False) -> float:
     return float(_sps().t.ppf(q, df))
 
 
-def _bm_df(codes: np.ndarray, g: int, n: int) -> float:
-    """The Bell-McCaffrey df of `cr2_bm` (depends on the cluster sizes only)."""
-    if g < 2:
-        return math.nan
-    return cr2_bm(np.zeros(n), codes, g)[1]
-
-
 def wilson_bounds(p: float, n_eff: float, crit: float) -> tuple[float, float]:
     """Wilson score bounds for proportion p at (possibly non-integer) size n_eff with
     critical value `crit`."""
@@ -253,7 +246,8 @@ def clustered_proportion(successes: Sequence | np.ndarray,
         lo, hi = wilson_bounds(p, n, _tcrit(alpha, math.nan))
         return Estimate(p, lo, hi, n, g, METHOD_UNCLUSTERED, None, math.sqrt(p * (1 - p) / n),
                         1.0, float(n), k)
-    df = _bm_df(codes, g, n)
+    # one CR2 pass: the df depends on the cluster sizes only (also used at the boundary)
+    v, df = cr2_bm(y, codes, g)
     if p in (0.0, 1.0):
         crit = _tcrit(alpha, df, one_sided=True)  # z when g < 2
         lo, hi = wilson_bounds(p, n, crit)
@@ -261,7 +255,6 @@ def clustered_proportion(successes: Sequence | np.ndarray,
         lo, hi = (0.0, hi) if p == 0.0 else (lo, 1.0)
         method = METHOD_PROPORTION if g >= 2 else METHOD_UNCLUSTERED
         return Estimate(p, lo, hi, n, g, method, side, 0.0, 1.0, float(n), k, df=df)
-    v = cr2_bm(y, codes, g)[0]
     deff = v / (p * (1 - p) / n)  # not floored at 1: see the module docstring
     means = np.bincount(codes, weights=y, minlength=g) / np.bincount(codes, minlength=g)
     if not deff > 0 or np.ptp(means) <= 1e-12:
@@ -448,15 +441,10 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], clusters: Sequence 
     if n == 0:
         return {"estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n": 0,
                 "n_clusters": 0, "method": METHOD_PAIRED_PERCENTILE}
-    codes, g = _codes(clusters, n, "paired_bootstrap")
-    d = np.bincount(codes, weights=xa - xb, minlength=g)
-    sizes = np.bincount(codes, minlength=g).astype(float)
-    w = _multinomial_weights(g, n_boot, seed)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        reps = (w @ d) / (w @ sizes)
-    lo, hi = _percentile(reps, alpha)
-    return {"estimate": float(xa.mean() - xb.mean()), "ci_low": lo, "ci_high": hi,
-            "n": int(n), "n_clusters": g, "method": METHOD_PAIRED_PERCENTILE}
+    # the mean of paired differences is a pooled mean: the same cluster bootstrap
+    res = cluster_bootstrap(xa - xb, clusters, n_boot, seed, alpha)
+    return {**res, "estimate": float(xa.mean() - xb.mean()),
+            "method": METHOD_PAIRED_PERCENTILE}
 
 
 def cluster_bootstrap_ci(stat: Callable[[np.ndarray], float], n_clusters: int,
