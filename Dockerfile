@@ -22,6 +22,7 @@ RUN pip install --upgrade pip \
  && pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu \
  && pip install '.[kubernetes]' \
  && pip install --no-deps resemblyzer==0.1.4 \
- && python -c "import judgeaudit, snakemake, torch; print(torch.__version__)"
+ && python -c "import judgeaudit, snakemake, torch; print(torch.__version__)" \
+ && python -m judgeaudit.librosa_safe
 
 WORKDIR /workdir

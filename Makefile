@@ -15,6 +15,9 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/pip install -q -e '.[dev,cluster]'
 	# resemblyzer's metadata asks for `webrtcvad`/`typing`; its real deps are pinned above.
 	$(BIN)/pip install -q --no-deps resemblyzer==0.1.4
+	# compile librosa's numba kernels once, serially, before any parallel job or test
+	# worker loads them (numba's on-disk kernel cache races: judgeaudit/librosa_safe.py)
+	$(BIN)/python -m judgeaudit.librosa_safe
 	touch $(STAMP)
 
 # profiles/default is the workflow profile: Snakemake 9 loads it by itself ("Using

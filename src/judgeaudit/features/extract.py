@@ -72,7 +72,9 @@ def _mfcc_names() -> list[str]:
 
 
 def _mfcc_stats(x: np.ndarray, sr: int) -> np.ndarray:
-    import librosa
+    from judgeaudit.librosa_safe import librosa as _librosa
+
+    librosa = _librosa()
 
     if sr != MFCC_SR:
         x = librosa.resample(x, orig_sr=sr, target_sr=MFCC_SR)
@@ -113,7 +115,9 @@ def _dnsmos_model():
 def _to_16k(x: np.ndarray, sr: int) -> np.ndarray:
     if sr == MFCC_SR:
         return x
-    import librosa
+    from judgeaudit.librosa_safe import librosa as _librosa
+
+    librosa = _librosa()
 
     return librosa.resample(x, orig_sr=sr, target_sr=MFCC_SR)
 
@@ -161,6 +165,10 @@ def _dnsmos(x: np.ndarray, sr: int) -> np.ndarray:
 @functools.cache
 def _voice_encoder():
     import torch
+
+    from judgeaudit.librosa_safe import librosa as _librosa
+
+    _librosa()  # resemblyzer computes its mel frames with librosa
     from resemblyzer import VoiceEncoder
 
     torch.set_num_threads(1)
@@ -168,6 +176,9 @@ def _voice_encoder():
 
 
 def _resemblyzer(x: np.ndarray, sr: int) -> np.ndarray:
+    from judgeaudit.librosa_safe import librosa as _librosa
+
+    _librosa()  # preprocess_wav resamples with librosa
     from resemblyzer import preprocess_wav
 
     w = preprocess_wav(x.astype(np.float32), source_sr=sr)

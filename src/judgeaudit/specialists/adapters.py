@@ -140,7 +140,9 @@ class Emotion2VecPlus:
         if excluded is not None:
             return excluded
         if sr != 16000:
-            import librosa
+            from judgeaudit.librosa_safe import librosa as _librosa
+
+            librosa = _librosa()
 
             x = librosa.resample(x, orig_sr=sr, target_sr=16000)
         res = self.model.generate(x, granularity="utterance", extract_embedding=False)[0]
@@ -225,7 +227,9 @@ class WhisperLID:
         if excluded is not None:
             return excluded
         if sr != 16000:
-            import librosa
+            from judgeaudit.librosa_safe import librosa as _librosa
+
+            librosa = _librosa()
 
             x = librosa.resample(x, orig_sr=sr, target_sr=16000)
         scores, _ = self.detect(x.astype(np.float32))
@@ -258,7 +262,9 @@ class EcapaSpeaker:
 
         x, sr = load_audio(data)
         if sr != 16000:
-            import librosa
+            from judgeaudit.librosa_safe import librosa as _librosa
+
+            librosa = _librosa()
 
             x = librosa.resample(x, orig_sr=sr, target_sr=16000)
         with torch.no_grad():

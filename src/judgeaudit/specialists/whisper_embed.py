@@ -272,7 +272,9 @@ def embed_signal(x: np.ndarray, sr: int, model_dir: str | os.PathLike, window: s
                  threads: int = 1) -> np.ndarray:
     """Pooled (mean + std) encoder embedding of one screened clip."""
     if sr != SR:
-        import librosa
+        from judgeaudit.librosa_safe import librosa as _librosa
+
+        librosa = _librosa()
 
         x = librosa.resample(np.asarray(x, dtype=np.float32), orig_sr=sr, target_sr=SR)
     return pool_frames(encode_frames(x, model_dir, window, threads))

@@ -35,7 +35,9 @@ Score = Callable[[bytes], dict[str, float]]
 
 def median_f0(x: np.ndarray, sr: int) -> float:
     """Median F0 (Hz) over voiced frames (YIN; frames above -35 dB re peak RMS)."""
-    import librosa
+    from judgeaudit.librosa_safe import librosa as _librosa
+
+    librosa = _librosa()
 
     if len(x) < sr // 10:
         return float("nan")
