@@ -255,3 +255,24 @@ def pytest_collection_modifyitems(session, config, items):
         return 2 if module in uses else 1
 
     items.sort(key=rank)  # stable
+
+
+
+# --------------------------------------------------------------------------------------
+# JUDGEAUDIT_TEST_TIMELINE=<file>: one line per test (xdist worker, start and end in epoch
+# seconds, setup+call+teardown included, nodeid) appended to <file>, to see what each
+# worker did when (the suite's critical path).
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    path = os.environ.get("JUDGEAUDIT_TEST_TIMELINE")
+    if not path:
+        yield
+        return
+    import time
+
+    t0 = time.time()
+    yield
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(path, "a") as fh:
+        fh.write(f"{worker}\t{t0:.2f}\t{time.time():.2f}\t{item.nodeid}\n")
