@@ -33,6 +33,13 @@ from pathlib import Path
 DAEMONS = ("munged", "slurmctld", "slurmd")
 PACKAGES = ("slurm-wlm", "munge")
 PR_SET_PDEATHSIG = 1
+# sinfo %t node states (less their flag suffixes) on which no job will start.
+BAD_NODE_STATES = ("down", "drain", "drng", "fail", "failg", "maint", "unk", "inval",
+                   "npc", "plnd", "boot", "pow_dn", "powered_down")
+# squeue %r reasons of a pending job that wait on something ordinary (a free CPU, a job
+# ahead of it) and resolve by themselves; any other reason (ReqNodeNotAvail,
+# launch failed requeued held, PartitionConfig, ...) is a problem.
+PENDING_WAITS = ("None", "Priority", "Resources")
 
 
 class ClusterError(RuntimeError):
@@ -233,6 +240,31 @@ PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
         except subprocess.TimeoutExpired:
             return False
         return state.strip().rstrip("*") in ("idle", "mix", "alloc")
+
+    def problems(self) -> list[str]:
+        """What keeps this cluster's jobs from running, as stable one-line descriptions
+        (the same problem reads the same on every call, so a caller can time how long it
+        lasts): a daemon that exited, the node down/drained/failing/not responding, a
+        controller that does not answer, a pending job whose reason is not an ordinary
+        wait (PENDING_WAITS). Empty when jobs can run."""
+        found = [f"{name} exited with status {proc.returncode}"
+                 for name, proc in self.procs.items() if proc.poll() is not None]
+        try:
+            nodes = self.run("sinfo", "-h", "-N", "-o", "%N|%t|%E", timeout=15)
+            pending = self.run("squeue", "-h", "--states=PENDING", "-o", "%i|%r|%j",
+                               timeout=15)
+        except (ClusterError, subprocess.TimeoutExpired) as exc:
+            return [*found, f"slurmctld does not answer: {str(exc).strip()[:300]}"]
+        for line in nodes.splitlines():
+            name, state, reason = (line.split("|", 2) + ["", ""])[:3]
+            base = state.rstrip("*~#!%$@^-+")
+            if base in BAD_NODE_STATES or state.endswith("*"):
+                found.append(f"node {name} is {state} (reason: {reason.strip() or 'none'})")
+        for line in pending.splitlines():
+            job, reason, name = (line.split("|", 2) + ["", ""])[:3]
+            if reason not in PENDING_WAITS:
+                found.append(f"job {job} ({name}) pending: {reason}")
+        return found
 
     def status(self) -> str:
         return self.run("sinfo", "-N", "-l") + self.run("squeue", "--states=all")

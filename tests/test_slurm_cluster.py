@@ -45,6 +45,9 @@ VOLATILE_RESPONSE_FIELDS = ("latency_s",)
 VOLATILE_RECORD_FIELDS = ("created_utc",)
 VOLATILE_RECORD_EXTRA = ("generation_s",)
 VOLATILE_RESPONSE_RECORD_OUTPUT = ("sha256", "bytes")
+# How long a problem that keeps Slurm from running the jobs may last before the run is
+# stopped and the test fails naming it (instead of waiting out the 1500 s timeout).
+STUCK_AFTER_S = 60
 
 
 def _tiny_config(repo_root: Path) -> dict:
@@ -83,13 +86,76 @@ def _raise_interrupt(signum, frame):
     raise KeyboardInterrupt(f"signal {signum}")
 
 
-def _snakemake(exe, repo, work, env, *args, timeout=1500):
+def _snakemake(exe, repo, work, env, *args, timeout=1500, cluster=None):
     cmd = [exe, "-s", str(repo / "Snakefile"), "--directory", str(work), *args,
            "--configfile", str(repo / "config.yaml"), str(work / "tiny.yaml"), "--", *TARGETS]
-    res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
-    out = res.stdout + res.stderr
-    assert res.returncode == 0, out[-8000:]
+    if cluster is not None:
+        code, out = run_watched(cmd, env, cluster, work / "snakemake.out", timeout=timeout)
+    else:
+        res = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+        code, out = res.returncode, res.stdout + res.stderr
+    assert code == 0, out[-8000:]
     return out
+
+
+def run_watched(cmd, env, cluster, out_path: Path, timeout: float = 1500,
+                stuck_after: float = STUCK_AFTER_S, poll: float = 3.0) -> tuple[int, str]:
+    """Run `cmd` (a snakemake submitting to `cluster`) and return (exit code, output),
+    failing fast instead of waiting out `timeout` when the cluster cannot run its jobs:
+    a problem `cluster.problems()` names (node down or drained, a daemon gone, a job
+    pending for a reason that does not resolve by itself) that lasts `stuck_after`
+    seconds kills snakemake, cancels the cluster's jobs and fails the test naming the
+    problem, with the tails of the daemons' logs and of snakemake's output."""
+    seen: dict[str, float] = {}
+    t0 = time.monotonic()
+    with open(out_path, "w") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            while proc.poll() is None:
+                now = time.monotonic()
+                if now - t0 > timeout:
+                    _stop(proc, cluster)
+                    pytest.fail(f"snakemake on Slurm still running after {timeout:.0f} s; "
+                                f"cluster now: {cluster.problems() or 'no problem seen'}\n"
+                                f"{cluster.logs_tail()}\n--- snakemake\n"
+                                f"{_tail(out_path)}", pytrace=False)
+                current = cluster.problems()
+                seen = {p: seen.get(p, now) for p in current}
+                stuck = [p for p, since in seen.items() if now - since >= stuck_after]
+                if stuck:
+                    _stop(proc, cluster)
+                    pytest.fail(f"Slurm cannot run the jobs (for {stuck_after:.0f} s): "
+                                f"{'; '.join(stuck)}\n{cluster.logs_tail()}\n--- snakemake\n"
+                                f"{_tail(out_path)}", pytrace=False)
+                time.sleep(poll)
+        finally:
+            if proc.poll() is None:  # an interrupt or a failure above
+                _stop(proc, cluster)
+    return proc.returncode, out_path.read_text(errors="replace")
+
+
+def _stop(proc: subprocess.Popen, cluster) -> None:
+    """Snakemake (its whole process group) TERM then KILL, and every job of the cluster
+    cancelled."""
+    for sig, wait in ((signal.SIGTERM, 15), (signal.SIGKILL, 10)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            break
+        try:
+            proc.wait(timeout=wait)
+            break
+        except subprocess.TimeoutExpired:
+            continue
+    try:
+        cluster.run("scancel", "--user", str(os.getuid()), check=False, timeout=15)
+    except (subprocess.TimeoutExpired, OSError):
+        pass
+
+
+def _tail(path: Path, n: int = 4000) -> str:
+    return path.read_text(errors="replace")[-n:] if path.exists() else ""
 
 
 def _is_response_shard(rel: str) -> bool:
@@ -144,7 +210,7 @@ def test_tiny_study_on_slurm_matches_local_run(slurm, tmp_path, repo_root, snake
                      "--latency-wait", "10", "--resources", "judge_slots=1",
                      # embedded judges request no slot by default; here each asks one
                      # so the global bound is observable without a paid provider
-                     "--set-resources", "judge_shards_a_pair:judge_slots=1")
+                     "--set-resources", "judge_shards_a_pair:judge_slots=1", cluster=slurm)
     t_cluster = time.monotonic() - t0 - t_local
     print(f"local run {t_local:.0f}s, Slurm run {t_cluster:.0f}s")
 
@@ -189,3 +255,31 @@ def test_tiny_study_on_slurm_matches_local_run(slurm, tmp_path, repo_root, snake
                 "results/tables/estimator_validation.tsv", "figures/estimator_validation.png"):
         assert rel in exact, (rel, sorted(exact))
     assert len(exact) > 20, sorted(exact)
+
+
+def test_a_cluster_that_cannot_run_jobs_fails_fast_naming_why(slurm, tmp_path):
+    """The watchdog of the test above: with the node drained, a job stays pending; the
+    run is stopped within seconds of `stuck_after`, its job cancelled, and the failure
+    names the drained node (not a timeout much later)."""
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("SLURM_")},
+           **slurm.env()}
+    slurm.run("scontrol", "update", "nodename=localhost", "state=drain", "reason=watchdog-test")
+    t0 = time.monotonic()
+    try:
+        with pytest.raises(pytest.fail.Exception) as failed:
+            run_watched(["sbatch", "--wait", "--job-name=stuck", "--wrap", "true"], env, slurm,
+                        tmp_path / "out.txt", timeout=120, stuck_after=5, poll=1)
+        elapsed = time.monotonic() - t0
+    finally:
+        slurm.run("scontrol", "update", "nodename=localhost", "state=resume")
+    message = str(failed.value)
+    assert "Slurm cannot run the jobs" in message and "drain" in message, message[:2000]
+    assert "watchdog-test" in message, message[:2000]  # the node's reason, from sinfo
+    assert "--- " in message and "slurmctld.log" in message  # the daemons' log tails
+    assert elapsed < 60, elapsed
+    # the stuck job was cancelled, and the node takes jobs again
+    assert slurm.run("squeue", "-h", "--states=PENDING,RUNNING").strip() == ""
+    deadline = time.monotonic() + 30
+    while slurm.problems() and time.monotonic() < deadline:
+        time.sleep(1)
+    assert slurm.problems() == []
