@@ -177,26 +177,94 @@ def _build_tiny_run(base: Path) -> TinyRun:
     root.mkdir(parents=True)
     is_git = _copy_source(root)
     run = TinyRun(root, is_git)
+    cmd = [_snakemake_exe(), "-s", str(root / "Snakefile"), "--directory", str(root),
+           "--cores", "2", "--configfile", *run.configfiles()]
+    log = base / "tiny_run.log"
     t0, cpu0 = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    res = run.run(timeout=TINY_BUILD_TIMEOUT_S)
+    # the log is written as the build goes, so a build that dies or hangs leaves it
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, cwd=root, env=run.env, stdout=out,
+                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        try:
+            code = proc.wait(timeout=TINY_BUILD_TIMEOUT_S)
+        finally:
+            if proc.poll() is None:  # timeout, pytest-timeout's signal, Ctrl-C
+                proc.terminate()
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
     run.build_seconds = time.monotonic() - t0
     cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     # CPU of snakemake and every job (what an idle 2-core machine needs about half of)
     run.build_cpu_seconds = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
-    (base / "tiny_run.log").write_text(res.stdout + res.stderr)
-    if res.returncode != 0:
-        raise RuntimeError("the tiny run failed:\n" + res.stdout[-4000:] + res.stderr[-6000:])
+    if code != 0:
+        raise RuntimeError(f"the tiny run failed (snakemake exit {code}; full log {log}):\n"
+                           + _tail(log))
     return run
+
+
+def _tail(path: Path, n: int = 10000) -> str:
+    return path.read_text(errors="replace")[-n:] if path.exists() else ""
+
+
+def _tiny_run_info(run: TinyRun) -> dict:
+    return {"ok": True, "root": str(run.root), "git": run.is_git,
+            "build_seconds": round(run.build_seconds, 1),
+            "build_cpu_seconds": round(run.build_cpu_seconds, 1)}
+
+
+def build_once(base: Path, build) -> dict:
+    """Run `build()` (returning a JSON-able dict with "ok": True) at most once for every
+    process sharing `base`, and return its result -- or {"ok": False, "error": ...}:
+    the exception it raised (an interrupt is recorded, then raised on), or, when a
+    process died while building (its tiny_run.building marker is there, no result),
+    that it died, with the tail of base/tiny_run.log. Never builds twice."""
+    import json
+    import time
+
+    from filelock import FileLock
+
+    state, marker = base / "tiny_run.json", base / "tiny_run.building"
+    with FileLock(str(base / "tiny_run.lock")):  # released by the OS if its holder dies
+        if not state.exists() and marker.exists():
+            started = json.loads(marker.read_text())
+            state.write_text(json.dumps({"ok": False, "error": (
+                f"the tiny run's build (worker {started['worker']}, pid {started['pid']}) "
+                f"died {time.time() - started['t']:.0f} s after it started, without a "
+                f"result; not built again. Its log ({base / 'tiny_run.log'}) ends:\n"
+                + _tail(base / "tiny_run.log", 6000))}))
+        if not state.exists():
+            marker.write_text(json.dumps({"worker": os.environ.get("PYTEST_XDIST_WORKER",
+                                                                   "main"),
+                                          "pid": os.getpid(), "t": time.time()}))
+            try:
+                info = build()
+            except BaseException as exc:  # reported to every waiting worker
+                state.write_text(json.dumps({
+                    "ok": False,
+                    "error": f"{type(exc).__name__} while building the tiny run: {exc}"}))
+                if not isinstance(exc, Exception):
+                    raise  # an interrupt or pytest-timeout's failure goes on as it was
+            else:
+                state.write_text(json.dumps(info))
+        return json.loads(state.read_text())
 
 
 @pytest.fixture(scope="session")
 def tiny_run(tmp_path_factory) -> TinyRun:
     """The whole workflow run once on tests/tiny_config.yaml (see TinyRun). Read only:
     tests that modify anything use `tiny_run.clone(tmp_path / ...)`. While developing a
-    test, JUDGEAUDIT_TINY_RUN=<a finished tiny_run folder> reuses an earlier build."""
-    import json
+    test, JUDGEAUDIT_TINY_RUN=<a finished tiny_run folder> reuses an earlier build.
 
-    from filelock import FileLock
+    Built once per session whatever happens: the first worker to take the lock builds
+    and writes tiny_run.json (ok, or the build's error); if the build is interrupted
+    (pytest-timeout, Ctrl-C) the error is written before the interrupt goes on; if the
+    building worker dies outright (the lock is released by the OS), the next worker finds
+    its tiny_run.building marker without a result and records that instead of building
+    again. Every tiny_run test then fails at once with that error."""
+
 
     reuse = os.environ.get("JUDGEAUDIT_TINY_RUN")
     if reuse:  # development only: a finished run from an earlier session, as is
@@ -204,18 +272,7 @@ def tiny_run(tmp_path_factory) -> TinyRun:
     base = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         base = base.parent  # shared by every worker of this session
-    state = base / "tiny_run.json"
-    with FileLock(str(base / "tiny_run.lock")):
-        if not state.exists():
-            try:
-                run = _build_tiny_run(base)
-                info = {"ok": True, "root": str(run.root), "git": run.is_git,
-                        "build_seconds": round(run.build_seconds, 1),
-                        "build_cpu_seconds": round(run.build_cpu_seconds, 1)}
-            except Exception as exc:  # noqa: BLE001 (reported to every waiting worker)
-                info = {"ok": False, "error": str(exc)}
-            state.write_text(json.dumps(info))
-        info = json.loads(state.read_text())
+    info = build_once(base, lambda: _tiny_run_info(_build_tiny_run(base)))
     if not info["ok"]:
         pytest.fail(info["error"], pytrace=False)
     return TinyRun(Path(info["root"]), info["git"], info["build_seconds"])
