@@ -19,7 +19,7 @@ Printed per size:
              waited-for children: Snakemake or its largest job)
   load       mean 1-min load average sampled every 5 s during the run
 then, from the completed sizes only (at least two), the growth exponents b of
-wall_s ~ calls^b and cpu_s ~ calls^b (least squares on log-log), and for sizes not
+wall_s, cpu_s and judge_s ~ calls^b (least squares on log-log), and for sizes not
 run (budget cut) or cut by the time budget, projections of wall_s and cpu_s fitted
 on the completed sizes against f: a power law (x ~ f^b) and an affine law
 (x = fixed + per_f * f; fixed costs such as the plan and the specialists make b < 1
@@ -274,7 +274,7 @@ def estimate(done: list[dict], f: float) -> tuple[float, str] | None:
 def summary(rows: list[dict]) -> list[str]:
     done = [r for r in rows if r["status"] == "ok"]
     lines = []
-    for y in ("wall_s", "cpu_s"):
+    for y in ("wall_s", "cpu_s", "judge_s"):
         b = exponent(done, "calls", y)
         lines.append(f"growth exponent b ({y} ~ calls^b, {len(done)} completed sizes): "
                      + ("n/a (needs two completed sizes)" if b is None else f"{b:.2f}"))
