@@ -30,6 +30,7 @@ size done, linear in f from it) exceeds the budget left; the cut is printed.
 
     nice -n 10 python benchmarks/scale.py [--fractions 0.125 0.25 0.5 1]
         [--budget-min 60] [--cores 2] [--keep /tmp/scale] [--plan-only]
+    python benchmarks/scale.py --summarize /tmp/scale   # reprint a kept run
 """
 
 from __future__ import annotations
@@ -194,7 +195,13 @@ def main() -> None:
                     help="only the plans (jobs, DAG build time) of every size; run nothing")
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--keep", type=Path, default=None, help="work root to keep (else a temp dir)")
+    ap.add_argument("--summarize", type=Path, default=None, metavar="ROOT",
+                    help="reprint the table and fits of a kept run (ROOT/summary.json)")
     args = ap.parse_args()
+    if args.summarize:
+        rows = json.loads((args.summarize / "summary.json").read_text())
+        print("\n".join([*map(fmt, rows), *summary(rows)]))
+        return
 
     base = yaml.safe_load((REPO / "configs" / "scale.yaml").read_text())
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
