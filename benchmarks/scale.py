@@ -230,9 +230,9 @@ def main() -> None:
             row["status"] = "budget cut: not run, no budget left"
         rows.append(row)
         print(fmt(row), flush=True)
+        (root / "summary.json").write_text(json.dumps(rows, indent=1))  # after every size
     for line in summary(rows):
         print(line)
-    (root / "summary.json").write_text(json.dumps(rows, indent=1))
 
 
 def fit(pts: list[tuple[float, float]]) -> tuple[float, float] | None:
