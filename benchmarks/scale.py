@@ -30,7 +30,7 @@ size done, linear in f from it) exceeds the budget left; the cut is printed.
 
     nice -n 10 python benchmarks/scale.py [--fractions 0.125 0.25 0.5 1]
         [--budget-min 60] [--cores 2] [--keep /tmp/scale] [--plan-only]
-    python benchmarks/scale.py --summarize /tmp/scale   # reprint a kept run
+    python benchmarks/scale.py --summarize /tmp/scale [/tmp/scale2]   # reprint kept runs
 """
 
 from __future__ import annotations
@@ -195,11 +195,14 @@ def main() -> None:
                     help="only the plans (jobs, DAG build time) of every size; run nothing")
     ap.add_argument("--cores", type=int, default=2)
     ap.add_argument("--keep", type=Path, default=None, help="work root to keep (else a temp dir)")
-    ap.add_argument("--summarize", type=Path, default=None, metavar="ROOT",
-                    help="reprint the table and fits of a kept run (ROOT/summary.json)")
+    ap.add_argument("--summarize", type=Path, nargs="+", default=None, metavar="ROOT",
+                    help="reprint the table and fits of kept runs (ROOT/summary.json; "
+                         "several roots: their sizes merged, each row as measured)")
     args = ap.parse_args()
     if args.summarize:
-        rows = json.loads((args.summarize / "summary.json").read_text())
+        rows = sorted((r for root in args.summarize
+                       for r in json.loads((root / "summary.json").read_text())),
+                      key=lambda r: r["fraction"])
         print("\n".join([*map(fmt, rows), *summary(rows)]))
         return
 
