@@ -22,8 +22,9 @@ then, from the completed sizes only (at least two), the growth exponents b of
 wall_s, cpu_s and judge_s ~ calls^b (least squares on log-log), and for sizes not
 run (budget cut) or cut by the time budget, projections of wall_s and cpu_s fitted
 on the completed sizes against f: a power law (x ~ f^b) and an affine law
-(x = fixed + per_f * f; fixed costs such as the plan and the specialists make b < 1
-at small f, so the power law is the low and the affine law the high projection).
+(x = fixed + per_f * f). Fixed costs (plan, specialists, report) make b < 1 at small
+f, where the affine law is the more faithful; wall time also grows with the load of
+other work on the machine (the load column), CPU time does not.
 Nothing is assumed: with fewer than two completed sizes no exponent or projection
 is printed. A size is not started when its estimate (the projection, or with one
 size done, linear in f from it) exceeds the budget left; the cut is printed.
@@ -298,8 +299,8 @@ def summary(rows: list[dict]) -> list[str]:
         for y in ("wall_s", "cpu_s"):
             p = project(done, r["fraction"], y)
             parts.append(f"{y} n/a (needs two completed sizes)" if p is None else
-                         f"{y} {p[0]:.0f}-{p[1]:.0f} s ({p[0] / 60:.1f}-{p[1] / 60:.1f} min;"
-                         " power law-affine)")
+                         f"{y} {p[0]:.0f} s power law / {p[1]:.0f} s affine "
+                         f"({p[0] / 60:.1f} / {p[1] / 60:.1f} min)")
         lines.append(f"f={r['fraction']:g}: {r['status']}; projected " + ", ".join(parts))
     return lines
 

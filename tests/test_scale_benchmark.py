@@ -56,7 +56,7 @@ def test_cut_and_failed_sizes_do_not_enter_the_fit():
     done = [r for r in rows if r["status"] == "ok"]
     assert scale.exponent(done, "calls", "wall_s") == pytest.approx(1.0)
     line = [ln for ln in scale.summary(rows) if ln.startswith("f=0.5")][0]
-    assert "cut at 50 s" in line and "projected wall_s 400-400 s" in line
+    assert "cut at 50 s" in line and "projected wall_s 400 s power law / 400 s affine" in line
     assert not math.isnan(scale.project(done, 0.5)[0])
 
 
