@@ -121,14 +121,17 @@ class TinyRun:
         return [str(self.root / "config.yaml"), str(self.root / "tests" / "tiny_config.yaml"),
                 *map(str, overlays)]
 
+    def command(self, *args: str, overlays=(), cores: int = 2) -> list[str]:
+        """The `snakemake` command line `run` executes."""
+        return [_snakemake_exe(), "-s", str(self.root / "Snakefile"), "--directory",
+                str(self.root), "--cores", str(cores), *args,
+                "--configfile", *self.configfiles(*overlays)]
+
     def run(self, *args: str, overlays=(), cores: int = 2, env=None,
             timeout: float = 1800) -> subprocess.CompletedProcess:
         """`snakemake` in root with config.yaml + the tiny overlay (+ `overlays`, later
         files win); returns the CompletedProcess."""
-        cmd = [_snakemake_exe(), "-s", str(self.root / "Snakefile"), "--directory",
-               str(self.root), "--cores", str(cores), *args,
-               "--configfile", *self.configfiles(*overlays)]
-        return subprocess.run(cmd, cwd=self.root, env=self.env if env is None else env,
+        return subprocess.run(self.command(*args, overlays=overlays, cores=cores), cwd=self.root, env=self.env if env is None else env,
                               capture_output=True, text=True, timeout=timeout)
 
     def snakemake(self, *args: str, check: bool = True, **kw) -> str:
@@ -177,8 +180,7 @@ def _build_tiny_run(base: Path) -> TinyRun:
     root.mkdir(parents=True)
     is_git = _copy_source(root)
     run = TinyRun(root, is_git)
-    cmd = [_snakemake_exe(), "-s", str(root / "Snakefile"), "--directory", str(root),
-           "--cores", "2", "--configfile", *run.configfiles()]
+    cmd = run.command()
     log = base / "tiny_run.log"
     t0, cpu0 = time.monotonic(), resource.getrusage(resource.RUSAGE_CHILDREN)
     # the log is written as the build goes, so a build that dies or hangs leaves it
@@ -264,8 +266,6 @@ def tiny_run(tmp_path_factory) -> TinyRun:
     building worker dies outright (the lock is released by the OS), the next worker finds
     its tiny_run.building marker without a result and records that instead of building
     again. Every tiny_run test then fails at once with that error."""
-
-
     reuse = os.environ.get("JUDGEAUDIT_TINY_RUN")
     if reuse:  # development only: a finished run from an earlier session, as is
         return TinyRun(Path(reuse), (Path(reuse) / ".git").exists())
@@ -330,7 +330,6 @@ LONGEST = ("test_report_paper.py", "test_corpus_workflow.py", "test_slurm_cluste
            "test_librosa_safe.py", "test_ingest_snakemake.py", "test_study_b_workflow.py",
            "test_validation.py", "test_study_b_chance.py", "test_datasets_synth.py",
            "test_ingest_real.py", "test_leakage.py")
-
 
 
 # --------------------------------------------------------------------------------------
