@@ -14,7 +14,7 @@ from typing import Any
 
 from judgeaudit.audit import battery
 from judgeaudit.audit.power import design_effect, plan_size
-from judgeaudit.audit.sequential import Design, clustered_mean, decide
+from judgeaudit.audit.sequential import Design, clustered_mean, decide, small_sample_crit
 from judgeaudit.judges.adapters.base import make_adapter
 from judgeaudit.judges.cache import ResponseCache
 from judgeaudit.judges.engine import Engine, EngineOptions
@@ -222,8 +222,8 @@ def audit(judge: str, specs: Mapping[str, dict], protocol_files: Mapping[str, Ma
                 d = pc["design"]
                 units = pc["units"][:n]
                 vals = [u.value(answers) for u in units]
-                est, se = clustered_mean(vals, [u.cluster for u in units])
-                c = d.crit[stg - 1] if early else d.fixed_crit()
+                est, se, df = clustered_mean(vals, [u.cluster for u in units])
+                c = small_sample_crit(d.crit[stg - 1] if early else d.fixed_crit(), df)
                 verdict, lo, hi = decide(est, se, c, d.effect, d.sided)
                 last = stg == (len(d.looks) if early else 1)
                 state[p][pc["contrast"].name] = {
@@ -267,8 +267,8 @@ def _protocol_result(p: str, plan: dict, state: dict, answers, early: bool, cfg,
             "equivalence_bound": [-d.effect, d.effect] if c.sided == "two" else [None, d.effect],
             "alpha": d.alpha, "interval_level": 1 - 2 * d.alpha,
             "interval_method": ("repeated confidence interval, Lan-DeMets "
-                                f"{d.spending} spending, {len(d.looks)} looks, CR1 cluster-robust se"
-                                if early else "fixed design, normal interval, CR1 cluster-robust se"),
+                                f"{d.spending} spending, {len(d.looks)} looks, CR1 cluster-robust se, t on G-1 df"
+                                if early else "fixed design, CR1 cluster-robust se, t on G-1 df"),
             "looks": list(d.looks), "crit": list(d.crit), "n_max": d.n_max,
             "size": pc["size"], "units_available": len(pc["units"]), **s,
         })

@@ -5,7 +5,10 @@ fixed-design size). At each look the contrast's mean difference and its
 cluster-robust standard error give a repeated confidence interval (Jennison &
 Turnbull 1989)
 
-    [est - c_k * se, est + c_k * se],
+    [est - c_k' * se, est + c_k' * se],
+
+c_k' the Student-t quantile on G - 1 degrees of freedom (G clusters at the look)
+with the tail probability of the normal boundary c_k,
 
 with c_k the Lan-DeMets alpha-spending critical values (O'Brien-Fleming-type
 spending alpha(t) = 2 - 2 Phi(z_{1-alpha/2} / sqrt(t)) by default, Pocock-type
@@ -34,6 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 from scipy.stats import multivariate_normal, norm
+from scipy.stats import t as student_t
 
 SPENDING = ("obf", "pocock")
 
@@ -106,16 +110,26 @@ class Design:
         return float(norm.ppf(1.0 - self.alpha))
 
 
-def clustered_mean(values: Sequence[float], clusters: Sequence[str]) -> tuple[float, float]:
+def small_sample_crit(c: float, df: float) -> float:
+    """The Student-t quantile on `df` degrees of freedom with the normal boundary's
+    tail probability (1 - Phi(c)): the critical value used at a look, so few clusters
+    widen the interval (df = G - 1 for G clusters)."""
+    if not math.isfinite(df) or df <= 0:
+        return c
+    return float(student_t.ppf(norm.cdf(c), df))
+
+
+def clustered_mean(values: Sequence[float], clusters: Sequence[str]) -> tuple[float, float, float]:
     """Mean of the unit differences and its standard error: CR1 cluster-robust
     (G/(G-1) * sum_g (sum_{i in g} (d_i - mean))^2 / n^2), or the unit-level
     variance with fewer than 2 clusters, floored at 2/n^2 (the variance two
     disagreeing units would add), so n units that all agree still get an interval
-    of half-width c * sqrt(2) / n."""
+    of half-width c * sqrt(2) / n. Returns (mean, se, df) with df = G - 1 (n - 1
+    without clusters)."""
     d = np.asarray(values, dtype=float)
     n = d.size
     if n == 0:
-        return math.nan, math.inf
+        return math.nan, math.inf, 0.0
     est = float(d.mean())
     resid = d - est
     labels = np.asarray([str(c) for c in clusters])
@@ -124,10 +138,12 @@ def clustered_mean(values: Sequence[float], clusters: Sequence[str]) -> tuple[fl
     if g >= 2:
         sums = np.bincount(inv, weights=resid, minlength=g)
         var = g / (g - 1) * float(np.sum(sums**2)) / n**2
+        df = float(g - 1)
     else:
         var = float(np.sum(resid**2)) / max(1, n - 1) / n
+        df = float(n - 1)
     var = max(var, 2.0 / n**2)
-    return est, math.sqrt(var)
+    return est, math.sqrt(var), df
 
 
 def decide(est: float, se: float, c: float, effect: float, sided: str) -> tuple[str | None, float, float]:
@@ -160,7 +176,8 @@ def run_sequential(values: Sequence[float], clusters: Sequence[str], design: Des
     out: dict = {}
     for stage, (n, c) in enumerate(zip(looks, crit, strict=True), 1):
         n = min(n, len(values))
-        est, se = clustered_mean(values[:n], clusters[:n])
+        est, se, df = clustered_mean(values[:n], clusters[:n])
+        c = small_sample_crit(c, df)
         verdict, lo, hi = decide(est, se, c, design.effect, design.sided)
         out = {"verdict": verdict or "inconclusive", "estimate": est, "se": se,
                "ci_low": lo, "ci_high": hi, "crit": c, "stage": stage,
