@@ -30,6 +30,7 @@ benchmarks/audit_stopping.py)."""
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -58,6 +59,11 @@ def boundaries(fractions: Sequence[float], alpha: float, kind: str = "obf") -> l
     """One-sided critical values c_1..c_K for information fractions t_1 < ... < t_K = 1:
     P(Z_1 < c_1, ..., Z_{k-1} < c_{k-1}, Z_k >= c_k) = alpha(t_k) - alpha(t_{k-1})
     under H0 (Lan-DeMets; joint normal CDF by SciPy's Genz integration)."""
+    return list(_boundaries(tuple(round(float(x), 12) for x in fractions), float(alpha), kind))
+
+
+@functools.lru_cache(maxsize=256)
+def _boundaries(fractions: tuple[float, ...], alpha: float, kind: str) -> tuple[float, ...]:
     t = [float(x) for x in fractions]
     if any(b <= a for a, b in zip(t, t[1:], strict=False)) or not 0 < t[0] or abs(t[-1] - 1) > 1e-9:
         raise ValueError(f"information fractions must increase to 1, got {t}")
@@ -79,7 +85,7 @@ def boundaries(fractions: Sequence[float], alpha: float, kind: str = "obf") -> l
             return cont - float(mvn.cdf(np.array([*crit, c]))) - target
 
         crit.append(float(brentq(excess, -1.0, 12.0, xtol=1e-6)))
-    return [round(c, 5) for c in crit]
+    return tuple(round(c, 5) for c in crit)
 
 
 @dataclass(frozen=True)
