@@ -9,6 +9,7 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
+from judgeaudit.audit import plan as _audit_plan
 from judgeaudit.config import ConfigError, check_duplicate_keys, validate_config
 from judgeaudit.judges.budget import missing_keys
 from judgeaudit.locks import clear_stale_locks
@@ -462,8 +463,8 @@ TARGETS["validation"] = W.validation_targets
 # <<< validation helpers
 # >>> audit helpers
 # One-command judge audit (issue 23): results/audit/<judge>/card.json, requested per
-# judge by `judgeaudit audit` (not in `rule all`). Plan functions: judgeaudit.audit.plan.
-from judgeaudit.audit import plan as _audit_plan
+# judge by `judgeaudit audit`, never by the default target; plan functions in
+# judgeaudit.audit.plan.
 
 
 def audit_trial_inputs(wildcards=None):
