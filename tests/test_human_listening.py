@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from browser import DevTools, chromium
 
 from judgeaudit.cli import main as cli
 from judgeaudit.human.listening import write_listening_test
@@ -18,8 +19,6 @@ from judgeaudit.human.validation import ImportHumanError, import_human, limitati
 from judgeaudit.io import sha256_bytes, write_jsonl_atomic
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Request, TextPart
 from judgeaudit.testing.fakeserver import tone_wav
-
-from browser import DevTools, chromium
 
 EMOTIONS = ("angry", "happy", "neutral", "sad")
 
