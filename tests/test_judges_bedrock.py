@@ -111,6 +111,7 @@ def test_refusal_throttling_errors(server, clips, tmp_path):
         "500": ("FAULTS=500 Say: sad", "valid", 2),
         "stall": ("FAULTS=stall Say: angry", "valid", 2),
         "badjson": ("FAULTS=badjson Say: sad", "valid", 2),
+        "truncated": ("FAULTS=truncated Say: happy", "valid", 2),
         "refusal": ("ALWAYS=refusal", "refusal", 1),
         "garbage": ("ALWAYS=garbage", "invalid_json", 1),
         "validation": ("FAULTS=validation Say: sad", "error", 1),
@@ -152,6 +153,17 @@ def test_environment_only_credentials(server, clips, tmp_path, monkeypatch):
     with pytest.raises(MissingKeyError, match="AWS_REGION"):
         run(spec(server.url), [("t", req("Say: sad", clips[:1]))], tmp_path)
     assert server.requests == before
+
+
+def test_boto3_is_imported_lazily():
+    import subprocess
+    import sys
+
+    code = ("import sys; from judgeaudit.judges.adapters.base import make_adapter; "
+            "a = make_adapter('n', {'provider': 'bedrock', 'model': 'm'}); "
+            "print('boto3' in sys.modules, 'botocore' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
 
 
 def test_audio_limit_and_fingerprint(clips):
