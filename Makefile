@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml Makefile
 	$(BIN)/pip install -q --upgrade pip
 	# torch first: the CPU build on local disk; any other spec pulls CUDA wheels.
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev,cluster]'
+	$(BIN)/pip install -q -e '.[dev,cluster,bedrock]'
 	# resemblyzer's metadata asks for `webrtcvad`/`typing`; its real deps are pinned above.
 	$(BIN)/pip install -q --no-deps resemblyzer==0.1.4
 	# compile librosa's numba kernels once, serially, before any parallel job or test

@@ -1,5 +1,5 @@
 """`judgeaudit` command line: config checks, provenance tracing, the API-judge cost
-estimate and stale-lock recovery."""
+estimate, stale-lock recovery and the human listening test."""
 
 from __future__ import annotations
 
@@ -134,6 +134,33 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_listening_test(args: argparse.Namespace) -> int:
+    from judgeaudit.human.listening import ListeningTestError, write_listening_test
+
+    try:
+        s = write_listening_test(args.root, args.study, args.task, args.n, out=args.out,
+                                 shard=args.shard, condition=args.condition, seed=args.seed)
+    except ListeningTestError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    print(f"wrote {s['path']}: {s['n']} trials of {s['n_items']} items (shard {s['shard']}"
+          f"{', condition ' + s['condition'] if s['condition'] else ''}); open it in a browser, "
+          f"answer, download the TSV, then: judgeaudit import-human <file.tsv>")
+    return 0
+
+
+def _cmd_import_human(args: argparse.Namespace) -> int:
+    from judgeaudit.human.validation import ImportHumanError, import_human
+
+    try:
+        s = import_human(args.root, args.answers, out_base=args.out)
+    except ImportHumanError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    print(f"imported {s['answers']} answers: " + ", ".join(s["paths"]))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="judgeaudit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -179,6 +206,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("bundle", type=Path)
     p.add_argument("--cache-dir", type=Path, default=Path("cache"))
     p.set_defaults(func=_cmd_import)
+    p = sub.add_parser("listening-test", help="write a self-contained browser listening test "
+                       "over trials the judges get (results/human/listening_<study>_<task>.html)")
+    p.add_argument("--study", required=True, choices=["A", "B"])
+    p.add_argument("--task", required=True, help="e.g. single (Study B) or emotion (Study A)")
+    p.add_argument("--n", type=int, default=40, help="trials on the page")
+    p.add_argument("--shard", default=None, help="trial shard (default: B pointwise-none, "
+                   "A blueprint)")
+    p.add_argument("--condition", default=None,
+                   help="only trials of this condition (default: A audio_only)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--root", type=Path, default=Path("."), help="the run directory")
+    p.add_argument("--out", type=Path, default=None)
+    p.set_defaults(func=_cmd_listening_test)
+    p = sub.add_parser("import-human", help="import downloaded listening-test TSVs into "
+                       "results/tables/human_validation.{tsv,md,tex}")
+    p.add_argument("answers", nargs="+", type=Path)
+    p.add_argument("--root", type=Path, default=Path("."), help="the run directory")
+    p.add_argument("--out", type=Path, default=None, help="table base path (no suffix)")
+    p.set_defaults(func=_cmd_import_human)
     args, rest = parser.parse_known_args(argv)
     if rest:
         if args.command != "estimate-cost":

@@ -23,7 +23,7 @@ from judgeaudit.judges.adapters.base import HTTPAdapter, make_adapter
 from judgeaudit.judges.cache import ResponseCache
 from judgeaudit.judges.engine import _audio_seconds, fingerprint
 
-PAID_PROVIDERS = ("openai", "gemini", "openai_compatible")
+PAID_PROVIDERS = ("openai", "gemini", "openai_compatible", "bedrock")
 
 
 class BudgetExceeded(RuntimeError):
@@ -42,6 +42,9 @@ def missing_keys(panel: Mapping[str, Mapping[str, Any]], names: Iterable[str]) -
         if not is_paid(spec):
             continue
         adapter = make_adapter(name, spec)
+        if hasattr(adapter, "missing_env"):  # credentials in several variables (bedrock)
+            out.extend(f"{name}: {var}" for var in adapter.missing_env())
+            continue
         if not isinstance(adapter, HTTPAdapter) or adapter.spec.get("allow_no_key"):
             continue
         env = adapter.spec.get("api_key_env") or adapter.DEFAULT_KEY_ENV

@@ -152,7 +152,8 @@ RETRYABLE = ("error", "budget")
 by the next run (never cached), `unsupported` is final."""
 
 _USAGE_FIELDS = (("prompt_tokens", "completion_tokens"),
-                 ("promptTokenCount", "candidatesTokenCount"))
+                 ("promptTokenCount", "candidatesTokenCount"),
+                 ("inputTokens", "outputTokens"))  # Bedrock Converse
 
 
 def usage_tokens(usage: dict[str, Any]) -> tuple[int, int] | None:

@@ -483,6 +483,10 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
             commits.add(f"{str(code.get('git_commit'))[:10]}"
                         f"{' (dirty)' if code.get('git_dirty') else ''}")
     lims = _limitations(corpora, judges, frames, config, stats, min_n)
+    # --- human listening check (h-bedrock, issue 22): one hook, kept separate ---
+    from judgeaudit.human.validation import limitation_sentences
+
+    lims += limitation_sentences(root)
 
     n_trials = sum(s["n"] for s in samples)
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(title)}</title>"

@@ -206,7 +206,7 @@ class HTTPAdapter(Adapter):
 
 def make_adapter(name: str, spec: dict[str, Any]) -> Adapter:
     # import for registration side effects (cheap: no SDK imports at module level)
-    from judgeaudit.judges.adapters import gemini, openai_chat  # noqa: F401
+    from judgeaudit.judges.adapters import bedrock, gemini, openai_chat  # noqa: F401
     from judgeaudit.judges.embedded import adapters as _embedded  # noqa: F401
 
     provider = spec.get("provider")
