@@ -9,6 +9,10 @@ figures).
 
 from __future__ import annotations
 
+# the recipes' functions are named by dotted path (imported when called): declared
+# here so a script using this registry depends on them (judgeaudit.codedeps)
+__code_deps__ = ("judgeaudit.study_b.compute",)
+
 from judgeaudit.registry import Figure, Metric, Pivot, Recipe, Registry, Section, Table
 from judgeaudit.vocab import study_b as vocab_b
 
