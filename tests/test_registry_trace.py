@@ -60,6 +60,8 @@ def test_every_table_trace_recomputes_with_the_registry_function(root, monkeypat
             assert est.match is True, (name, i, est.note)
             recipe = next(r for r in O.RECIPES.values() if r.compute in est.recipe)
             assert est.trials and len(calls) >= before  # memoised rows share one call
+            assert all(r["request_text"] and r["response_source"] and r["status"]
+                       for r in est.trials), name
             assert recipe.rule in calls, (name, recipe.rule, calls)
             traced += 1
     # every study table the registry calls recomputable was traced

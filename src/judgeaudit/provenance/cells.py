@@ -291,12 +291,13 @@ def _trial_rows(trials: Sequence[dict], responses: Mapping[str, dict]) -> list[d
     return [trial_row(t, responses.get(t["trial_id"], {})) for t in trials]
 
 
-def _params(ch: Sequence[dict], rule: str) -> dict[str, Any]:
-    """The params the rule's record holds (the config values it received)."""
-    for node in ch:
-        if node["rule"] == rule and node["params"]:
-            return dict(node["params"])
-    return {}
+def _params(ch: Sequence[dict], rule: str, judge: str) -> dict[str, Any]:
+    """The params the rule's record holds (the config values it received): of this
+    judge's job where the rule runs per judge."""
+    nodes = [n for n in ch if n["rule"] == rule and n["params"]]
+    mine = [n for n in nodes if str(n["params"].get("judge", n["wildcards"].get(
+        "judge", judge))) == str(judge)]
+    return dict((mine or nodes)[0]["params"]) if (mine or nodes) else {}
 
 
 def _files(ch: Sequence[dict], prefix: str, rule: str | None = None) -> list[str]:
@@ -352,8 +353,8 @@ def _scored_shards(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Pat
 def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path
                ) -> tuple[dict[str, pd.DataFrame], list[dict], str]:
     """(the recipe's outputs recomputed on the cell, the cell's trials, how)."""
-    params = _params(ch, recipe.rule)
-    params.setdefault("judge", row["judge"])
+    params = _params(ch, recipe.rule, row["judge"])
+    params["judge"] = row["judge"]
     if recipe.source == "trials_responses":
         trials, resp = _trials_responses(recipe, row, ch, root)
         inputs = resolve(recipe.load)(
@@ -367,7 +368,7 @@ def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path
     shown = {k: v for k, v in sorted(params.items()) if k in ("n_boot", "seed", "gate")}
     how = (f"{recipe.compute}({', '.join(f'{k}={v}' for k, v in shown.items())}) on "
            f"{recipe.select} of {recipe.load}: {note}")
-    return outputs, [t for t in trials if t["trial_id"] in ids], how
+    return outputs, _trial_rows([t for t in trials if t["trial_id"] in ids], resp), how
 
 
 _MEMO: dict[tuple, tuple] = {}

@@ -53,7 +53,7 @@ SECTIONS = (
 
 def _m(name: str, estimand: str, function: str, unit: str = CLS_UNIT,
        cell: tuple[str, ...] = CLS_CELL, method: str = "wilson_cr2_bm",
-       extra: tuple[str, ...] = ("cluster_bootstrap_bca",)) -> Metric:
+       extra: tuple[str, ...] = ("cluster_bootstrap_bca", "wilson")) -> Metric:
     return Metric(name, STUDY, estimand, function, method, cell, unit, "cluster",
                   METRICS_FILE, JUDGE_RULE, extra)
 
@@ -68,7 +68,8 @@ METRICS = (
        "audio-only answer for the clip (the label contradicts what it hears)",
        f"{SA}.classification_metrics"),
     _m("rf_norm", "chance-normalised RF~ = (RF - c)/(1 - c), c = 1/(K-1), unclipped",
-       f"{SA}.rf_norm_row", extra=("chance_normalised", "cluster_bootstrap_bca")),
+       f"{SA}.rf_norm_row",
+       extra=("chance_normalised", "cluster_bootstrap_bca", "wilson")),
     _m("follow_true_reference", "P(answer = the true reference label) under the `match` "
        "control", f"{SA}.classification_metrics"),
     *(_m(s, f"share of cue-conflict answers that {s.replace('follow_', 'follow the ')} "
@@ -107,7 +108,7 @@ TABLES = (
           paper_table="II",
           pivot=Pivot(_ROWS, ("condition",), where={"metric": ("accuracy",)},
                       column_order=vocab_a.BLUEPRINT_CONDITIONS),
-          extra_methods=("cluster_bootstrap_bca",)),
+          extra_methods=("cluster_bootstrap_bca", "wilson")),
     Table("study_a_follow_blueprint", STUDY, "rq1", "Table A.S1",
           "Follow rates on the wrong-label blueprint conditions: accuracy, RF, rf_adj and "
           "RF~ side by side (seed-pooled).",
@@ -116,7 +117,7 @@ TABLES = (
           CLS_UNIT, "cluster", _IN, ("accuracy", *FOLLOW), (),
           pivot=Pivot(_ROWS, ("condition",), where={"metric": ("rf",)},
                       column_order=vocab_a.WRONG_BLUEPRINT_CONDITIONS),
-          extra_methods=("chance_normalised", "cluster_bootstrap_bca")),
+          extra_methods=("chance_normalised", "cluster_bootstrap_bca", "wilson")),
     Table("study_a_table3_reference", STUDY, "rq2", "Table III",
           "Reference-follow rate RF, rf_adj and chance-normalised RF~ by the placement of "
           "a wrong reference (system, rubric, before, after the audio); `match` is the "
@@ -126,7 +127,7 @@ TABLES = (
           ("accuracy", *FOLLOW), ("study_a_follow_by_placement",), paper_table="III",
           pivot=Pivot(_ROWS, ("condition",), where={"metric": ("rf_norm",)},
                       column_order=vocab_a.PLACEMENTS),
-          extra_methods=("chance_normalised", "cluster_bootstrap_bca")),
+          extra_methods=("chance_normalised", "cluster_bootstrap_bca", "wilson")),
     Table("study_a_table4_conflict", STUDY, "conflict", "Table A.S2",
           "Cue conflict: a wrong specialist block and a wrong reference naming two "
           "different labels; share of answers following the block, the reference, the "
@@ -136,7 +137,7 @@ TABLES = (
           CLS_UNIT, "cluster", _IN, CONFLICT_SHARES, (),
           pivot=Pivot(_ROWS, ("metric",), where={"metric": CONFLICT_SHARES},
                       column_order=CONFLICT_SHARES),
-          extra_methods=("cluster_bootstrap_bca",)),
+          extra_methods=("cluster_bootstrap_bca", "wilson")),
     Table("study_a_table5_pairwise", STUDY, "rq3", "Table IV",
           "Pairwise A/B judging in both orders: position lock and the four pair modes "
           "(over pairs judged validly in both orders) and the gold-aligned rate g (over "
@@ -146,7 +147,7 @@ TABLES = (
           PAIR_METRICS, ("study_a_lock_vs_g",), paper_table="IV",
           pivot=Pivot(_ROWS, ("format", "metric"), where={"metric": ("lock", "g")},
                       column_order=vocab_a.PAIR_FORMATS),
-          extra_methods=("cluster_bootstrap_bca",), aliases={"format": "condition"}),
+          extra_methods=("cluster_bootstrap_bca", "wilson"), aliases={"format": "condition"}),
     Table("study_a_contrasts", STUDY, "contrasts", "Table A.S3",
           "Pre-specified paired contrasts (difference a - b over units valid under both "
           "conditions) per judge and task, Holm-adjusted within each family over the "
@@ -163,7 +164,7 @@ TABLES = (
           "planted rate vs its estimate per simulated judge x knob x task",
           f"{SA}.planted_table", f"{RA}.table_planted", "wilson_cr2_bm",
           "as the estimate's metric", "cluster", {"planted": PLANTED_FILE}, ("planted",),
-          extra_methods=("chance_normalised",), fixed={"seed": "all"}),
+          extra_methods=("chance_normalised", "wilson"), fixed={"seed": "all"}),
 )
 
 FIGURES = (
