@@ -25,12 +25,11 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
 from judgeaudit import prompts as C
 from judgeaudit.judges.embedded.perception import NO_SPEECH, Perception
 from judgeaudit.judges.embedded.reader import RequestView, clip_seed_material
 from judgeaudit.judges.parse import match_label
+from judgeaudit.similarity import cosine
 from judgeaudit.vocab.study_a import PAIR_FORMATS, PLACEMENTS
 
 
@@ -76,11 +75,7 @@ def _pair_scores(view: RequestView, perception: Perception) -> list[float]:
     attr = view.attribute
     if attr == "speaker" and view.reference_clip is not None:
         ref = perception.speaker_embedding(view.reference_clip.wav)
-        out = []
-        for clip in (a, b):
-            emb = perception.speaker_embedding(clip.wav)
-            out.append(float(np.dot(ref, emb) / (np.linalg.norm(ref) * np.linalg.norm(emb) + 1e-12)))
-        return out
+        return [float(cosine(ref, perception.speaker_embedding(c.wav))[0]) for c in (a, b)]
     if attr == "emotion":
         target = next((e for e in C.EMOTIONS if e in view.text.casefold()), None)
         if target:
