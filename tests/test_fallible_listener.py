@@ -11,7 +11,7 @@ from scipy.stats import binomtest
 
 from judgeaudit import prompts as C
 from judgeaudit.io import sha256_bytes
-from judgeaudit.judges.adapters.base import make_adapter
+from judgeaudit.judges.adapters import make_adapter
 from judgeaudit.judges.embedded.fallible import FalliblePerception, confusion
 from judgeaudit.judges.request import AnswerSpec, AudioPart, LoadedRequest, Request, TextPart
 from judgeaudit.testing.perception import ToneFakePerception

@@ -13,7 +13,7 @@ from scipy.stats import binomtest
 
 from judgeaudit import prompts as C
 from judgeaudit.io import read_jsonl, sha256_bytes
-from judgeaudit.judges.adapters.base import make_adapter
+from judgeaudit.judges.adapters import make_adapter
 from judgeaudit.judges.embedded.reader import read_request
 from judgeaudit.judges.request import AnswerSpec, AudioPart, LoadedRequest, Request, TextPart
 from judgeaudit.judges.shard import run_shard
@@ -205,3 +205,15 @@ def test_embedded_judge_through_engine_and_cache(tmp_path):
                    tmp_path / "cache", progress=False)
     assert s3["sent"] == 3
     assert [r["parsed"] for r in read_jsonl(out)] == ["angry", "happy", "sad"]
+
+
+def test_provider_roles_are_read_off_the_adapter_classes():
+    from judgeaudit.judges.adapters import providers, registry
+
+    assert providers(paid=True) == ("gemini", "openai", "openai_compatible")
+    assert providers(paid=False) == ("first_slot", "label_reader", "listener", "simulated")
+    assert providers(perceives=True) == ("listener", "simulated")
+    assert providers(control=True) == ("first_slot", "label_reader", "listener")
+    assert all(registry()[p].paid for p in providers(paid=True))
+    with pytest.raises(ValueError, match="unknown adapter roles"):
+        providers(free=True)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from judgeaudit.io import read_jsonl, sha256_bytes
-from judgeaudit.judges.adapters.base import PermanentError, TransientError, make_adapter
+from judgeaudit.judges.adapters import PermanentError, TransientError, make_adapter
 from judgeaudit.judges.cache import ResponseCache
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Request, TextPart
 from judgeaudit.judges.shard import ShardIncomplete, attempts_log_path, run_shard

@@ -147,7 +147,7 @@ def test_silent_clip_is_excluded_with_a_counted_reason(tmp_path, emodb_dir, emod
 
 def test_listener_answers_no_speech_instead_of_a_label(tmp_path, emodb_dir, emodb_model):
     from judgeaudit import prompts as C
-    from judgeaudit.judges.adapters.base import make_adapter
+    from judgeaudit.judges.adapters import make_adapter
     from judgeaudit.judges.parse import parse_response
     from judgeaudit.judges.request import AnswerSpec, AudioPart, LoadedRequest, Request, TextPart
 

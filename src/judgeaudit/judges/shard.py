@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from judgeaudit.io import read_jsonl, write_jsonl_atomic
-from judgeaudit.judges.adapters.base import make_adapter
+from judgeaudit.judges.adapters import make_adapter
 from judgeaudit.judges.cache import ResponseCache
 from judgeaudit.judges.engine import RETRYABLE, Engine, EngineOptions
 from judgeaudit.judges.request import Request

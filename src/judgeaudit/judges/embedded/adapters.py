@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from judgeaudit.judges.adapters.base import Adapter, Reply, register
+from judgeaudit.judges.adapters.base import Adapter, Reply
 from judgeaudit.judges.embedded import judges as J
 from judgeaudit.judges.embedded import lexicon as L  # Study B requests (owned by study_b)
 from judgeaudit.judges.embedded.fallible import DEFAULT_ACCURACY, FalliblePerception
@@ -57,9 +57,9 @@ def _what(view, loaded: LoadedRequest) -> str:
     return f"{view.task}/{view.attribute}"
 
 
-@register
 class LabelReaderAdapter(EmbeddedAdapter):
     provider = "label_reader"
+    control = True
 
     def decide(self, view, loaded):
         if L.is_study_b(loaded.request):
@@ -67,21 +67,22 @@ class LabelReaderAdapter(EmbeddedAdapter):
         return J.label_reader(view)
 
 
-@register
 class FirstSlotAdapter(EmbeddedAdapter):
     provider = "first_slot"
+    control = True
 
     def decide(self, view, loaded):
         return J.first_slot(view)
 
 
-@register
 class ListenerAdapter(EmbeddedAdapter):
     """The audio-grounded cascade. Its categorical perception is degraded to
     `perception.accuracy` (default 0.80) by `FalliblePerception`, keyed on the clip's
     audio hash and `perception.seed` inside the judge (issue 11)."""
 
     provider = "listener"
+    perceives = True
+    control = True
     _listener_perception = None
 
     def _perception_accuracy(self) -> tuple[float, int]:
@@ -110,9 +111,9 @@ class ListenerAdapter(EmbeddedAdapter):
         return J.listener(view, self.listener_perception)
 
 
-@register
 class SimulatedAdapter(ListenerAdapter):
     provider = "simulated"
+    control = False  # its shortcut propensities are planted, not known a priori
 
     def __init__(self, name: str, spec: dict[str, Any], perception=None):
         super().__init__(name, spec, perception)
