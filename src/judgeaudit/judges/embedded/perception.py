@@ -19,7 +19,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from judgeaudit.io import sha256_bytes
+from judgeaudit.io import hash_path, sha256_bytes
 
 #: What `emotion()` / `language()` return for a clip the specialist's screen excluded
 #: (no speech detected, too short...): never a label of the vocabulary.
@@ -184,8 +184,6 @@ def make_perception(spec: Mapping[str, Any] | None,
 def model_hashes(spec: Mapping[str, Any] | None) -> dict[str, str | None]:
     """sha256 of each configured model file/folder: part of the judge fingerprint,
     so retrained specialists never replay stale cached answers."""
-    from judgeaudit.provenance import hash_path
-
     models = (spec or {}).get("models") or {}
     _check_resolved(models)
     return {k: hash_path(v)["sha256"] for k, v in sorted(models.items()) if v}
