@@ -15,9 +15,10 @@ from judgeaudit.judges.adapters import make_adapter
 from judgeaudit.judges.embedded.fallible import FalliblePerception, confusion
 from judgeaudit.judges.request import AnswerSpec, AudioPart, LoadedRequest, Request, TextPart
 from judgeaudit.testing.perception import ToneFakePerception
+from judgeaudit.vocab.labels import EMOTIONS
 from tests.test_judges_embedded import QUESTION, emo_clip
 
-EMO = C.EMOTIONS
+EMO = EMOTIONS
 FACTORY = "judgeaudit.testing.perception:ToneFakePerception"
 
 

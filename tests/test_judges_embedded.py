@@ -17,8 +17,9 @@ from judgeaudit.judges.adapters import make_adapter
 from judgeaudit.judges.embedded.reader import read_request
 from judgeaudit.judges.request import AnswerSpec, AudioPart, LoadedRequest, Request, TextPart
 from judgeaudit.judges.shard import run_shard
+from judgeaudit.vocab.labels import EMOTIONS
 
-EMO = C.EMOTIONS
+EMO = EMOTIONS
 SR = 16000
 # exact perception (accuracy 1.0): these tests pin the judges' decision logic; the
 # fallible listener has its own tests (tests/test_fallible_listener.py)
@@ -67,10 +68,10 @@ QUESTION = "Question: which emotion does the speaker express? Answer with one of
 
 
 def test_reader_finds_labels_placement_framing_and_fallible():
-    lr = loaded([QUESTION, "Grading rubric: judge the voice. " + C.REFERENCE_TEXT.format(label="sad"),
+    lr = loaded([QUESTION, "Grading rubric: judge the voice. " + C.REFERENCE_LABEL_TEXT.format(label="sad"),
                  emo_clip("happy"), C.FRAMED_BLOCK.format(label="angry"),
                  C.UNFRAMED_BLOCK.format(label="calm"), C.FALLIBLE_INSTRUCTION],
-                EMO, system="You judge speech.\n" + C.REFERENCE_TEXT.format(label="fearful"))
+                EMO, system="You judge speech.\n" + C.REFERENCE_LABEL_TEXT.format(label="fearful"))
     view = read_request(lr)
     assert (view.task, view.attribute, view.audio_format) == ("classify", "emotion", "single")
     got = [(lab.kind, lab.label, lab.placement, lab.framed) for lab in view.labels]
@@ -86,7 +87,7 @@ def test_control_judges_on_classification():
     assert answer("listener", lr) == "happy"  # audio, ignores the block
     assert answer("label_reader", lr) == "angry"  # copies the block
     assert answer("first_slot", lr) == "neutral"
-    ref = loaded([C.REFERENCE_TEXT.format(label="sad"), emo_clip("happy"), QUESTION], EMO)
+    ref = loaded([C.REFERENCE_LABEL_TEXT.format(label="sad"), emo_clip("happy"), QUESTION], EMO)
     assert answer("listener", ref) == "happy" and answer("label_reader", ref) == "sad"
     # label-reader without any label: a fixed text-only answer, whatever the audio
     a = answer("label_reader", loaded([QUESTION, emo_clip("happy")], EMO))
@@ -167,8 +168,8 @@ def test_simulated_follow_rates_and_determinism():
             "with_audio": loaded([q, emo_clip("happy", i), C.FRAMED_BLOCK.format(label="angry")], EMO),
             "with_audio_fallible": loaded([q, emo_clip("happy", i), C.FRAMED_BLOCK.format(label="angry"),
                                            C.FALLIBLE_INSTRUCTION], EMO),
-            "after": loaded([q, emo_clip("happy", i), C.REFERENCE_TEXT.format(label="angry")], EMO),
-            "system": loaded([q, emo_clip("happy", i)], EMO, system=C.REFERENCE_TEXT.format(label="angry")),
+            "after": loaded([q, emo_clip("happy", i), C.REFERENCE_LABEL_TEXT.format(label="angry")], EMO),
+            "system": loaded([q, emo_clip("happy", i)], EMO, system=C.REFERENCE_LABEL_TEXT.format(label="angry")),
         }
         for cond, lr in reqs.items():
             got = json.loads(sim.complete_sync(lr).raw_text)["label"]

@@ -23,7 +23,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from judgeaudit.specialists.base import EMOTIONS, SpecialistError, check_vocabulary
+from judgeaudit.specialists.base import SpecialistError, check_vocabulary
+from judgeaudit.vocab.labels import EMOTIONS
 
 log = logging.getLogger(__name__)
 COLUMNS = ["specialist", "dataset", "split", "metric", "estimate", "ci_low", "ci_high", "n",

@@ -15,7 +15,7 @@ class ToneFakePerception:
     LANGS = ("en", "es", "fr", "de")
 
     def __init__(self, emotions: tuple[str, ...] | None = None):
-        from judgeaudit.prompts import EMOTIONS
+        from judgeaudit.vocab.labels import EMOTIONS
 
         self.emotions = tuple(emotions or EMOTIONS)
 

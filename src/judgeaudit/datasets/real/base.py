@@ -37,7 +37,6 @@ log = logging.getLogger("judgeaudit.datasets.real")
 COMMON_COLUMNS = ["clip_id", "path", "sha256", "duration_s", "sample_rate", "channels",
                   "speaker", "split"]
 ORIG_COLUMNS = ["orig_path", "orig_sha256", "orig_format", "orig_sample_rate", "orig_channels"]
-EMOTIONS = ("neutral", "calm", "happy", "sad", "angry", "fearful", "disgust", "surprised")
 
 
 class LabelError(ValueError):
