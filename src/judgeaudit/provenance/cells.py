@@ -32,7 +32,7 @@ import pandas as pd
 
 from judgeaudit.io import read_jsonl
 from judgeaudit.provenance import record_path
-from judgeaudit.vocab.study_b import PROTOCOLS
+from judgeaudit.vocab.study_b import NO_CUE, PROTOCOLS
 
 # files whose records the cell chain follows; anything else is listed as a leaf
 FOLLOW_PREFIXES = ("results/tables/", "results/metrics/", "results/responses/",
@@ -353,7 +353,7 @@ def _study_b(metric: str):
             how = f"stats.study_b.protocol_gap(n_boot={n_boot}, seed={seed})"
         elif metric == "cue_dependence":
             cell = (scored["protocol"] == proto) & scored["cue"].isin([row.get("cue", ""),
-                                                                        "none"])
+                                                                        NO_CUE])
             recomputed = SB.cue_dependence(scored[cell], n_boot=n_boot, seed=seed)
             how = f"stats.study_b.cue_dependence(n_boot={n_boot}, seed={seed})"
         else:  # states -> potemkin or state distribution
@@ -363,7 +363,7 @@ def _study_b(metric: str):
                                                         "study_b_states")
                           if f.endswith("items.jsonl")]
             cell = scored["probe"].isin(["P", "O"]) | (
-                (scored["protocol"] == "pointwise") & (scored["cue"] == "none"))
+                (scored["protocol"] == "pointwise") & (scored["cue"] == NO_CUE))
             st = SB.states(scored[cell], items_by_task(item_files))
             if "state" in row:
                 recomputed, how = SB.state_distribution(st), "stats.study_b.state_distribution"

@@ -33,7 +33,7 @@ from judgeaudit.stats.clustered import (
     METHOD_TEXT,
     caption_method,
 )
-from judgeaudit.vocab.study_b import CUES, PROTOCOLS, TASKS
+from judgeaudit.vocab.study_b import CUES, NO_CUE, PROTOCOLS, TASKS
 
 TASK_LABEL = {"single": "Single", "positional": "Positional", "conversation": "Conversation"}
 TASK_ORDER = TASKS
@@ -217,7 +217,7 @@ def heatmap_figure(pot: pd.DataFrame, gap: pd.DataFrame, cue: pd.DataFrame,
     (Pairwise - Pointwise, cue none), cue dependence (Pointwise hard/transition - none)}."""
     cols, data = [], {}
     p = pot[pot["metric"] == "conditional_potemkin"]
-    g = gap[gap["cue"] == "none"]
+    g = gap[gap["cue"] == NO_CUE]
     c = cue[cue["protocol"] == "pointwise"]
     tasks = [t for t in TASK_ORDER if t in set(pot["task"]) | set(gap["task"])]
     for task in tasks:

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 TASKS: tuple[str, ...] = ("single", "positional", "conversation")
 PROTOCOLS: tuple[str, ...] = ("pointwise", "pairwise")
-CUES: tuple[str, ...] = ("none", "soft", "hard", "transition")
+# the cue of a shard that shows no cue (the baseline every cue is contrasted with)
+NO_CUE = "none"
+CUES: tuple[str, ...] = (NO_CUE, "soft", "hard", "transition")
 # cues a task may use (config study_b.tasks.<task>.cues)
 TASK_CUES: dict[str, tuple[str, ...]] = {
-    "single": ("none", "soft", "hard"),
-    "positional": ("none", "transition"),
-    "conversation": ("none", "soft", "hard"),
+    "single": (NO_CUE, "soft", "hard"),
+    "positional": (NO_CUE, "transition"),
+    "conversation": (NO_CUE, "soft", "hard"),
 }
 PROBES: tuple[str, ...] = ("P", "O")
 PROBE_PREFIX = "probe-"
@@ -35,5 +37,5 @@ def shard_regex() -> str:
             + "|".join(PROBE_SHARDS))
 
 
-__all__ = ["CUES", "PROBES", "PROBE_PREFIX", "PROBE_SHARDS", "PROTOCOLS", "TASKS",
+__all__ = ["CUES", "NO_CUE", "PROBES", "PROBE_PREFIX", "PROBE_SHARDS", "PROTOCOLS", "TASKS",
            "TASK_CUES", "probe_shard", "protocol_shard", "shard_regex"]
