@@ -160,8 +160,7 @@ def test_listener_answers_no_speech_instead_of_a_label(tmp_path, emodb_dir, emod
         lr = LoadedRequest(Request(None, (TextPart(q), AudioPart(sha, "wav")),
                                    AnswerSpec("label", tuple(EMOTIONS))), {sha: wav})
         adapter = make_adapter("j", {"provider": provider, **extra,
-                                     "perception": {"kind": "specialists",
-                                                    "models": {"emotion": str(model_dir)}}})
+                                     "perception": {"models": {"emotion": str(model_dir)}}})
         raw = adapter.complete_sync(lr).raw_text
         return json.loads(raw)["label"], parse_response(raw, lr.request.answer), adapter
 

@@ -329,8 +329,7 @@ class Plan:
         shard's corpus (other kinds: null, the shard never needs them)."""
         spec = copy.deepcopy(self.judge_spec(name))
         perception = spec.get("perception") or {}
-        if (spec["provider"] not in providers(perceives=True)
-                or perception.get("kind", "specialists") != "specialists"):
+        if spec["provider"] not in providers(perceives=True):
             return spec
         corpora = self.perception_corpora(study, task)
         models = dict(perception.get("models") or {})
@@ -355,8 +354,6 @@ class Plan:
         if spec["provider"] not in providers(perceives=True):
             return []
         perception = spec.get("perception") or {}
-        if perception.get("kind", "specialists") != "specialists":
-            return []
         return sorted(p for p in (perception.get("models") or {}).values() if p and p != "auto")
 
     def paid_judge(self, name: str) -> bool:

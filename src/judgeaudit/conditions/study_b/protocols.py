@@ -81,12 +81,6 @@ def shard_kind(shard: str) -> tuple[str, str | None]:
     return proto, cue
 
 
-def template_names(shard: str) -> list[str]:
-    """The template files a shard uses (cue files are separate)."""
-    kind, _ = shard_kind(shard)
-    return ["system", kind]
-
-
 # Audio of one rendering: {turn: (path, sha256)} from the renderings table.
 Audio = Mapping[tuple[str, int, int], tuple[str, str]]
 
@@ -235,4 +229,4 @@ def build_trials(items: Sequence[dict], audio: Audio, shard: str,
 
 __all__ = ["CUES", "PROBES", "PROTOCOLS", "REPLY_ANSWER", "TEMPLATE_FILES", "Template",
            "TrialError", "build_trials", "context_text", "oracle_labels", "oracle_statement",
-           "replies_text", "shard_kind", "template_names", "trial_id"]
+           "replies_text", "shard_kind", "trial_id"]

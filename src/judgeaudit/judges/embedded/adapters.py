@@ -25,7 +25,7 @@ class EmbeddedAdapter(Adapter):
     def __init__(self, name: str, spec: dict[str, Any], perception=None):
         super().__init__(name, spec)
         self._perception = perception
-        self.perception_store: str | None = None  # set by run_shard: <cache_dir>/perception.sqlite
+        self.perception_store: str | None = None  # set by run_shards: <cache_dir>/perception.sqlite
 
     @property
     def perception(self):
@@ -101,8 +101,6 @@ class ListenerAdapter(EmbeddedAdapter):
         pspec = self.spec.get("perception") or {}
         acc, seed = self._perception_accuracy()
         return {"embedded_version": EMBEDDED_VERSION, "lexicon_version": L.LEXICON_VERSION,
-                "perception_kind": pspec.get("kind", "specialists"),
-                "perception_factory": pspec.get("factory"), "perception_options": pspec.get("options"),
                 "models": model_hashes(pspec), "perception_accuracy": acc, "perception_seed": seed}
 
     def decide(self, view, loaded):

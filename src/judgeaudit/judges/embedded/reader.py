@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from judgeaudit import prompts as C
 from judgeaudit.judges.embedded.audio import decode_wav, encode_wav, pcm_hash
 from judgeaudit.judges.parse import match_label
@@ -172,7 +170,3 @@ def _marks_reference(req, audio_index: int) -> bool:
 def clip_seed_material(clips: list[Clip]) -> str:
     """Order-free identity of a set of clips (sorted sample hashes)."""
     return ",".join(sorted(c.pcm_sha256 for c in clips))
-
-
-def to_pcm(clip: Clip) -> np.ndarray:
-    return decode_wav(clip.wav)[0]
