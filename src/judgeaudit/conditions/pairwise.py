@@ -48,9 +48,7 @@ from judgeaudit.vocab.study_a import PAIR_FORMATS
 
 STUDY = "A"
 ANSWER_KEY = "choice"
-SLOTS = PAIR_SLOTS
 ORDERS = ("AB", "BA")
-FORMATS = PAIR_FORMATS
 __all__ = ["SEPARATOR_SILENCE_S", "SEPARATOR_TONE_AMPLITUDE", "SEPARATOR_TONE_HZ",
            "SEPARATOR_TONE_S", "Clip", "Pair", "concat_wav", "pair_trials", "split_concat"]
 
@@ -144,8 +142,8 @@ def pair_trials(task: str, pairs: Sequence[Pair], fmt: str, seed: int,
     The AB order puts the better clip first in a seeded half of the pairs, so gold
     is balanced over slots. `concat` writes the joined audio (content-addressed file
     names) into `concat_dir`."""
-    if fmt not in FORMATS:
-        raise ValueError(f"pair format must be one of {FORMATS}, got {fmt!r}")
+    if fmt not in PAIR_FORMATS:
+        raise ValueError(f"pair format must be one of {PAIR_FORMATS}, got {fmt!r}")
     if fmt == "concat" and concat_dir is None:
         raise ValueError("concat format needs concat_dir for the joined audio")
     trials = []
@@ -170,7 +168,7 @@ def pair_trials(task: str, pairs: Sequence[Pair], fmt: str, seed: int,
                     write_bytes_atomic(path, joined)
                 parts += [TextPart(CONCAT_TEXT), AudioPart(digest, "wav", str(path))]
             req = Request(system=SYSTEM_TEXT, parts=tuple(parts),
-                          answer=AnswerSpec(ANSWER_KEY, SLOTS))
+                          answer=AnswerSpec(ANSWER_KEY, PAIR_SLOTS))
             facts = {
                 "family": "pairwise", "pair_id": pair.pair_id, "criterion": pair.criterion,
                 "format": fmt, "order": order, "better_slot": gold,
