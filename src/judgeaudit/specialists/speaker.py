@@ -1,7 +1,9 @@
 """Speaker specialist: resemblyzer d-vectors (weights ship in the wheel), a linear
 back-end fitted on the train-split speakers (LDA with shrinkage, or just centring),
 cosine similarity, and a same/different threshold at the equal-error point of the
-train-split trials.
+train-split trials, cross-fitted over train speakers (each fold scored by a back-end
+fitted without it) and stored in model.json. The cosine and the rule are
+`judgeaudit.similarity`'s, shared with the accuracy table and the listener judge.
 
 Why a back-end: resemblyzer was trained on human voices; the espeak voices of the
 synthetic corpus sit close together in its raw space (test EER ~10%). An LDA
