@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("boto3", reason="the optional 'bedrock' extra (boto3) is not installed")
 
 from judgeaudit.io import sha256_bytes  # noqa: E402
-from judgeaudit.judges.adapters.base import MissingKeyError, make_adapter  # noqa: E402
+from judgeaudit.judges.adapters import MissingKeyError, make_adapter  # noqa: E402
 from judgeaudit.judges.cache import ResponseCache  # noqa: E402
 from judgeaudit.judges.engine import Engine, EngineOptions  # noqa: E402
 from judgeaudit.judges.limits import Backoff  # noqa: E402
@@ -159,7 +159,7 @@ def test_boto3_is_imported_lazily():
     import subprocess
     import sys
 
-    code = ("import sys; from judgeaudit.judges.adapters.base import make_adapter; "
+    code = ("import sys; from judgeaudit.judges.adapters import make_adapter; "
             "a = make_adapter('n', {'provider': 'bedrock', 'model': 'm'}); "
             "print('boto3' in sys.modules, 'botocore' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from judgeaudit.io import read_jsonl, sha256_bytes
-from judgeaudit.judges.adapters.base import PermanentError, TransientError, make_adapter
+from judgeaudit.judges.adapters import PermanentError, TransientError, make_adapter
 from judgeaudit.judges.cache import ResponseCache
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Request, TextPart
-from judgeaudit.judges.shard import ShardIncomplete, attempts_log_path, run_shard
+from judgeaudit.judges.shard import ShardIncomplete, attempts_log_path, run_shards
 from judgeaudit.testing.fakeserver import FakeProvider, tone_wav
 
 KEY = "sk-PLANTED-abcdef0123456789"
@@ -63,10 +63,10 @@ def _spec(srv: FakeProvider, **kw) -> dict:
 RUNNER = """
 import json, sys
 from judgeaudit.logs import setup
-from judgeaudit.judges.shard import run_shard
+from judgeaudit.judges.shard import run_shards
 args = json.loads(sys.argv[1])
 setup(args.pop("log"))
-run_shard(**args)
+run_shards([(args.pop("trials_path"), args.pop("out_path"))], **args)
 """
 
 
@@ -122,13 +122,13 @@ def test_budget_stops_new_calls_and_rerun_pays_only_the_rest(tmp_path, monkeypat
         kw = {"judge_name": "gpt", "spec": spec, "cache_dir": tmp_path / "cache",
               "progress": False}
         with pytest.raises(ShardIncomplete, match="budget"):
-            run_shard(trials, out, budget_usd=0.1, run_id="run1", **kw)
+            run_shards([(trials, out)], budget_usd=0.1, run_id="run1", **kw)
         first = srv.answered
         assert 5 <= first <= 10 and not out.exists()
         with ResponseCache(tmp_path / "cache") as cache:
             assert cache.spent("run1") <= 0.1
             assert len(cache) == first
-        run_shard(trials, out, budget_usd=1.0, run_id="run2", **kw)
+        run_shards([(trials, out)], budget_usd=1.0, run_id="run2", **kw)
         assert srv.answered == n and max(srv.answered_bodies.values()) == 1
     rows = read_jsonl(out)
     assert sum(r["cache_hit"] for r in rows) == first
@@ -147,11 +147,11 @@ def test_transport_failures_fail_the_shard_and_rerun_sends_only_them(tmp_path, m
         kw = {"judge_name": "gpt", "spec": _spec(srv), "cache_dir": tmp_path / "cache",
               "progress": False}
         with pytest.raises(ShardIncomplete, match="2 of 8 requests have no answer"):
-            run_shard(trials, out, **kw)
+            run_shards([(trials, out)], **kw)
         assert not out.exists()
         before = len(srv.traces)
         srv.outage = None  # the provider recovers
-        run_shard(trials, out, **kw)
+        run_shards([(trials, out)], **kw)
         resent = [t["parts"][-1][1] for t in srv.traces[before:]]
         assert sorted(resent) == ["Say: sad #1", "Say: sad #4"]
     rows = {r["trial_id"]: r for r in read_jsonl(out)}

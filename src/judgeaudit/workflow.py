@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from judgeaudit.judges.budget import PAID_PROVIDERS
+from judgeaudit.judges.adapters import is_paid, providers
 from judgeaudit.study_a import outputs as study_a_outputs
 from judgeaudit.study_b import outputs as study_b_outputs
 from judgeaudit.vocab import datasets as vocab_d
@@ -29,10 +29,6 @@ from judgeaudit.vocab import study_a as vocab_a
 from judgeaudit.vocab import study_b as vocab_b
 from judgeaudit.vocab.specialists import SPECIALIST_KINDS
 
-# embedded judges that perceive audio through specialists
-EMBEDDED_PERCEIVING = ("listener", "simulated")
-# judges whose behaviour is known by construction (left out of Study A's Holm families)
-CONTROL_PROVIDERS = ("listener", "label_reader", "first_slot")
 # Settings used only for the cost estimate and the budget: left out of the shard
 # params (the script reads them from the config) so a price or budget edit never
 # re-runs a finished shard.
@@ -335,8 +331,7 @@ class Plan:
         shard's corpus (other kinds: null, the shard never needs them)."""
         spec = copy.deepcopy(self.judge_spec(name))
         perception = spec.get("perception") or {}
-        if (spec["provider"] not in EMBEDDED_PERCEIVING
-                or perception.get("kind", "specialists") != "specialists"):
+        if spec["provider"] not in providers(perceives=True):
             return spec
         corpora = self.perception_corpora(study, task)
         models = dict(perception.get("models") or {})
@@ -358,15 +353,13 @@ class Plan:
                            task: str | None = None) -> list[str]:
         """Specialist model files an embedded perceiving judge reads (built upstream)."""
         spec = self.judge_spec_for(name, study, task) if study else self.judge_spec(name)
-        if spec["provider"] not in EMBEDDED_PERCEIVING:
+        if spec["provider"] not in providers(perceives=True):
             return []
         perception = spec.get("perception") or {}
-        if perception.get("kind", "specialists") != "specialists":
-            return []
         return sorted(p for p in (perception.get("models") or {}).values() if p and p != "auto")
 
     def paid_judge(self, name: str) -> bool:
-        return self.judge_spec(name)["provider"] in PAID_PROVIDERS
+        return is_paid(self.judge_spec(name))
 
     def paid_judge_jobs(self) -> list[tuple[str, str]]:
         """(judge, trials file) of every shard an API judge judges in this workflow."""
@@ -472,7 +465,7 @@ class Plan:
         out of the contrasts' Holm families."""
         panel = self.config["judges"]["panel"]
         return sorted(n for n in self.study_a_judges()
-                      if panel.get(n, {}).get("provider") in CONTROL_PROVIDERS)
+                      if panel.get(n, {}).get("provider") in providers(control=True))
 
     def study_a_targets(self) -> list[str]:
         if not self.config["study_a"]["enabled"]:
@@ -605,7 +598,7 @@ class Plan:
         return self.validation_outputs("default") if self.config["validation"]["enabled"] else []
 
 
-__all__ = ["CONTROL_PROVIDERS", "EMBEDDED_PERCEIVING", "JUDGE_COST_FIELDS", "JUDGE_PREFLIGHT",
+__all__ = ["JUDGE_COST_FIELDS", "JUDGE_PREFLIGHT",
            "STUDY_A_FIGURES", "STUDY_A_TABLES", "STUDY_B_FIGURES",
            "STUDY_B_TABLES", "VALIDATION_RUNS", "Plan", "PlanError", "as_param", "corpus_kind",
            "figures", "study_b_is_cue_contrast", "study_b_is_protocol",

@@ -19,19 +19,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from judgeaudit.judges.adapters.base import HTTPAdapter, make_adapter
+from judgeaudit.judges.adapters import is_paid, make_adapter
+from judgeaudit.judges.adapters.base import HTTPAdapter
 from judgeaudit.judges.cache import ResponseCache
 from judgeaudit.judges.engine import _audio_seconds, fingerprint
-
-PAID_PROVIDERS = ("openai", "gemini", "openai_compatible", "bedrock")
-
-
-class BudgetExceeded(RuntimeError):
-    pass
-
-
-def is_paid(spec: Mapping[str, Any]) -> bool:
-    return spec.get("provider") in PAID_PROVIDERS
 
 
 def missing_keys(panel: Mapping[str, Mapping[str, Any]], names: Iterable[str]) -> list[str]:

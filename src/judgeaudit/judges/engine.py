@@ -164,10 +164,6 @@ def usage_tokens(usage: dict[str, Any]) -> tuple[int, int] | None:
     return None
 
 
-class BudgetReached(RuntimeError):
-    pass
-
-
 class Engine:
     def __init__(self, adapter: Adapter, cache: ResponseCache, options: EngineOptions):
         self.adapter = adapter

@@ -31,6 +31,7 @@ import pandas as pd
 
 from judgeaudit import outputs as output_registry
 from judgeaudit.io import read_jsonl, sha256_file, write_text_atomic
+from judgeaudit.judges.adapters import providers
 from judgeaudit.provenance import CONFIG_STORE, record_path, save_resolved_config
 from judgeaudit.provenance.cells import (
     CellError,
@@ -58,7 +59,6 @@ def method_glossary(value: str) -> str:
 
 
 # --- end of the registry-derived values ---
-EMBEDDED_PROVIDERS = {"listener", "label_reader", "first_slot", "simulated"}
 STYLE = """
 body{font-family:Georgia,serif;margin:2em auto;max-width:1100px;color:#222;line-height:1.45}
 h1{font-size:1.7em} h2{border-bottom:1px solid #ccc;margin-top:2em} h3{font-size:1.05em}
@@ -254,7 +254,7 @@ def _judges(root: Path, config: Mapping[str, Any], active: Sequence[str]) -> tup
         if prov == "simulated":
             extra = json.dumps({k: v for k, v in (spec.get("simulated") or {}).items()
                                 if k != "seed"}, sort_keys=True)
-        facts.append({"name": name, "provider": prov, "embedded": prov in EMBEDDED_PROVIDERS,
+        facts.append({"name": name, "provider": prov, "embedded": prov in providers(paid=False),
                       "model": spec.get("model")})
         rows.append(f"<tr><td class='k'><b>{_e(name)}</b></td><td class='k'>{_e(prov)}</td>"
                     f"<td class='k'>{_e(spec.get('model') or '(embedded)')}</td>"

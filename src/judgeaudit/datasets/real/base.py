@@ -28,16 +28,14 @@ from typing import Any
 
 import pandas as pd
 
+from judgeaudit.datasets.schema import COMMON_COLUMNS
 from judgeaudit.io import sha256_file, write_json_atomic, write_tsv_atomic
 
 from .audio import DERIVATION, AudioError, derive, probe
 
 log = logging.getLogger("judgeaudit.datasets.real")
 
-COMMON_COLUMNS = ["clip_id", "path", "sha256", "duration_s", "sample_rate", "channels",
-                  "speaker", "split"]
 ORIG_COLUMNS = ["orig_path", "orig_sha256", "orig_format", "orig_sample_rate", "orig_channels"]
-EMOTIONS = ("neutral", "calm", "happy", "sad", "angry", "fearful", "disgust", "surprised")
 
 
 class LabelError(ValueError):

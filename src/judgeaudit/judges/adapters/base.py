@@ -1,5 +1,6 @@
-"""The adapter interface every judge implements (API providers and embedded judges),
-its registry, and the error types the engine's retry loop understands."""
+"""The adapter interface every judge implements (API providers and embedded judges)
+and the error types the engine's retry loop understands. The registry of adapter
+classes is the package's (`judgeaudit.judges.adapters`)."""
 
 from __future__ import annotations
 
@@ -38,14 +39,6 @@ class MissingKeyError(PermanentError):
     pass
 
 
-REGISTRY: dict[str, type[Adapter]] = {}
-
-
-def register(cls: type[Adapter]) -> type[Adapter]:
-    REGISTRY[cls.provider] = cls
-    return cls
-
-
 class Adapter:
     """One judge = one adapter instance. Subclasses set `provider`, list the settings
     that change outputs in `OUTPUT_FIELDS` (they enter the fingerprint, hence the
@@ -56,7 +49,13 @@ class Adapter:
     blocking: ClassVar[bool] = False  # True: `complete_sync` runs in a worker thread
     # audio input tokens per second the provider documents (OpenAI: 1 token / 100 ms)
     AUDIO_TOKENS_PER_S: ClassVar[float] = 10.0
+    # roles (see judgeaudit.judges.adapters.providers): an API judge that charges; an
+    # embedded judge that runs the specialists on the audio; one whose behaviour is
+    # known by construction (a control)
+    ROLES: ClassVar[tuple[str, ...]] = ("paid", "perceives", "control")
     paid: ClassVar[bool] = False
+    perceives: ClassVar[bool] = False
+    control: ClassVar[bool] = False
 
     def __init__(self, name: str, spec: dict[str, Any]):
         self.name = name
@@ -202,16 +201,3 @@ class HTTPAdapter(Adapter):
         if not isinstance(data, dict):
             raise TransientError("provider body is not a JSON object")
         return data
-
-
-def make_adapter(name: str, spec: dict[str, Any]) -> Adapter:
-    # import for registration side effects (cheap: no SDK imports at module level)
-    from judgeaudit.judges.adapters import bedrock, gemini, openai_chat  # noqa: F401
-    from judgeaudit.judges.embedded import adapters as _embedded  # noqa: F401
-
-    provider = spec.get("provider")
-    if provider not in REGISTRY:
-        raise ValueError(
-            f"judge {name!r}: unknown provider {provider!r}; known: {sorted(REGISTRY)}"
-        )
-    return REGISTRY[provider](name, spec)

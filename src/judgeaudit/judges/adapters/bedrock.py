@@ -34,7 +34,6 @@ from judgeaudit.judges.adapters.base import (
     PermanentError,
     Reply,
     TransientError,
-    register,
 )
 from judgeaudit.judges.request import LoadedRequest, TextPart
 
@@ -47,7 +46,6 @@ SECRET_ENVS = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_ACCESS_KEY_ID"
                "AWS_BEARER_TOKEN_BEDROCK")
 
 
-@register
 class BedrockConverseAdapter(Adapter):
     provider = "bedrock"
     paid = True
