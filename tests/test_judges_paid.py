@@ -14,7 +14,7 @@ import pytest
 
 from judgeaudit.io import read_jsonl, sha256_bytes
 from judgeaudit.judges.adapters.base import PermanentError, TransientError, make_adapter
-from judgeaudit.judges.cache import ResponseCache
+from judgeaudit.judges.cache import ResponseCache, new_owner, owner_alive
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Request, TextPart
 from judgeaudit.judges.shard import ShardIncomplete, attempts_log_path, run_shard
 from judgeaudit.testing.fakeserver import FakeProvider, tone_wav
@@ -101,14 +101,82 @@ def test_dead_owner_lease_is_taken_over(tmp_path):
     with ResponseCache(tmp_path) as cache:
         dead = subprocess.Popen([sys.executable, "-c", "pass"])
         dead.wait()
-        from judgeaudit.judges.cache import HOST
-        ghost = f"{HOST}:{dead.pid}:deadbeef"
+        ghost = new_owner().rsplit(":", 2)[0] + f":{dead.pid}:deadbeef"
         assert cache.claim("k1", ghost, 3600) == "claimed"
         assert cache.claim("k1", "me", 30) == "claimed"  # dead pid: taken over at once
         assert cache.claim("k2", "elsewhere:1:x", 0.2) == "claimed"
         assert cache.claim("k2", "me", 30) == "busy"  # live (unknown host) owner
         time.sleep(0.3)
         assert cache.claim("k2", "me", 30) == "claimed"  # its lease expired
+
+
+def test_lease_of_another_pid_namespace_is_held_until_it_expires(tmp_path):
+    """Same host name and boot, another PID namespace (a container, a cluster job):
+    its pid means nothing here, so only the expiry of its lease frees the request."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    host, boot, _ns, _pid, _tok = new_owner().split(":")
+    other_ns = f"{host}:{boot}:1:{dead.pid}:cafe"  # a pid gone here, in namespace 1
+    old_format = f"{host}:{dead.pid}:deadbeef"  # ids written before namespaces counted
+    assert owner_alive(other_ns) and owner_alive(old_format)
+    with ResponseCache(tmp_path) as cache:
+        assert cache.claim("k", other_ns, 0.3) == "claimed"
+        assert cache.claim("k", "me", 30) == "busy"
+        time.sleep(0.4)
+        assert cache.claim("k", "me", 30) == "claimed"
+
+
+NS_RUNNER = """
+import json, sys
+from judgeaudit.logs import setup
+from judgeaudit.judges.shard import run_shards
+args = json.loads(sys.argv[1])
+setup(args.pop("log"))
+run_shards([(args.pop("trials_path"), args.pop("out_path"))], **args)
+"""
+
+
+def _can_unshare() -> bool:
+    try:
+        return subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "true"],
+                              capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.skipif(not _can_unshare(),
+                    reason="`unshare --pid --fork --mount-proc` not permitted here (needs root "
+                           "or user namespaces)")
+def test_two_pid_namespaces_on_one_cache_send_each_request_once(tmp_path):
+    """Two runs in separate PID namespaces (same host name and boot, different pids,
+    each pid absent from the other's namespace) share one cache against a slow
+    provider: requests received = distinct requests."""
+    n = 40
+    trials = _trials(tmp_path, [f"Say: {'happy' if i % 2 else 'sad'} #{i}" for i in range(n)])
+    env = dict(os.environ, OPENAI_API_KEY="sk-test")
+    with FakeProvider(latency_s=0.3) as srv:
+        procs = []
+        for p in range(2):
+            args = {"trials_path": str(trials), "out_path": str(tmp_path / f"out{p}.jsonl"),
+                    "judge_name": "gpt", "spec": _spec(srv, concurrency=4, timeout_s=30),
+                    "cache_dir": str(tmp_path / "cache"), "progress": False,
+                    "log": str(tmp_path / f"p{p}.log")}
+            # a different number of short-lived processes first, so the two runs get
+            # different pids: each then sees the other's pid as a vanished process
+            spin = f"i=0; while [ $i -lt {1 + 5 * p} ]; do /bin/true; i=$((i+1)); done; \"$@\""
+            procs.append(subprocess.Popen(
+                ["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", spin, "sh",
+                 sys.executable, "-c", NS_RUNNER, json.dumps(args)],
+                env=env, stderr=subprocess.PIPE))
+        for proc in procs:
+            _, err = proc.communicate(timeout=180)
+            assert proc.returncode == 0, err.decode()[-2000:]
+        assert srv.answered == n, f"{srv.answered} requests answered for {n} distinct"
+        assert max(srv.answered_bodies.values()) == 1
+    owners = {e["owner"] for e in read_jsonl(attempts_log_path(tmp_path / "cache", "gpt"))}
+    assert len({o.split(":")[2] for o in owners}) == 2  # two PID namespaces took part
+    with ResponseCache(tmp_path / "cache") as cache:
+        assert len(cache) == n and cache.leases() == []
 
 
 def test_budget_stops_new_calls_and_rerun_pays_only_the_rest(tmp_path, monkeypatch):

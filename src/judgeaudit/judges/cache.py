@@ -12,10 +12,11 @@ built from the provider's reply body, never from request headers.
 
 Two more tables coordinate processes that share the file (concurrent workflows,
 cluster jobs):
- - `leases`: a request in flight is claimed (owner = host:pid:nonce, expiry) before
-   it is sent; another process finding a live lease waits for the answer instead of
-   paying again. Leases are renewed while the request is in flight; a dead owner's
-   lease expires (at once when the owner is a dead process on this host).
+ - `leases`: a request in flight is claimed (owner = host:boot id:PID namespace:pid:
+   token, expiry) before it is sent; another process finding an unexpired lease waits
+   for the answer instead of paying again. Leases are renewed (heartbeat) while the
+   request is in flight, so only an expired lease is taken over; the one shortcut is
+   an owner of this boot and PID namespace whose pid is gone (taken over at once).
  - `spend`: every paid call reserves its estimated cost under the run id before it
    is sent (one transaction with the budget check), so the per-run budget and the
    per-judge caps hold across every job of a run.
@@ -59,16 +60,46 @@ CREATE TABLE IF NOT EXISTS spend (
 HOST = socket.gethostname()
 
 
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return "noboot"
+
+
+def _pid_namespace() -> str:
+    """The inode of this process's PID namespace ('' where /proc does not say)."""
+    try:
+        link = os.readlink("/proc/self/ns/pid")  # 'pid:[4026531836]'
+    except OSError:
+        return ""
+    return link.partition("[")[2].rstrip("]")
+
+
 def new_owner() -> str:
-    """A lease owner id: host, pid and a nonce (pids are reused)."""
-    return f"{HOST}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    """A lease owner id: host, boot id, PID namespace, pid and a random run token.
+
+    A pid alone names a process only inside one PID namespace of one boot: two
+    containers or cluster jobs sharing a host name each see the other's pid as some
+    other (or no) process. The boot id and namespace say when a pid lookup means
+    anything; the token tells apart processes that reuse a pid."""
+    return ":".join((HOST, _boot_id(), _pid_namespace() or "-", str(os.getpid()),
+                     uuid.uuid4().hex[:12]))
 
 
 def owner_alive(owner: str) -> bool:
-    """False only when the owner is certainly dead (a vanished process on this host)."""
-    host, _, rest = owner.partition(":")
-    pid = rest.partition(":")[0]
-    if host != HOST or not pid.isdigit():
+    """False only when the owner is certainly dead: a process of this boot and this
+    PID namespace whose pid no longer exists. Any other owner (another host, boot,
+    container or an id of an older format) counts as alive until its lease expires:
+    a lease is proven alive by its heartbeat (renewed every ttl/3), never by a pid
+    lookup in a namespace the pid does not belong to."""
+    parts = owner.split(":")
+    if len(parts) != 5:
+        return True
+    host, boot, pidns, pid, _token = parts
+    if host != HOST or boot != _boot_id() or pidns != (_pid_namespace() or "-"):
+        return True
+    if not pid.isdigit():
         return True
     try:
         os.kill(int(pid), 0)
@@ -77,6 +108,8 @@ def owner_alive(owner: str) -> bool:
     except PermissionError:
         return True
     return True
+
+
 _BATCH = 500
 
 
