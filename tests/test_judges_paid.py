@@ -16,7 +16,7 @@ from judgeaudit.io import read_jsonl, sha256_bytes
 from judgeaudit.judges.adapters.base import PermanentError, TransientError, make_adapter
 from judgeaudit.judges.cache import ResponseCache, new_owner, owner_alive
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Request, TextPart
-from judgeaudit.judges.shard import ShardIncomplete, attempts_log_path, run_shard
+from judgeaudit.judges.shard import ShardIncomplete, attempts_log_path, run_shard, run_shards
 from judgeaudit.testing.fakeserver import FakeProvider, tone_wav
 
 KEY = "sk-PLANTED-abcdef0123456789"
@@ -387,3 +387,81 @@ def test_preflight_estimate_counts_distinct_uncached_requests_only(tmp_path, mon
     monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     assert budget.missing_keys({"gpt": spec, "gem": gem}, ["gpt", "gem"]) == [
         "gem: GEMINI_API_KEY"]
+
+
+def test_budget_holds_across_runs_of_one_scope(tmp_path, monkeypatch):
+    """judges.budget_usd bounds the study's ledger, not one invocation: a budget
+    crossed in run 1 stops run 2 before any call; only raising it spends more."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    n = 20
+    trials = _trials(tmp_path, [f"Say: happy #{i}" for i in range(n)])
+    out = tmp_path / "out.jsonl"
+    with FakeProvider() as srv:
+        spec = _spec(srv, concurrency=1, price_in_per_mtok=100.0, price_out_per_mtok=100.0)
+        kw = {"judge_name": "gpt", "spec": spec, "cache_dir": tmp_path / "cache",
+              "progress": False, "budget_scope": "study-x"}
+        with pytest.raises(ShardIncomplete, match="budget"):
+            run_shards([(trials, out)], budget_usd=0.1, run_id="run1", **kw)
+        first = srv.answered
+        assert 5 <= first <= 10
+        with pytest.raises(ShardIncomplete, match="budget scope 'study-x'"):
+            run_shards([(trials, out)], budget_usd=0.1, run_id="run2", **kw)
+        assert srv.answered == first  # run 2: not one call
+        # another study (scope) on the same cache has its own budget
+        with pytest.raises(ShardIncomplete, match="budget"):
+            run_shards([(trials, out)], budget_usd=0.03, run_id="run3",
+                       **{**kw, "budget_scope": "study-y"})
+        assert first < srv.answered <= first + 3
+        run_shards([(trials, out)], budget_usd=1.0, run_id="run4", **kw)
+        assert srv.answered == n and max(srv.answered_bodies.values()) == 1
+    with ResponseCache(tmp_path / "cache") as cache:
+        assert cache.spent(scope="study-x") <= 1.0
+        assert cache.spent(run="run2") == 0.0
+        ledger = cache.ledger()
+    assert {r["scope"] for r in ledger} == {"study-x", "study-y"}
+    assert all(r["reserved_usd"] == 0 and r["billed_usd"] > 0 for r in ledger)
+    from judgeaudit.cli import main
+
+    assert main(["spend", "--cache-dir", str(tmp_path / "cache")]) == 0
+
+
+SPEND_RUNNER = """
+import json, sys
+from judgeaudit.logs import setup
+from judgeaudit.judges.shard import ShardIncomplete, run_shards
+args = json.loads(sys.argv[1])
+setup(args.pop("log"))
+try:
+    run_shards([(args.pop("trials_path"), args.pop("out_path"))], **args)
+except ShardIncomplete:
+    sys.exit(7)
+"""
+
+
+def test_two_concurrent_runs_stay_within_one_budget(tmp_path):
+    """Two runs of one study at once, each with budget $0.10: together they spend at
+    most the budget plus the in-flight bound (2 runs x concurrency 4 calls)."""
+    n = 40
+    trials = _trials(tmp_path, [f"Say: sad #{i}" for i in range(n)])
+    env = dict(os.environ, OPENAI_API_KEY="sk-test")
+    per_call = (100 * 100.0 + 8 * 100.0) / 1e6  # the fake provider's usage at these prices
+    with FakeProvider(latency_s=0.05) as srv:
+        procs = []
+        for p in range(2):
+            args = {"trials_path": str(trials), "out_path": str(tmp_path / f"o{p}.jsonl"),
+                    "judge_name": "gpt", "cache_dir": str(tmp_path / "cache"),
+                    "spec": _spec(srv, concurrency=4, price_in_per_mtok=100.0,
+                                  price_out_per_mtok=100.0),
+                    "progress": False, "budget_usd": 0.1, "budget_scope": "study-z",
+                    "run_id": f"run{p}", "log": str(tmp_path / f"s{p}.log")}
+            procs.append(subprocess.Popen([sys.executable, "-c", SPEND_RUNNER, json.dumps(args)],
+                                          env=env, stderr=subprocess.PIPE))
+        for proc in procs:
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 7, err.decode()[-2000:]
+        answered = srv.answered
+    with ResponseCache(tmp_path / "cache") as cache:
+        spent = cache.spent(scope="study-z")
+    assert spent <= 0.1 + 8 * per_call + 1e-9
+    assert answered * per_call <= 0.1 + 8 * per_call + 1e-9
+    assert answered < n

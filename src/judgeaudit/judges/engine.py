@@ -38,7 +38,7 @@ from typing import Any
 
 from judgeaudit.io import sha256_json
 from judgeaudit.judges.adapters.base import Adapter, PermanentError, Reply, TransientError
-from judgeaudit.judges.cache import ResponseCache, new_owner
+from judgeaudit.judges.cache import DEFAULT_SCOPE, ResponseCache, new_owner
 from judgeaudit.judges.limits import AdaptiveConcurrency, Backoff, TokenBucket
 from judgeaudit.judges.parse import parse_response
 from judgeaudit.judges.request import AudioIntegrityError, Request, load_request_audio
@@ -62,8 +62,11 @@ class EngineOptions:
     progress: bool = True
     seed: int = 0  # jitter only; never affects answers
     run_id: str = ""  # spend-ledger run (JUDGEAUDIT_RUN_ID); "" = one per engine
-    budget_usd: float | None = None  # per run, all judges (judges.budget_usd)
-    judge_cap_usd: float | None = None  # per run, this judge (panel.<judge>.budget_usd)
+    # the study whose total spend the budgets bound, over all its runs
+    # (JUDGEAUDIT_BUDGET_SCOPE, set by the workflow; "" = the cache's default scope)
+    budget_scope: str = ""
+    budget_usd: float | None = None  # per study scope, all judges (judges.budget_usd)
+    judge_cap_usd: float | None = None  # per study scope, this judge (panel.<judge>.budget_usd)
     lease_ttl_s: float = 30.0  # lease lifetime; renewed every ttl/3 while in flight
     poll_s: float = 0.1  # how often a request leased elsewhere is checked
     attempts_log: str | Path | None = None  # per-judge JSONL of every attempt
@@ -176,6 +179,8 @@ class Engine:
         self.stats = Stats()
         self.owner = new_owner()
         self.run_id = options.run_id or os.environ.get("JUDGEAUDIT_RUN_ID") or self.owner
+        self.budget_scope = (options.budget_scope or os.environ.get("JUDGEAUDIT_BUDGET_SCOPE")
+                             or DEFAULT_SCOPE)
         self.budget_reason: str | None = None
         self._owned: set[str] = set()
 
@@ -386,7 +391,8 @@ class Engine:
                     if self.adapter.paid:
                         cost = self._request_cost(req)
                         reason = cache.reserve(self.run_id, self.adapter.name, key, cost,
-                                               opts.budget_usd, opts.judge_cap_usd)
+                                               opts.budget_usd, opts.judge_cap_usd,
+                                               scope=self.budget_scope)
                         if reason is not None:
                             self.budget_reason = reason
                             self._log_attempt(key, 0, "budget", reason)
