@@ -465,3 +465,65 @@ def test_two_concurrent_runs_stay_within_one_budget(tmp_path):
     assert spent <= 0.1 + 8 * per_call + 1e-9
     assert answered * per_call <= 0.1 + 8 * per_call + 1e-9
     assert answered < n
+
+
+SECRET = "sk-proj-PLANTED7f3a9c0e1b2d4f6a8c0e2b4d6f8a0c2e4"
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
+def test_key_echoed_anywhere_reaches_no_file(tmp_path, monkeypatch, provider):
+    """A provider echoing the key in 200 answers (text, JSON fields, a header, cut
+    short) and in error bodies: no file of the run (cache, responses, attempts log,
+    job log) nor the export bundle holds the key or any 8-character piece of it."""
+    from judgeaudit.io import write_json_atomic
+    from judgeaudit.logs import setup
+    from judgeaudit.provenance.bundle import export_responses
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("GEMINI_API_KEY", SECRET)
+    root = tmp_path / "run"
+    texts = [f"Say: happy #{i}" for i in range(6)] + ["Say: sad FAULTS=500,echoauth"]
+    trials = _trials(tmp_path, texts)
+    out = root / "results" / "responses" / "gpt" / "A" / "emotion" / "s0.jsonl"
+    setup(str(root / "logs" / "judge.log"))
+    with FakeProvider() as srv:
+        srv.echo_credential = True
+        spec = _spec(srv, provider=provider, model="m-2025-01-01", max_attempts=3)
+        if provider == "gemini":
+            spec["base_url"] = srv.url
+        run_shards([(trials, out)], "gpt", spec, root / "cache", progress=False,
+                   accept_errors=True)
+        assert srv.answered == 6 and not srv.violations
+        assert any(SECRET in str(h) for h in srv.headers_seen)  # the key really was sent
+    rows = read_jsonl(out)
+    assert sum(r["status"] == "valid" for r in rows) == 6, [r["error"] for r in rows]
+    assert "***" in rows[0]["raw_text"] and "***" in rows[0]["model_version"]
+    assert [r["status"] for r in rows if r["status"] != "valid"] == ["error"]
+    # a table record naming a resolved config, as the workflow writes them: export
+    cfg = root / "results" / "config" / "c0ffee.yaml"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text("cache_dir: cache\n")
+    (root / "results" / "tables").mkdir(parents=True)
+    write_json_atomic(root / "results" / "tables" / "t.tsv.prov.json",
+                      {"config_path": "results/config/c0ffee.yaml"})
+    export_responses(tmp_path / "bundle", root=root)
+    pieces = {SECRET[i:i + 8] for i in range(len(SECRET) - 7)}
+    leaks = []
+    for folder in (root, tmp_path / "bundle"):
+        for f in folder.rglob("*"):
+            if f.is_file():
+                data = f.read_bytes()
+                leaks += [(str(f.relative_to(tmp_path)), p) for p in pieces
+                          if p.encode() in data]
+    assert not leaks, leaks[:5]
+
+
+def test_redact_secret_masks_every_fragment_of_eight_or_more():
+    from judgeaudit.judges.adapters.base import redact_secret
+
+    key = "sk-abcdefghijklmnop"
+    assert redact_secret(f"x {key} y", key) == "x *** y"
+    assert redact_secret("id sk-abcdefgh!", key) == "id ***!"  # cut-short echo
+    assert redact_secret("tail jklmnop end", key) == "tail jklmnop end"  # 7 chars: kept
+    assert redact_secret(f"{key[:10]}{key[6:]}", key) == "***"  # overlapping pieces
+    assert redact_secret("nothing here", "") == "nothing here"

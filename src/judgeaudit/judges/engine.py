@@ -37,7 +37,13 @@ from pathlib import Path
 from typing import Any
 
 from judgeaudit.io import sha256_json
-from judgeaudit.judges.adapters.base import Adapter, PermanentError, Reply, TransientError
+from judgeaudit.judges.adapters.base import (
+    Adapter,
+    PermanentError,
+    Reply,
+    TransientError,
+    redact_value,
+)
 from judgeaudit.judges.cache import DEFAULT_SCOPE, ResponseCache, new_owner
 from judgeaudit.judges.limits import AdaptiveConcurrency, Backoff, TokenBucket
 from judgeaudit.judges.parse import parse_response
@@ -188,6 +194,8 @@ class Engine:
                      latency: float | None = None) -> None:
         if not self.opts.attempts_log:
             return
+        if detail is not None:
+            detail = self.adapter.redact(detail)
         line = json.dumps({"time": round(time.time(), 3), "run": self.run_id,
                            "judge": self.adapter.name, "request_key": key,
                            "attempt": attempt, "outcome": outcome,
@@ -262,7 +270,10 @@ class Engine:
                     reply = await asyncio.wait_for(self.adapter.complete(loaded),
                                                    self.opts.timeout_s)
                 ok = True
-                rec = _record(reply, attempt, time.perf_counter() - t0)
+                # answers pass the same redactor as errors: a provider echoing the key
+                # in a 200 body must not put it into the cache, responses or bundles
+                rec = redact_value(_record(reply, attempt, time.perf_counter() - t0),
+                                   self.adapter.redact)
                 rec["status"] = parse_response(reply.raw_text, req.answer, reply.refusal).status
                 self.cache.put(key, self.adapter.name, rec)
                 self._log_attempt(key, attempt, rec["status"], None, rec["latency_s"])
