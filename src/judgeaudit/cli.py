@@ -1,5 +1,5 @@
 """`judgeaudit` command line: config checks, provenance tracing, the API-judge cost
-estimate and stale-lock recovery."""
+estimate, the spend ledger, run verification and stale-lock recovery."""
 
 from __future__ import annotations
 
@@ -148,6 +148,19 @@ def _cmd_spend(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_verify(args: argparse.Namespace) -> int:
+    """Re-hash clips, provenance-recorded outputs and inputs, and the judge cache."""
+    from judgeaudit.provenance.verify import VERIFY_FILE, describe, verify
+
+    result = verify(args.root, args.cache_dir)
+    if args.json:
+        print(json.dumps(result, indent=1, sort_keys=True))
+    else:
+        print("\n".join(describe(result)))
+        print(f"(written to {Path(args.root) / VERIFY_FILE})")
+    return 0 if result["ok"] else 1
+
+
 def _cmd_import(args: argparse.Namespace) -> int:
     from judgeaudit.provenance.bundle import BundleError, import_responses
 
@@ -202,6 +215,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cache-dir", type=Path, default=None,
                    help="judge cache folder (default: the study config's cache_dir)")
     p.set_defaults(func=_cmd_export)
+    p = sub.add_parser("verify", help="re-hash every manifest clip and every output and "
+                       "input named by a provenance record, check the judge cache; name what "
+                       "changed and the tables resting on it (exit 1 on any problem)")
+    p.add_argument("root", nargs="?", default=".", type=Path)
+    p.add_argument("--cache-dir", type=Path, default=None,
+                   help="judge cache folder (default: the study config's cache_dir)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_verify)
     p = sub.add_parser("spend", help="print the judge cache's spend ledger (per budget "
                        "scope, run and judge: reserved vs billed USD)")
     p.add_argument("--cache-dir", type=Path, default=Path("cache"))
