@@ -69,7 +69,7 @@ class _Hasher:
         return self._seen[key]
 
 
-def _check_manifests(root: Path, problems: list[dict], damaged: set[str]) -> int:
+def _check_manifests(root: Path, problems: list[dict], damaged: dict[str, set[str]]) -> int:
     n = 0
     for manifest in sorted((root / "data").glob("*/manifest.tsv")):
         rel_manifest = str(manifest.relative_to(root))
@@ -88,12 +88,14 @@ def _check_manifests(root: Path, problems: list[dict], damaged: set[str]) -> int
             else:
                 continue
             problems.append({"kind": "clip", "path": path, "problem": why})
-            damaged.update({path, rel_manifest, str(Path(path).parent)})
+            # what records name is the manifest and the clip folder: they stand for it
+            for node in (path, rel_manifest, str(Path(path).parent)):
+                damaged[node].add(path)
     return n
 
 
 def _check_records(root: Path, records: dict[str, dict], hasher: _Hasher,
-                   problems: list[dict], damaged: set[str]) -> tuple[int, int]:
+                   problems: list[dict], damaged: dict[str, set[str]]) -> tuple[int, int]:
     n_out = n_in = 0
     for output, rec in records.items():
         if rec.get("unreadable"):
@@ -107,7 +109,7 @@ def _check_records(root: Path, records: dict[str, dict], hasher: _Hasher,
                 problems.append({"kind": "output", "path": output, "rule": rec.get("rule"),
                                  "problem": "missing" if now is None else
                                  "changed after it was made (sha256 differs from its record)"})
-                damaged.add(output)
+                damaged[output].add(output)
         for inp in rec.get("inputs") or []:
             if inp.get("role") == "code" or inp.get("sha256") is None:
                 continue
@@ -118,7 +120,7 @@ def _check_records(root: Path, records: dict[str, dict], hasher: _Hasher,
                 problems.append({"kind": "input", "path": path, "used_by": output,
                                  "problem": "missing" if now is None else
                                  f"differs from the version {output} was made from"})
-                damaged.add(path)
+                damaged[path].add(path)
     return n_out, n_in
 
 
@@ -155,8 +157,9 @@ def _check_cache(root: Path, cache_dir: Path, problems: list[dict]) -> dict[str,
     return info
 
 
-def _resting_on(records: dict[str, dict], damaged: set[str]) -> dict[str, list[str]]:
-    """Each table/figure -> the damaged files its record chain reaches."""
+def _resting_on(records: dict[str, dict], damaged: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Each table/figure -> the damaged files its record chain reaches (`damaged`: a
+    path a record may name -> the damaged files it stands for)."""
     inputs = {out: [i["path"] for i in rec.get("inputs") or [] if i.get("role") != "code"]
               for out, rec in records.items() if not rec.get("unreadable")}
 
@@ -168,9 +171,9 @@ def _resting_on(records: dict[str, dict], damaged: set[str]) -> dict[str, list[s
     def visit(out: str, stack: frozenset[str] = frozenset()) -> set[str]:
         if out in reach:
             return reach[out]
-        found = {b for b in damaged if covers(out, b)}
+        found = {f for b, fs in damaged.items() if covers(out, b) for f in fs}
         for path in inputs.get(out, []):
-            found |= {b for b in damaged if covers(path, b)}
+            found |= {f for b, fs in damaged.items() if covers(path, b) for f in fs}
             if path in inputs and path not in stack:
                 found |= visit(path, stack | {out})
         reach[out] = found
@@ -191,7 +194,7 @@ def verify(root: str | Path = ".", cache_dir: str | Path | None = None,
     if not cache_dir.is_absolute():
         cache_dir = root / cache_dir
     problems: list[dict[str, Any]] = []
-    damaged: set[str] = set()
+    damaged: dict[str, set[str]] = defaultdict(set)
     records = _records(root)
     hasher = _Hasher(root)
     n_clips = _check_manifests(root, problems, damaged)
