@@ -10,7 +10,7 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 from judgeaudit.config import ConfigError, check_duplicate_keys, validate_config
-from judgeaudit.judges.budget import missing_keys
+from judgeaudit.judges.budget import budget_scope, missing_keys
 from judgeaudit.locks import clear_stale_locks
 from judgeaudit.vocab import alternation
 from judgeaudit.vocab import study_a as vocab_a
@@ -205,6 +205,10 @@ TARGETS["specialists"] = W.specialists_targets
 # spend ledger sums judges.budget_usd over all judge jobs of this run. (setdefault:
 # job processes that re-read this file keep their parent's id.)
 os.environ.setdefault("JUDGEAUDIT_RUN_ID", f"run-{uuid.uuid4().hex[:12]}")
+# The study's budget scope: judges.budget_usd bounds the spend the cache's ledger holds
+# for it over every run (judges.budget_scope, else a hash of the config less budgets,
+# prices and run-only settings; judgeaudit.judges.budget.budget_scope).
+os.environ.setdefault("JUDGEAUDIT_BUDGET_SCOPE", budget_scope(config))
 
 judge_param = _planned(W.judge_param)
 judge_model_inputs = _planned(W.judge_model_inputs)

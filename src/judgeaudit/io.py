@@ -48,6 +48,9 @@ def hash_path(path: str | os.PathLike) -> dict[str, Any]:
             (str(f.relative_to(p)), sha256_file(f))
             for f in p.rglob("*")
             if f.is_file() and not f.name.endswith(RECORD_SUFFIX)
+            # Snakemake drops .snakemake_timestamp into a directory output after the
+            # job (after its record was written): not part of the content
+            and f.name != ".snakemake_timestamp"
         )
         return {"path": str(path), "kind": "dir", "n_files": len(entries),
                 "sha256": sha256_json(entries)}

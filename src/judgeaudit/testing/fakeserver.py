@@ -199,6 +199,9 @@ class FakeProvider:
         self.stall_s = stall_s
         self.retry_after = retry_after
         self.reply_fn = None
+        # a hostile/buggy provider echoing the caller's credential in successful
+        # answers: in the answer text, a JSON field, a response header and cut short
+        self.echo_credential = False
         self.outage = None  # callable(prompt text, trace) -> True: answer HTTP 500
         self.requests = 0  # every HTTP request received
         self.answered = 0  # 200 answers fully written
@@ -375,7 +378,14 @@ class FakeProvider:
         if fault == "truncated":
             return await self._send(writer, 200, self._answer(provider, payload, text, None),
                                     truncate=True)
-        ok = await self._send(writer, 200, self._answer(provider, payload, text, mode))
+        answer = self._answer(provider, payload, text, mode)
+        extra = None
+        if self.echo_credential:
+            cred = (headers.get("authorization") or headers.get("x-goog-api-key") or "")
+            cred = cred.removeprefix("Bearer ")
+            answer = self._echo(answer, cred)
+            extra = {"X-Echo-Key": cred}
+        ok = await self._send(writer, 200, answer, extra)
         with self._lock:
             self.answered += 1
             self.answered_bodies[digest] += 1
@@ -422,6 +432,25 @@ class FakeProvider:
                 "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 8,
                                   "totalTokenCount": 108},
                 "modelVersion": "gemini-fake-001"}
+
+    @staticmethod
+    def _echo(answer: dict, cred: str) -> dict:
+        """`answer` with the credential planted where a provider could echo it."""
+        planted = f" (request signed with {cred}; key id {cred[:12]})"
+        if "choices" in answer:
+            msg = answer["choices"][0]["message"]
+            if msg.get("content") is not None:
+                body = json.loads(msg["content"]) if msg["content"].startswith("{") else {}
+                body["note"] = "echo" + planted
+                msg["content"] = json.dumps(body)
+            answer["model"] = answer["model"] + "+" + cred
+            answer["system_fingerprint"] = cred[-10:]
+        else:
+            for cand in answer.get("candidates", []):
+                for part in cand.get("content", {}).get("parts", []):
+                    part["text"] = part["text"] + planted
+            answer["modelVersion"] = answer["modelVersion"] + "+" + cred
+        return answer
 
     async def _upload_start(self, headers, writer) -> bool:
         if headers.get("x-goog-upload-protocol") != "resumable" or \

@@ -103,6 +103,51 @@ class Adapter:
         return text
 
 
+# Shortest run of a secret's characters that is masked wherever it appears: a provider
+# may echo a key cut short (a truncated echo, a prefix in an error id), and 8
+# characters of a random key are already too many to leak.
+SECRET_FRAGMENT = 8
+
+
+def redact_secret(text: str, secret: str, fragment: int = SECRET_FRAGMENT) -> str:
+    """`text` with every run of `fragment` or more consecutive characters of `secret`
+    (the whole secret included) replaced by `***`."""
+    if not text or not secret or len(secret) < 4:
+        return text
+    if len(secret) <= fragment:
+        return text.replace(secret, "***")
+    grams = {secret[i:i + fragment] for i in range(len(secret) - fragment + 1)}
+    hit = [False] * len(text)
+    for i in range(len(text) - fragment + 1):
+        if text[i:i + fragment] in grams:
+            for j in range(i, i + fragment):
+                hit[j] = True
+    if not any(hit):
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if hit[i]:
+            while i < len(text) and hit[i]:
+                i += 1
+            out.append("***")
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def redact_value(value: Any, redact) -> Any:
+    """A JSON-like value with `redact` applied to every string in it (keys included)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(k) if isinstance(k, str) else k: redact_value(v, redact)
+                for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_value(v, redact) for v in value]
+    return value
+
+
 class HTTPAdapter(Adapter):
     """Shared plumbing for HTTP providers: API key from the environment only, one
     pooled aiohttp session, status-code classification, secret redaction."""
@@ -127,7 +172,7 @@ class HTTPAdapter(Adapter):
     def redact(self, text: str) -> str:
         env = self.spec.get("api_key_env") or self.DEFAULT_KEY_ENV
         key = os.environ.get(env, "") if env else ""
-        return text.replace(key, "***") if key and len(key) >= 4 else text
+        return redact_secret(text, key)
 
     def client(self):
         """One pooled aiohttp session per adapter (created inside the running loop).
