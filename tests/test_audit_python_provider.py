@@ -14,7 +14,7 @@ import yaml
 from judgeaudit.audit import example_judge
 from judgeaudit.config import ConfigError
 from judgeaudit.io import sha256_bytes
-from judgeaudit.judges.adapters.base import PermanentError, make_adapter
+from judgeaudit.judges.adapters import PermanentError, make_adapter
 from judgeaudit.judges.cache import ResponseCache
 from judgeaudit.judges.engine import Engine, EngineOptions
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Request, TextPart

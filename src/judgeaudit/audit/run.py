@@ -15,7 +15,7 @@ from typing import Any
 from judgeaudit.audit import battery
 from judgeaudit.audit.power import design_effect, plan_size
 from judgeaudit.audit.sequential import Design, clustered_mean, decide, small_sample_crit
-from judgeaudit.judges.adapters.base import make_adapter
+from judgeaudit.judges.adapters import make_adapter
 from judgeaudit.judges.cache import ResponseCache
 from judgeaudit.judges.engine import Engine, EngineOptions
 from judgeaudit.judges.request import Request

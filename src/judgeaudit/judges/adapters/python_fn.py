@@ -19,7 +19,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-from judgeaudit.judges.adapters.base import Adapter, PermanentError, Reply, register
+from judgeaudit.judges.adapters.base import Adapter, PermanentError, Reply
 from judgeaudit.judges.request import LoadedRequest
 
 
@@ -38,8 +38,13 @@ def load_function(ref: str, judge: str = "?") -> Callable[[LoadedRequest], Any]:
     return fn
 
 
-@register
 class PythonFunctionAdapter(Adapter):
+    """Roles (see `Adapter.ROLES`): not `paid` (local code: no price, no budget ledger,
+    no key to check, no API job slot), not `perceives` (it gets the request, not the
+    specialists' perception), not a `control` (its behaviour is what is being audited,
+    so it stays inside the contrasts' families), not `embedded` (not one of the
+    built-in judges of known behaviour)."""
+
     provider: ClassVar[str] = "python"
     OUTPUT_FIELDS: ClassVar[tuple[str, ...]] = ("function", "model")
     blocking: ClassVar[bool] = True
