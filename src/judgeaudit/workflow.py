@@ -279,6 +279,8 @@ class Plan:
             out["whisper"] = WHISPER_MODEL_DIR
         if kind == "emotion" and cfg["backend"] == "whisper_embed" and not cfg["model_path"]:
             out["whisper"] = WHISPER_MODEL_DIR
+        if kind == "naturalness" and cfg["backend"] == "whisper_ridge" and not cfg["model_path"]:
+            out["whisper"] = WHISPER_MODEL_DIR
         if cfg.get("model_path"):
             out["model_path"] = os.path.abspath(cfg["model_path"])
         return out
