@@ -15,7 +15,10 @@ Each row: Spearman rho on the test split (scipy.stats.spearmanr) with its 95% CI
 clustered on the source clip when the manifest has one (degraded copies of one
 clip) else on the speaker/system (`judgeaudit.specialists.evaluate.naturalness`:
 cluster bootstrap, BCa), n, and the recipe's fitted version. `best` marks the
-recipe with the highest rho (the one to configure for that corpus kind).
+recipe with the highest rho (the one to configure for that corpus kind);
+`delta_vs_current` is each recipe's rho minus the current recipe's (`dnsmos_rf`) on
+the same test clips, with a paired 95% CI from the same cluster bootstrap (both
+rhos computed on each resample of clusters).
 """
 
 from __future__ import annotations
@@ -33,6 +36,45 @@ from judgeaudit.specialists import evaluate, workflow
 
 log = logging.getLogger(__name__)
 RECIPES = ("dnsmos_p808", "dnsmos_rf", "whisper_ridge")
+CURRENT = "dnsmos_rf"
+
+
+def paired_delta(preds: pd.DataFrame, manifest: pd.DataFrame, recipe: str, ref: str,
+                 score_col: str = "score", n_boot: int = 2000, seed: int = 0
+                 ) -> tuple[float, float, float]:
+    """rho(recipe) - rho(ref) on the test clips both scored, and its paired 95% CI:
+    scipy's BCa cluster bootstrap over source clips (else speakers), each resample
+    computing both rhos on the same clips (judgeaudit.stats.clustered)."""
+    import math
+
+    import numpy as np
+    from scipy.stats import spearmanr
+
+    from judgeaudit.stats.clustered import cluster_bootstrap_ci, cluster_codes
+
+    test = manifest[manifest["split"] == "test"]
+    wide = {}
+    for name in (recipe, ref):
+        p = preds[(preds["recipe"] == name)]
+        wide[name] = p.set_index("clip_id")["score"]
+    clip = test[test["clip_id"].isin(wide[recipe].dropna().index)
+                & test["clip_id"].isin(wide[ref].dropna().index)].reset_index(drop=True)
+    if recipe == ref or len(clip) < 4:
+        return (0.0, 0.0, 0.0) if recipe == ref else (math.nan,) * 3
+    gold = pd.to_numeric(clip[score_col]).to_numpy(float)
+    a = wide[recipe].loc[clip["clip_id"]].to_numpy(float)
+    b = wide[ref].loc[clip["clip_id"]].to_numpy(float)
+    unit = "source_clip" if "source_clip" in clip.columns else "speaker"
+    codes, names = cluster_codes(clip[unit].astype(str))
+
+    def stat(counts):
+        rep = np.repeat(np.arange(len(gold)), counts[codes])
+        return float(spearmanr(gold[rep], a[rep]).statistic
+                     - spearmanr(gold[rep], b[rep]).statistic)
+
+    est = float(spearmanr(gold, a).statistic - spearmanr(gold, b).statistic)
+    ci = cluster_bootstrap_ci(stat, len(names), n_resamples=n_boot, seed=seed)
+    return est, float(ci["ci_low"]), float(ci["ci_high"])
 
 
 def recipe_cfg(recipe: str, whisper_model: str, score_col: str) -> dict:
@@ -86,17 +128,26 @@ def compare(manifest: str | os.PathLike, out_dir: str | os.PathLike,
     summary["n_train_speakers"] = int(frame.loc[frame["split"] == "train", "speaker"].nunique())
     summary["n_test_speakers"] = int(frame.loc[frame["split"] == "test", "speaker"].nunique())
     summary["best"] = summary["estimate"] == summary["estimate"].max()
-    write_tsv_atomic(out_dir / "predictions.tsv", pd.concat(preds, ignore_index=True))
+    allp = pd.concat(preds, ignore_index=True)
+    if CURRENT in recipes:
+        deltas = [paired_delta(allp, frame, r, CURRENT, score_col, n_boot, seed)
+                  for r in summary["specialist"]]
+        summary["delta_vs_current"] = [d[0] for d in deltas]
+        summary["delta_ci_low"] = [d[1] for d in deltas]
+        summary["delta_ci_high"] = [d[2] for d in deltas]
+    write_tsv_atomic(out_dir / "predictions.tsv", allp)
     return summary
 
 
 def markdown(summary: pd.DataFrame) -> str:
-    lines = ["| corpus | recipe | Spearman rho | 95% CI | n test clips | test speakers | "
-             "best |", "|---|---|---|---|---|---|---|"]
+    lines = ["| corpus | recipe | Spearman rho | 95% CI | rho - dnsmos_rf [paired 95% CI] | "
+             "n test clips | test speakers | best |", "|---|---|---|---|---|---|---|---|"]
     for r in summary.itertuples(index=False):
+        delta = (f"{r.delta_vs_current:+.3f} [{r.delta_ci_low:+.3f}, {r.delta_ci_high:+.3f}]"
+                 if hasattr(r, "delta_vs_current") else "-")
         lines.append(f"| {r.corpus} | {r.specialist} | {r.estimate:.3f} | "
-                     f"[{r.ci_low:.3f}, {r.ci_high:.3f}] | {r.n} | {r.n_test_speakers} | "
-                     f"{'**yes**' if r.best else ''} |")
+                     f"[{r.ci_low:.3f}, {r.ci_high:.3f}] | {delta} | {r.n} | "
+                     f"{r.n_test_speakers} | {'**yes**' if r.best else ''} |")
     method = summary["method"].iloc[0] if len(summary) else ""
     return "\n".join(lines) + f"\n\nCI: {method} (scipy.stats.spearmanr; cluster bootstrap).\n"
 
