@@ -11,8 +11,8 @@ Every source is degraded by the synthetic corpus's degradations
 levels as `datasets.synth_naturalness.degradations`); babble noise is a mix of
 `BABBLE_TALKERS` clips by *other* speakers of the same split of the base corpus.
 
-Manifest: one row per clip (the clean source is re-written here, so the corpus is
-self-contained), with `degradation` ("clean" for sources), `severity` (0 = clean,
+Manifest: one row per clip (the clean source is re-written here as `deg_<base
+clip_id>`, so the corpus is self-contained; its copies `deg_<base clip_id>_<kind>_<k>`), with `degradation` ("clean" for sources), `severity` (0 = clean,
 1..K), `score` (derived, never a rating: clean 5, level k of K 5 - 4k/K, the
 synthetic corpus's formula), `source_clip` (the clean clip of this corpus),
 `base_dataset`, `base_clip`, `base_sha256` (the real clip it came from) and
@@ -151,7 +151,7 @@ def build(base_manifest: str | os.PathLike, cfg: Mapping[str, Any], out_dir: str
     for _, src in sources.iterrows():
         x, sr = _read_audio(_resolve(str(src["path"]), bases))
         writer.sample_rate = sr
-        cid = f"{base_name}-{src['clip_id']}"
+        cid = f"deg_{src['clip_id']}"  # base ids name their corpus (ravdess_...)
         common = {"base_dataset": base_name, "base_clip": str(src["clip_id"]),
                   "base_sha256": str(src["sha256"]), "source_clip": cid}
         spk, sp = str(src["speaker"]), str(src["split"])
