@@ -16,7 +16,12 @@ from judgeaudit.locks import clear_stale_locks
 from judgeaudit.vocab import alternation
 from judgeaudit.vocab import study_a as vocab_a
 from judgeaudit.vocab import study_b as vocab_b
-from judgeaudit.vocab.datasets import ATTRIBUTE_DATASETS, REAL_DATASETS, SYNTH_DATASETS
+from judgeaudit.vocab.datasets import (
+    ATTRIBUTE_DATASETS,
+    DERIVED_DATASETS,
+    REAL_DATASETS,
+    SYNTH_DATASETS,
+)
 from judgeaudit.vocab.datasets import aux_table_files
 from judgeaudit.vocab.specialists import SPECIALIST_KINDS
 from judgeaudit.study_a import outputs as study_a_outputs
@@ -155,7 +160,15 @@ TARGETS["datasets"] = W.synth_targets
 # Real corpora (issue 3). A real dataset gets data/<name>/manifest.tsv only when
 # config datasets.<name>.source is `download` or `local_dir`; otherwise the study
 # uses its synthetic counterpart (judgeaudit.vocab.datasets.ATTRIBUTE_DATASETS).
-REAL_AUX_TABLES = {d: aux_table_files(d) for d in REAL_DATASETS}
+REAL_AUX_TABLES = {d: aux_table_files(d) for d in (*REAL_DATASETS, *DERIVED_DATASETS)}
+derived_params = W.derived_params
+
+
+def derived_input(name):
+    """Input of <name> (a derived real corpus): its base corpus's manifest."""
+    return lambda wildcards: _planned(W.derived_input)(name)
+
+
 dataset_for = _planned(W.dataset_for)
 corpus_sources_param = W.corpus_sources_param
 

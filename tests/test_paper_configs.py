@@ -51,6 +51,7 @@ def test_paper_a_plans_its_corpora_and_six_judges(tmp_path, repo_root, snakemake
     assert judges == set(cfg["judges"]["active"])      # every one is queried
     for corpus in ("ravdess", "fleurs", "bvcc", "voxceleb1"):
         assert counts[f"download_{corpus}"] == 1 and counts[f"ingest_{corpus}"] == 1
+    assert counts["real_degraded"] == 1                # cleanness pairs on real speech
     assert counts["judge_preflight"] == 1              # the budget gate before any call
     # grouped: one job per judge x Study A task (2 classification + 4 pair criteria)
     n = len(cfg["judges"]["active"])

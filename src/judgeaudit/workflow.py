@@ -170,7 +170,8 @@ class Plan:
     def corpus_sources_param(self) -> str:
         return as_param({
             "attributes": {a: list(v) for a, v in vocab_d.ATTRIBUTE_DATASETS.items()},
-            "sources": {n: self.real_source(n) for n in vocab_d.REAL_DATASETS},
+            "sources": {n: self.real_source(n)
+                        for n in (*vocab_d.REAL_DATASETS, *vocab_d.DERIVED_DATASETS)},
             "used": {a: self.attribute_corpus(a) for a in vocab_d.ATTRIBUTE_DATASETS},
         })
 
@@ -191,7 +192,29 @@ class Plan:
         return [f"data/{d}/manifest.tsv" for d in vocab_d.SYNTH_DATASETS]
 
     def real_targets(self) -> list[str]:
-        return [f"data/{n}/manifest.tsv" for n in vocab_d.REAL_DATASETS if self.real_enabled(n)]
+        names = (*vocab_d.REAL_DATASETS, *vocab_d.DERIVED_DATASETS)
+        return [f"data/{n}/manifest.tsv" for n in names if self.real_enabled(n)]
+
+    def derived_input(self, name: str) -> dict[str, str]:
+        """Input of the rule building a derived real corpus (real_degraded): the
+        manifest of its base corpus, which must itself be real."""
+        base = self.config["datasets"][name]["base"]
+        if not self.real_enabled(name):
+            raise PlanError(f"data/{name}/manifest.tsv is only built when "
+                            f"datasets.{name}.source is 'derived'")
+        if not self.real_enabled(base):
+            raise PlanError(f"datasets.{name}.source is 'derived' from datasets.{name}.base "
+                            f"= {base!r}, but datasets.{base}.source is 'synthetic': set it "
+                            f"to download or local_dir, or datasets.{name}.source: synthetic")
+        return {"base": f"data/{base}/manifest.tsv"}
+
+    def derived_params(self, name: str) -> str:
+        """Params of the derived corpus rule: its config, with empty `degradations`
+        resolved to the synthetic naturalness corpus's (so they cannot drift apart)."""
+        cfg = dict(self.config["datasets"][name])
+        cfg["degradations"] = dict(cfg.get("degradations") or
+                                   self.config["datasets"]["synth_naturalness"]["degradations"])
+        return as_param(cfg)
 
     # ---------------------------------------------------------------- features
     def features_datasets(self) -> list[str]:
@@ -253,6 +276,8 @@ class Plan:
         if kind == "language" and cfg["backend"] == "whisper" and not cfg["model_path"]:
             out["whisper"] = WHISPER_MODEL_DIR
         if kind == "emotion" and cfg["backend"] == "whisper_embed" and not cfg["model_path"]:
+            out["whisper"] = WHISPER_MODEL_DIR
+        if kind == "naturalness" and cfg["backend"] == "whisper_ridge" and not cfg["model_path"]:
             out["whisper"] = WHISPER_MODEL_DIR
         if cfg.get("model_path"):
             out["model_path"] = os.path.abspath(cfg["model_path"])

@@ -80,6 +80,9 @@ DATASET_COLUMNS.update({
     "voxceleb1": ("video_id", "utterance_id", "voxceleb_path"),
     "emocf": ("emotion", "transcript", "raw_emotion", "expected_emotions"),
     "od3": ("dialogue_id", "turn_index", "role", "transcript", "voice", "source_dataset"),
+    # clean clips of a real corpus + degraded copies (judgeaudit.datasets.real.degraded)
+    "real_degraded": ("degradation", "severity", "score", "source_clip", "base_dataset",
+                      "base_clip", "base_sha256", "degradation_params"),
 })
 # <<< real datasets
 

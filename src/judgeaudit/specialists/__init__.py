@@ -34,7 +34,7 @@ BACKENDS = {
     "emotion": ("sklearn", "emotion2vec", "whisper_embed"),
     "language": ("sklearn", "whisper"),
     "speaker": ("resemblyzer", "ecapa"),
-    "naturalness": ("dnsmos_regressor", "utmos"),
+    "naturalness": ("dnsmos_regressor", "whisper_ridge", "utmos"),
 }
 
 
@@ -48,6 +48,10 @@ def _build(kind: str, meta: dict[str, Any], path: Path) -> Any:
         from judgeaudit.specialists.whisper_embed import WhisperEmbedClassifier
 
         return WhisperEmbedClassifier.load(path)
+    if backend == "whisper_ridge":
+        from judgeaudit.specialists.quality_whisper import WhisperEmbedRegressor
+
+        return WhisperEmbedRegressor.load(path)
     if backend == "resemblyzer":
         from judgeaudit.specialists.speaker import ResemblyzerSpeaker
 
