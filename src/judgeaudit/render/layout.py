@@ -1,0 +1,281 @@
+"""Paper-layout pivots of the long-format result tables, for the report.
+
+Each table's TSV is long (one row per judge x task x condition x metric ...); the
+papers print one row per judge with the conditions as columns. A `Pivot` says how:
+which rows of the long table to keep (`where`), which key columns make the printed
+rows (`rows`, the judge last) and which make the printed columns (`cols`, in the
+paper's order). Every printed cell keeps the index of the long row it came from, so
+the report links it to that row's trace.
+
+Control judges (listener, label-reader, first-slot: behaviour known by construction)
+are printed after the audited judges, under their own header row.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from judgeaudit.vocab import study_a as vocab_a
+from judgeaudit.vocab.study_b import CUES, PROTOCOLS, TASKS
+
+# config providers of the control judges (stats/study_a.py CONTROL_PROVIDERS)
+CONTROL_PROVIDERS = ("listener", "label_reader", "first_slot")
+MAX_ROWS = 60  # no table printed in index.html has more rows than this
+STATE_COLUMNS = ("state",)  # Study B (P, O, J) states: 3-character strings
+
+
+@dataclass(frozen=True)
+class Pivot:
+    """How one long table is printed in the paper's layout."""
+
+    rows: tuple[str, ...]
+    cols: tuple[str, ...]
+    where: Mapping[str, Any] = field(default_factory=dict)  # column -> value or tuple
+    order: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    labels: Mapping[str, str] = field(default_factory=dict)  # column value -> header text
+    title: str = ""
+    est: str = "estimate"
+    lo: str = "ci_low"
+    hi: str = "ci_high"
+
+
+def _pooled() -> dict[str, Any]:
+    return {"seed": ("all",)}
+
+
+PIVOTS: dict[str, tuple[Pivot, ...]] = {
+    "study_a_table2_blueprint": (
+        Pivot(rows=("task", "judge"), cols=("condition",), where={**_pooled(),
+              "metric": ("accuracy",)}, order={"condition": vocab_a.BLUEPRINT_CONDITIONS},
+              title="accuracy"),),
+    "study_a_follow_blueprint": (
+        Pivot(rows=("task", "judge"), cols=("condition",), where={**_pooled(),
+              "metric": ("rf",)}, order={"condition": vocab_a.WRONG_BLUEPRINT_CONDITIONS},
+              title="follow rate RF of the wrong label"),),
+    "study_a_table3_reference": (
+        Pivot(rows=("task", "judge"), cols=("metric", "condition"),
+              where={**_pooled(), "metric": ("rf", "accuracy"),
+                     "condition": (*vocab_a.PLACEMENTS, vocab_a.MATCH_CONDITION)},
+              order={"metric": ("rf", "accuracy"),
+                     "condition": (*vocab_a.PLACEMENTS, vocab_a.MATCH_CONDITION)},
+              labels={"rf": "RF", "accuracy": "accuracy"},
+              title="reference-follow rate RF by placement; accuracy"),
+        Pivot(rows=("task", "judge"), cols=("condition",),
+              where={**_pooled(), "metric": ("rf_norm",), "condition": vocab_a.PLACEMENTS},
+              order={"condition": vocab_a.PLACEMENTS},
+              title="chance-normalised RF~ = (RF - c)/(1 - c)")),
+    "study_a_table4_conflict": (
+        Pivot(rows=("task", "judge"), cols=("metric",), where=_pooled(),
+              order={"metric": ("follow_block", "follow_reference", "follow_gold",
+                                "follow_other")},
+              title="share of answers following each cue"),),
+    "study_a_table5_pairwise": (
+        Pivot(rows=("condition", "judge"), cols=("task", "metric"),
+              where={"metric": ("lock", "g")},
+              order={"condition": vocab_a.PAIR_FORMATS,
+                     "task": tuple(vocab_a.pair_task(c) for c in vocab_a.PAIR_CRITERIA),
+                     "metric": ("lock", "g")},
+              title="position lock and gold-aligned rate g by format"),
+        Pivot(rows=("condition", "judge"), cols=("task", "metric"),
+              where={"metric": ("consistent_correct", "consistent_wrong", "locked_first",
+                                "locked_second")},
+              order={"condition": vocab_a.PAIR_FORMATS,
+                     "task": tuple(vocab_a.pair_task(c) for c in vocab_a.PAIR_CRITERIA),
+                     "metric": ("consistent_correct", "consistent_wrong", "locked_first",
+                                "locked_second")},
+              labels={"consistent_correct": "cons. correct", "consistent_wrong":
+                      "cons. wrong", "locked_first": "locked 1st", "locked_second":
+                      "locked 2nd"},
+              title="pair modes over pairs judged validly in both orders")),
+    "study_a_contrasts": (
+        Pivot(rows=("task", "judge"), cols=("contrast",), title="paired contrasts "
+              "(difference a - b)"),),
+    "study_b_accuracy": (
+        Pivot(rows=("judge",), cols=("task", "protocol", "cue"),
+              where={"protocol": PROTOCOLS},
+              order={"task": TASKS, "protocol": PROTOCOLS, "cue": CUES},
+              title="end-to-end accuracy"),),
+    "study_b_protocol_gap": (
+        Pivot(rows=("judge",), cols=("task", "cue"),
+              order={"task": TASKS, "cue": CUES},
+              title="Pairwise - Pointwise accuracy (paired over items)"),),
+    "study_b_potemkin": (
+        Pivot(rows=("task", "judge"), cols=("metric",), order={"task": TASKS},
+              title="probe rates and conditional Potemkin rate"),),
+    "study_b_state_distribution": (
+        Pivot(rows=("task", "judge"), cols=("state",),
+              order={"task": TASKS, "state": ("111", "110", "101", "100", "011", "010",
+                                              "001", "000")},
+              title="share of renderings in each (P, O, J) state"),),
+    "study_b_cue_dependence": (
+        Pivot(rows=("judge",), cols=("task", "protocol", "cue"),
+              order={"task": TASKS, "protocol": PROTOCOLS, "cue": CUES},
+              title="cue dependence acc(cue) - acc(none)"),),
+}
+
+
+def states_as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """(P, O, J) states are 3-character strings (`011`, `000`): a TSV reader makes
+    them integers (11, 0); put the leading zeros back."""
+    out = frame
+    for c in STATE_COLUMNS:
+        if c in out.columns:
+            vals = out[c]
+            out = out.assign(**{c: [_state(v) for v in vals]})
+    return out
+
+
+def _state(v: Any) -> Any:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return v
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    s = str(v)
+    return s.zfill(3) if s.isdigit() and len(s) <= 3 else s
+
+
+def is_control(judge: str, panel: Mapping[str, Any]) -> bool:
+    spec = panel.get(judge) or {}
+    return str(spec.get("provider", "")) in CONTROL_PROVIDERS
+
+
+@dataclass
+class Cell:
+    est: float
+    lo: float
+    hi: float
+    row: int  # index in the long table
+    one_sided: str = ""
+    n: float = math.nan
+    n_clusters: float = math.nan
+    method: str = ""
+
+
+@dataclass
+class Printed:
+    """A pivot filled from one long table."""
+
+    pivot: Pivot
+    header: list[tuple[str, ...]]  # one tuple of column-key values per printed column
+    body: list[tuple[tuple[Any, ...], bool, list[Cell | None]]]  # (row key, control, cells)
+    methods: list[str]
+    rows_used: list[int]
+
+
+def _match(frame: pd.DataFrame, where: Mapping[str, Any]) -> pd.Series:
+    mask = pd.Series(True, index=frame.index)
+    for col, val in where.items():
+        if col not in frame.columns:
+            continue
+        vals = val if isinstance(val, tuple | list) else (val,)
+        mask &= frame[col].astype(str).isin([str(v) for v in vals])
+    return mask
+
+
+def _ordered(values: Sequence[Any], order: Sequence[str] | None) -> list[Any]:
+    vals = list(dict.fromkeys(values))
+    if not order:
+        return sorted(vals, key=str)
+    rank = {str(o): i for i, o in enumerate(order)}
+    return sorted(vals, key=lambda v: (rank.get(str(v), len(rank)), str(v)))
+
+
+def fill(pivot: Pivot, frame: pd.DataFrame, panel: Mapping[str, Any]) -> Printed | None:
+    """The pivot's printed table from `frame` (the long TSV as read), or None when
+    the frame lacks its columns or has no matching row."""
+    need = {*pivot.rows, *pivot.cols, pivot.est}
+    if not need <= set(frame.columns):
+        return None
+    frame = states_as_text(frame)
+    sub = frame[_match(frame, pivot.where)]
+    if sub.empty:
+        return None
+    col_keys: list[tuple[str, ...]] = [()]
+    for c in pivot.cols:
+        vals = _ordered(sub[c].astype(str).tolist(), pivot.order.get(c))
+        col_keys = [(*k, v) for k in col_keys for v in vals]
+    present = {tuple(str(r[c]) for c in pivot.cols) for _, r in sub.iterrows()}
+    col_keys = [k for k in col_keys if k in present]
+    cells: dict[tuple, dict[tuple, Cell]] = {}
+    methods: list[str] = []
+    for i, r in sub.iterrows():
+        rk = tuple(str(r[c]) for c in pivot.rows)
+        ck = tuple(str(r[c]) for c in pivot.cols)
+        if ck in cells.get(rk, {}):
+            continue  # first row of a duplicate key wins (as pivot_table's "first")
+        m = str(r.get("method", "") or "")
+        if m and m != "nan" and m not in methods:
+            methods.append(m)
+        cells.setdefault(rk, {})[ck] = Cell(
+            _f(r.get(pivot.est)), _f(r.get(pivot.lo)), _f(r.get(pivot.hi)), int(i),
+            "" if _blank(r.get("one_sided")) else str(r.get("one_sided")),
+            _f(r.get("n")), _f(r.get("n_clusters")), m)
+    judge_pos = pivot.rows.index("judge") if "judge" in pivot.rows else None
+    row_keys = list(cells)
+    # order: the group keys (task, format) in their paper order, audited judges before
+    # controls, judges by name
+    ranks = []
+    for pos, c in enumerate(pivot.rows):
+        if pos == judge_pos:
+            continue
+        ranks.append((pos, {str(v): i for i, v in enumerate(_ordered(
+            [k[pos] for k in row_keys], pivot.order.get(c)))}))
+
+    def sort_key(k: tuple) -> tuple:
+        group = tuple(rank[k[pos]] for pos, rank in ranks)
+        if judge_pos is None:
+            return (group, False, k)
+        return (group, is_control(k[judge_pos], panel), k[judge_pos])
+
+    body = []
+    for rk in sorted(row_keys, key=sort_key):
+        ctrl = judge_pos is not None and is_control(rk[judge_pos], panel)
+        body.append((rk, ctrl, [cells[rk].get(ck) for ck in col_keys]))
+    used = sorted(c.row for row in cells.values() for c in row.values())
+    return Printed(pivot, col_keys, body, methods, used)
+
+
+def _blank(v: Any) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v)) or str(v) in ("", "nan")
+
+
+def _f(v: Any) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def fmt(x: float, digits: int = 2) -> str:
+    if x is None or math.isnan(x):
+        return "-"
+    return f"{x:.{digits}f}"
+
+
+def cell_text(c: Cell | None) -> str:
+    if c is None:
+        return "-"
+    if math.isnan(c.est):
+        return "-"
+    return f"{fmt(c.est)} [{fmt(c.lo)}, {fmt(c.hi)}]"
+
+
+def printed_pivots(stem: str, frame: pd.DataFrame, panel: Mapping[str, Any],
+                   pivots: Mapping[str, Sequence[Pivot]] | None = None) -> list[Printed]:
+    out = []
+    for p in (pivots or PIVOTS).get(stem, ()):
+        filled = fill(p, frame, panel)
+        if filled is not None:
+            out.append(filled)
+    return out
+
+
+Linker = Callable[[int, str], str]
+
+__all__ = ["CONTROL_PROVIDERS", "MAX_ROWS", "PIVOTS", "Cell", "Pivot", "Printed",
+           "cell_text", "fill", "fmt", "is_control", "printed_pivots", "states_as_text"]
