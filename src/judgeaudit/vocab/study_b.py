@@ -14,6 +14,11 @@ TASK_CUES: dict[str, tuple[str, ...]] = {
     "positional": ("none", "transition"),
     "conversation": ("none", "soft", "hard"),
 }
+# the cue condition without a cue, and the cues whose accuracy is contrasted with it
+# (cue dependence = acc(cue) - acc(NO_CUE), paired over items; one row per contrasted
+# cue a task runs). A new contrasted cue: add it to CUES, TASK_CUES and here.
+NO_CUE = "none"
+CONTRASTED_CUES: tuple[str, ...] = ("hard", "transition")
 PROBES: tuple[str, ...] = ("P", "O")
 PROBE_PREFIX = "probe-"
 
@@ -35,5 +40,5 @@ def shard_regex() -> str:
             + "|".join(PROBE_SHARDS))
 
 
-__all__ = ["CUES", "PROBES", "PROBE_PREFIX", "PROBE_SHARDS", "PROTOCOLS", "TASKS",
-           "TASK_CUES", "probe_shard", "protocol_shard", "shard_regex"]
+__all__ = ["CONTRASTED_CUES", "CUES", "NO_CUE", "PROBES", "PROBE_PREFIX", "PROBE_SHARDS",
+           "PROTOCOLS", "TASKS", "TASK_CUES", "probe_shard", "protocol_shard", "shard_regex"]
