@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 
 from judgeaudit.render.abstract import abstract
-from judgeaudit.render.layout import PIVOTS, fill, states_as_text
+from judgeaudit.render.layout import fill, pivots_of, states_as_text
 from judgeaudit.render.paper import _printed_html
 
 PANEL = {"listener": {"provider": "listener"}, "label-reader": {"provider": "label_reader"},
@@ -30,7 +30,7 @@ def _blueprint() -> pd.DataFrame:
 
 
 def test_pivot_has_one_row_per_judge_conditions_as_columns_controls_last():
-    p = fill(PIVOTS["study_a_table2_blueprint"][0], _blueprint(), PANEL)
+    p = fill(pivots_of("study_a_table2_blueprint")[0], _blueprint(), PANEL)
     assert [k[0] for k in p.header] == ["audio_only", "wrong_block", "wrong_with_audio"]
     judges = [rk[1] for rk, _, _ in p.body]
     assert judges == ["sim-a", "sim-b", "label-reader", "listener"]

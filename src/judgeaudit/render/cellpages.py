@@ -130,23 +130,28 @@ class TableData:
         return os.path.relpath(self.root / path, self.out / "cells")
 
     def add_trial(self, r: Mapping[str, Any]) -> str:
+        """The trial once per table: its request as sent, the audio sent, the labels
+        shown, the gold answer (from the trace's fields: request_text, audio,
+        labels_shown; else from the trial shard itself)."""
         tid = str(r["trial_id"])
         if tid not in self.trials:
-            rec = self.index.get(tid)
-            trial, where = rec if rec else ({}, "")
-            facts = dict(r.get("facts") or trial.get("facts") or {})
-            req, audio = request_text(trial) if trial else ("", [])
-            for k in ("request_text", "request"):  # a trace that carries the text itself
-                if isinstance(r.get(k), str) and r.get(k):
-                    req = r[k]
-            for a in r.get("audio") or []:
-                ref = a.get("path") if isinstance(a, Mapping) else a
-                if ref and str(ref) not in audio:
-                    audio.append(str(ref))
+            facts = dict(r.get("facts") or {})
+            req = r.get("request_text") if isinstance(r.get("request_text"), str) else None
+            audio = [str(a.get("path") if isinstance(a, Mapping) else a)
+                     for a in (r.get("audio") or [])]
+            where = ""
+            if req is None:  # an older trace: read the trial shard
+                rec = self.index.get(tid)
+                if rec:
+                    trial, where = rec
+                    facts = facts or dict(trial.get("facts") or {})
+                    req, more = request_text(trial)
+                    audio += [a for a in more if a not in audio]
+            labels = dict(r.get("labels_shown") or _labels(facts))
             path = where.rsplit(":", 1)[0] if where else ""
             self.trials[tid] = {
                 "task": r.get("task"), "condition": r.get("condition"),
-                "gold": r.get("gold"), "labels": _labels(facts),
+                "gold": r.get("gold"), "labels": labels,
                 "facts": self._text(json.dumps(facts, sort_keys=True, default=str)),
                 "request": self._text(req) if req else None,
                 "audio": [[a, self._rel(a)] for a in audio],
@@ -158,7 +163,7 @@ class TableData:
         key = f"{r.get('judge')}|{tid}"
         if key not in self.responses:
             src = str(r.get("response_source") or "")
-            path = src.rsplit(":", 1)[0] if src else ""
+            path = str(r.get("response_file") or (src.rsplit(":", 1)[0] if src else ""))
             self.responses[key] = {
                 "trial": tid, "judge": r.get("judge"), "status": r.get("status"),
                 "parsed": r.get("parsed"), "raw": self._text(str(r.get("raw_text") or "")),
@@ -287,7 +292,7 @@ CELL_JS = r"""
     row("raw response", "<code>" + esc(D.texts[r.raw]) + "</code>");
     row("response line", link(r.source) + " · cache key <code>" + esc(r.request_key) +
         "</code>");
-    row("trial line", link(t.file));
+    if (t.file && t.file[0]) row("trial line", link(t.file));
     h += "</dl>";
     if (t.request !== null && t.request !== undefined)
       h += "<details open><summary>request as sent</summary><pre>" +

@@ -44,79 +44,58 @@ class Pivot:
     hi: str = "ci_high"
 
 
-def _pooled() -> dict[str, Any]:
-    return {"seed": ("all",)}
-
-
-PIVOTS: dict[str, tuple[Pivot, ...]] = {
-    "study_a_table2_blueprint": (
-        Pivot(rows=("task", "judge"), cols=("condition",), where={**_pooled(),
-              "metric": ("accuracy",)}, order={"condition": vocab_a.BLUEPRINT_CONDITIONS},
-              title="accuracy"),),
-    "study_a_follow_blueprint": (
-        Pivot(rows=("task", "judge"), cols=("condition",), where={**_pooled(),
-              "metric": ("rf",)}, order={"condition": vocab_a.WRONG_BLUEPRINT_CONDITIONS},
-              title="follow rate RF of the wrong label"),),
+_PAIR_TASKS = tuple(vocab_a.pair_task(c) for c in vocab_a.PAIR_CRITERIA)
+# the papers' order of the values of common key columns (a pivot's own order wins)
+DEFAULT_ORDER: dict[str, tuple[str, ...]] = {
+    "task": (*vocab_a.CLS_TASKS, *_PAIR_TASKS, *TASKS),
+    "condition": (*vocab_a.BLUEPRINT_CONDITIONS, *vocab_a.PLACEMENTS,
+                  vocab_a.MATCH_CONDITION),
+    "format": vocab_a.PAIR_FORMATS, "protocol": PROTOCOLS, "cue": CUES,
+    "state": ("111", "110", "101", "100", "011", "010", "001", "000"),
+    "metric": ("accuracy", "rf", "rf_adj", "rf_norm", "lock", "g", "consistent_correct",
+               "consistent_wrong", "locked_first", "locked_second", "follow_block",
+               "follow_reference", "follow_gold", "follow_other", "P", "O", "J"),
+}
+# second panels the report prints under a table's registry pivot
+EXTRA_PIVOTS: dict[str, tuple[Pivot, ...]] = {
     "study_a_table3_reference": (
         Pivot(rows=("task", "judge"), cols=("metric", "condition"),
-              where={**_pooled(), "metric": ("rf", "accuracy"),
-                     "condition": (*vocab_a.PLACEMENTS, vocab_a.MATCH_CONDITION)},
-              order={"metric": ("rf", "accuracy"),
+              where={"metric": ("rf", "accuracy"),
                      "condition": (*vocab_a.PLACEMENTS, vocab_a.MATCH_CONDITION)},
               labels={"rf": "RF", "accuracy": "accuracy"},
-              title="reference-follow rate RF by placement; accuracy"),
-        Pivot(rows=("task", "judge"), cols=("condition",),
-              where={**_pooled(), "metric": ("rf_norm",), "condition": vocab_a.PLACEMENTS},
-              order={"condition": vocab_a.PLACEMENTS},
-              title="chance-normalised RF~ = (RF - c)/(1 - c)")),
-    "study_a_table4_conflict": (
-        Pivot(rows=("task", "judge"), cols=("metric",), where=_pooled(),
-              order={"metric": ("follow_block", "follow_reference", "follow_gold",
-                                "follow_other")},
-              title="share of answers following each cue"),),
+              title="reference-follow rate RF by placement; accuracy (match = the "
+                    "true-reference control)"),),
     "study_a_table5_pairwise": (
-        Pivot(rows=("condition", "judge"), cols=("task", "metric"),
-              where={"metric": ("lock", "g")},
-              order={"condition": vocab_a.PAIR_FORMATS,
-                     "task": tuple(vocab_a.pair_task(c) for c in vocab_a.PAIR_CRITERIA),
-                     "metric": ("lock", "g")},
-              title="position lock and gold-aligned rate g by format"),
-        Pivot(rows=("condition", "judge"), cols=("task", "metric"),
+        Pivot(rows=("task", "judge"), cols=("format", "metric"),
               where={"metric": ("consistent_correct", "consistent_wrong", "locked_first",
-                                "locked_second")},
-              order={"condition": vocab_a.PAIR_FORMATS,
-                     "task": tuple(vocab_a.pair_task(c) for c in vocab_a.PAIR_CRITERIA),
-                     "metric": ("consistent_correct", "consistent_wrong", "locked_first",
                                 "locked_second")},
               labels={"consistent_correct": "cons. correct", "consistent_wrong":
                       "cons. wrong", "locked_first": "locked 1st", "locked_second":
                       "locked 2nd"},
-              title="pair modes over pairs judged validly in both orders")),
-    "study_a_contrasts": (
-        Pivot(rows=("task", "judge"), cols=("contrast",), title="paired contrasts "
-              "(difference a - b)"),),
-    "study_b_accuracy": (
-        Pivot(rows=("judge",), cols=("task", "protocol", "cue"),
-              where={"protocol": PROTOCOLS},
-              order={"task": TASKS, "protocol": PROTOCOLS, "cue": CUES},
-              title="end-to-end accuracy"),),
-    "study_b_protocol_gap": (
-        Pivot(rows=("judge",), cols=("task", "cue"),
-              order={"task": TASKS, "cue": CUES},
-              title="Pairwise - Pointwise accuracy (paired over items)"),),
-    "study_b_potemkin": (
-        Pivot(rows=("task", "judge"), cols=("metric",), order={"task": TASKS},
-              title="probe rates and conditional Potemkin rate"),),
-    "study_b_state_distribution": (
-        Pivot(rows=("task", "judge"), cols=("state",),
-              order={"task": TASKS, "state": ("111", "110", "101", "100", "011", "010",
-                                              "001", "000")},
-              title="share of renderings in each (P, O, J) state"),),
-    "study_b_cue_dependence": (
-        Pivot(rows=("judge",), cols=("task", "protocol", "cue"),
-              order={"task": TASKS, "protocol": PROTOCOLS, "cue": CUES},
-              title="cue dependence acc(cue) - acc(none)"),),
+              title="pair modes over pairs judged validly in both orders"),),
 }
+
+
+def from_registry(p: Any, title: str = "") -> Pivot:
+    """A registry `Pivot` (judgeaudit.registry) as printed here; value `gap` reads its
+    interval from gap_ci_low / gap_ci_high."""
+    value = getattr(p, "value", "estimate") or "estimate"
+    lo, hi = ("ci_low", "ci_high") if value == "estimate" else (f"{value}_ci_low",
+                                                                f"{value}_ci_high")
+    order = {p.columns[0]: tuple(p.column_order)} if p.column_order else {}
+    return Pivot(rows=tuple(p.rows), cols=tuple(p.columns), where=dict(p.where),
+                 order=order, title=title, est=value, lo=lo, hi=hi)
+
+
+def pivots_of(stem: str) -> tuple[Pivot, ...]:
+    """The registry's pivot of a table (the paper's layout), then any extra panel."""
+    from judgeaudit import outputs
+
+    out: list[Pivot] = []
+    entry = outputs.TABLES.get(stem)
+    if entry is not None and entry.pivot is not None:
+        out.append(from_registry(entry.pivot, entry.estimand))
+    return (*out, *EXTRA_PIVOTS.get(stem, ()))
 
 
 def states_as_text(frame: pd.DataFrame) -> pd.DataFrame:
@@ -197,7 +176,7 @@ def fill(pivot: Pivot, frame: pd.DataFrame, panel: Mapping[str, Any]) -> Printed
         return None
     col_keys: list[tuple[str, ...]] = [()]
     for c in pivot.cols:
-        vals = _ordered(sub[c].astype(str).tolist(), pivot.order.get(c))
+        vals = _ordered(sub[c].astype(str).tolist(), pivot.order.get(c, DEFAULT_ORDER.get(c)))
         col_keys = [(*k, v) for k in col_keys for v in vals]
     present = {tuple(str(r[c]) for c in pivot.cols) for _, r in sub.iterrows()}
     col_keys = [k for k in col_keys if k in present]
@@ -224,7 +203,7 @@ def fill(pivot: Pivot, frame: pd.DataFrame, panel: Mapping[str, Any]) -> Printed
         if pos == judge_pos:
             continue
         ranks.append((pos, {str(v): i for i, v in enumerate(_ordered(
-            [k[pos] for k in row_keys], pivot.order.get(c)))}))
+            [k[pos] for k in row_keys], pivot.order.get(c, DEFAULT_ORDER.get(c))))}))
 
     def sort_key(k: tuple) -> tuple:
         group = tuple(rank[k[pos]] for pos, rank in ranks)
@@ -267,8 +246,9 @@ def cell_text(c: Cell | None) -> str:
 
 def printed_pivots(stem: str, frame: pd.DataFrame, panel: Mapping[str, Any],
                    pivots: Mapping[str, Sequence[Pivot]] | None = None) -> list[Printed]:
+    """The table's pivots (registry first) filled from its long frame."""
     out = []
-    for p in (pivots or PIVOTS).get(stem, ()):
+    for p in (pivots[stem] if pivots is not None and stem in pivots else pivots_of(stem)):
         filled = fill(p, frame, panel)
         if filled is not None:
             out.append(filled)
@@ -277,5 +257,6 @@ def printed_pivots(stem: str, frame: pd.DataFrame, panel: Mapping[str, Any],
 
 Linker = Callable[[int, str], str]
 
-__all__ = ["CONTROL_PROVIDERS", "MAX_ROWS", "PIVOTS", "Cell", "Pivot", "Printed",
-           "cell_text", "fill", "fmt", "is_control", "printed_pivots", "states_as_text"]
+__all__ = ["CONTROL_PROVIDERS", "DEFAULT_ORDER", "EXTRA_PIVOTS", "MAX_ROWS", "Cell", "Pivot", "Printed",
+           "cell_text", "fill", "fmt", "from_registry", "is_control", "pivots_of",
+           "printed_pivots", "states_as_text"]

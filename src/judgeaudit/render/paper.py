@@ -32,6 +32,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgeaudit import outputs as _outputs
 from judgeaudit.io import read_jsonl, sha256_file, write_text_atomic
 from judgeaudit.provenance import CONFIG_STORE, record_path, save_resolved_config
 from judgeaudit.provenance.cells import read_table
@@ -40,88 +41,51 @@ from judgeaudit.render.cellpages import TrialIndex, request_text, write_table_pa
 from judgeaudit.render.layout import MAX_ROWS, Printed, fmt, printed_pivots
 from judgeaudit.render.layout import is_control as _is_control
 from judgeaudit.render.published import for_table
-from judgeaudit.stats.clustered import METHOD_TEXT
+from judgeaudit.stats.methods import METHODS as _METHODS
+from judgeaudit.stats.methods import describe as _describe
+from judgeaudit.stats.methods import keys_of as _keys_of
 
+# The report's sections, captions, figures, table labels and method texts all come
+# from the outputs registry (judgeaudit.outputs) and the method registry
+# (judgeaudit.stats.methods): nothing is restated here.
 # section id -> heading, one-line description
-SECTIONS: list[tuple[str, str, str]] = [
-    ("rq1", "Study A, RQ1: feature-blueprint judging",
-     "Accuracy when the audio is replaced or accompanied by an acoustic description and a "
-     "(true or wrong) specialist block."),
-    ("rq2", "Study A, RQ2: reference-conditioned judging",
-     "Reference-follow rate by the placement of a wrong reference."),
-    ("conflict", "Study A, cue conflict",
-     "A wrong block and a wrong reference naming two different labels."),
-    ("rq3", "Study A, RQ3: pairwise order and format",
-     "Position lock and gold-aligned rate over both orders, concat vs native."),
-    ("contrasts", "Study A, paired contrasts",
-     "Pre-specified paired differences, Holm-corrected within family."),
-    ("b_accuracy", "Study B: end-to-end accuracy and protocol gap",
-     "Pointwise (deployment) vs Pairwise (diagnostic) by cue."),
-    ("b_states", "Study B: perception, oracle and judgment probes", ""),
-    ("b_balance", "Study B: reply balance", "R0 and R1 should differ in fitness only."),
-    ("specialists", "Specialists", "Offline specialists on held-out speakers."),
-    ("validation", "Estimator validation and power",
-     "Do the estimators recover known (planted) behaviour, and can the design detect it?"),
-    ("other", "Other tables", ""),
-]
+SECTIONS: list[tuple[str, str, str]] = [(s.id, s.heading, s.description)
+                                        for s in _outputs.SECTIONS]
 # table stem -> (section, caption, figures shown under it)
 TABLES: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "study_a_table2_blueprint": ("rq1", "Accuracy by blueprint condition (seed-pooled).",
-                                 ("study_a_accuracy_by_blueprint",)),
-    "study_a_follow_blueprint": ("rq1", "Follow rate of the wrong label in the wrong-label "
-                                 "blueprint conditions (seed-pooled).", ()),
-    "study_a_table3_reference": ("rq2", "Reference-follow rate RF and chance-normalised RF~ "
-                                 "by placement; match = the true-reference control "
-                                 "(accuracy).", ("study_a_follow_by_placement",)),
-    "study_a_table4_conflict": ("conflict", "Cue conflict: share of answers following the "
-                                "wrong block, the wrong reference, the gold label or another "
-                                "label.", ()),
-    "study_a_table5_pairwise": ("rq3", "Position lock, gold-aligned rate g and pair modes "
-                                "by format.", ("study_a_lock_vs_g",)),
-    "study_a_contrasts": ("contrasts", "Pre-specified paired contrasts (a - b over units "
-                          "valid in both); Holm within family over the audited judges.", ()),
-    "study_b_accuracy": ("b_accuracy", "End-to-end accuracy by task, protocol and cue.", ()),
-    "study_b_protocol_gap": ("b_accuracy", "Protocol gap: mean over items of per-item "
-                             "Pairwise - Pointwise accuracy.", ("study_b_heatmap",)),
-    "study_b_cue_dependence": ("b_accuracy", "Cue dependence: accuracy under a cue minus "
-                               "accuracy without one, paired over items.", ()),
-    "study_b_potemkin": ("b_states", "P, O and J rates and the conditional Potemkin rate "
-                         "P(J=0 | P=1, O=1).", ()),
-    "study_b_state_distribution": ("b_states", "Share of renderings in each (P, O, J) "
-                                   "state.", ("study_b_states",)),
-    "study_b_balance": ("b_balance", "Reply quality gaps R1 - R0.", ()),
-    "specialist_accuracy": ("specialists", "Specialist accuracy on the test split.",
-                            ("specialist_confusion",)),
-    "study_a_planted": ("validation", "Planted propensities vs estimates.", ()),
-    "estimator_validation": ("validation", "Estimator validation: simulated truth vs "
-                             "estimates (coverage and bias).", ("estimator_validation",)),
-    "power": ("validation", "Power of the design per cell.", ()),
-}
-# table stem -> the paper and table number it reproduces (the papers' numbering)
+    name: (t.section, t.caption, tuple(t.figures)) for name, t in _outputs.TABLES.items()}
+# table stem -> the label the report prints (the paper's number where it has one)
 PAPER_TABLE: dict[str, str] = {
-    "study_a_table2_blueprint": "Paper A Table II",
-    "study_a_table3_reference": "Paper A Table III",
-    "study_a_table5_pairwise": "Paper A Table IV",
-    "study_b_accuracy": "Paper B Table 3",
-}
-# figure stem -> what it plots (the n, interval and sampling unit come from its table)
-FIGURES: dict[str, str] = {
-    "study_a_accuracy_by_blueprint": "Accuracy by blueprint condition, one bar per judge, "
-                                     "one panel per task",
-    "study_a_follow_by_placement": "Reference-follow rate RF by placement of the wrong "
-                                   "reference, one bar per judge, one panel per task",
-    "study_a_lock_vs_g": "Position-lock rate (x) against gold-aligned rate g (y), one point "
-                         "per judge x task x format (marker = format); dashed line g = 0.5",
-    "study_b_heatmap": "Per judge (rows): conditional Potemkin rate, protocol collapse "
-                       "(Pairwise - Pointwise, cue none) and cue dependence per task",
-    "study_b_states": "Stacked share of renderings in each (P, O, J) state per judge and "
-                      "task, beside the distribution of a judge answering at random",
-    "specialist_confusion": "Specialist confusion matrices on the test split",
-    "estimator_validation": "Estimator validation: coverage of the 95% intervals and bias "
-                            "over simulated truths",
-}
-# interval/test method token -> its description (the method registry's text)
-METHOD_GLOSSARY: dict[str, str] = dict(METHOD_TEXT)
+    name: t.label + (f" (Paper {'A' if t.study == 'A' else 'B'}: "
+                     f"{'Table ' + t.paper_table if len(t.paper_table) < 6 else t.paper_table})"
+                     if t.paper_table else "")
+    for name, t in _outputs.TABLES.items()}
+# figure stem -> its caption (what is plotted)
+FIGURES: dict[str, str] = {name: f.caption for name, f in _outputs.FIGURES.items()}
+
+
+def method_text(key: str) -> str:
+    """The method registry's description of a method key (the text every caption and
+    the methods section print)."""
+    return _describe(key).description
+
+
+def method_keys(values: Sequence[Any]) -> list[str]:
+    """The method registry keys a table's method column names."""
+    vals = [str(v) for v in values if str(v) not in ("", "nan", "None")]
+    try:
+        return list(_keys_of(vals))
+    except KeyError:  # a value the registry does not know: keep the known ones
+        out: set[str] = set()
+        for v in vals:
+            try:
+                out |= set(_keys_of([v]))
+            except KeyError:
+                continue
+        return sorted(out)
+
+
+METHOD_GLOSSARY: dict[str, str] = {k: m.description for k, m in _METHODS.items()}
 EMBEDDED_PROVIDERS = {"listener", "label_reader", "first_slot", "simulated"}
 STYLE = """
 body{font-family:Georgia,serif;margin:2em auto;max-width:1180px;padding:0 1em;color:#222;
@@ -159,21 +123,12 @@ def _num(v: Any) -> str:
     return str(v)
 
 
-def method_text(token: str) -> str:
-    """The method registry's description of an interval/test method token."""
-    base = str(token).split("+")[0]
-    return METHOD_GLOSSARY.get(base, METHOD_GLOSSARY.get(str(token), str(token)))
-
-
 def _methods_of(frame: pd.DataFrame) -> list[str]:
-    found: list[str] = []
+    vals: list[Any] = []
     for col in ("method", "ci_method"):
         if col in frame.columns:
-            for v in frame[col].dropna().astype(str):
-                b = v.split("+")[0]
-                if b and b != "nan" and b not in found:
-                    found.append(b)
-    return sorted(found)
+            vals += frame[col].dropna().tolist()
+    return method_keys(vals)
 
 
 def _units_of(frame: pd.DataFrame) -> list[str]:
@@ -314,11 +269,10 @@ def _samples(root: Path) -> tuple[str, list, list]:
 
 
 def _methods_used(frames: Mapping[str, pd.DataFrame]) -> list[str]:
-    found = set()
+    """The method registry keys named by any table's method column."""
+    found: set[str] = set()
     for f in frames.values():
-        for col in ("method", "ci_method"):
-            if col in f.columns:
-                found |= {str(v) for v in f[col].dropna().unique() if str(v)}
+        found |= set(_methods_of(f))
     return sorted(found)
 
 
@@ -530,6 +484,26 @@ def _published_html(stem: str, frame: pd.DataFrame) -> str:
             "<th class='k'>this run</th></tr>" + "\n".join(rows) + "</table></div></div>")
 
 
+def _figure_stats(fig: str, frame: pd.DataFrame) -> str:
+    """The figure's interval method and sampling unit (its registry entry, else its
+    table's) and the n behind each plotted point (from the table's rows)."""
+    entry = _outputs.FIGURES.get(fig)
+    keys = method_keys([entry.method]) if entry is not None and entry.method else \
+        _methods_of(frame)
+    unit = (entry.sampling_unit if entry is not None and entry.sampling_unit else
+            ", ".join(_units_of(frame)))
+    parts = []
+    if keys:
+        parts.append("95% interval: " + _method_spans(keys))
+    if unit:
+        parts.append("sampling unit (cluster): " + _e(unit))
+    n, g = _n_range(frame, "n"), _n_range(frame, "n_clusters")
+    if n:
+        parts.append(f"n = {n} valid observations per point / bar"
+                     + (f", G = {g} clusters" if g else ""))
+    return ". ".join(parts) + ("." if parts else "")
+
+
 def _figure_html(stem: str, png: Path, fig_dir: Path, out: Path, number: int,
                  what: str, stats: str) -> str:
     if not png.exists():
@@ -544,8 +518,8 @@ def _figure_html(stem: str, png: Path, fig_dir: Path, out: Path, number: int,
     if prov.exists():
         links.append(f"<a href='{os.path.relpath(prov, out)}'>provenance record</a>")
     return (f"<figure id='fig-{_e(stem)}'><img src='figures/{_e(png.name)}' "
-            f"alt='{_e(what)}'><figcaption><b>Figure {number}.</b> {_e(what)}. "
-            f"Whiskers / intervals: {stats} <span class='links'>{' · '.join(links)}</span>"
+            f"alt='{_e(what)}'><figcaption><b>Figure {number}.</b> {_e(what)} "
+            f"{stats} <span class='links'>{' · '.join(links)}</span>"
             "</figcaption></figure>")
 
 
@@ -617,8 +591,7 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
         page = write_table_pages(stem, paths[stem], frame, root, out, trial_index, stats,
                                  STYLE, f"../index.html#{stem}", trace)
         n_table += 1
-        label = PAPER_TABLE.get(stem)
-        number = f"Table {n_table}" + (f" ({label})" if label else "")
+        number = PAPER_TABLE.get(stem) or f"Table {n_table}"
         links = [f"<a href='{_e(page)}'>trace of every row</a>"]
         links += [f"<a href='{os.path.relpath(tsv.with_suffix(ext), out)}'>"
                   f"{'long-format TSV' if ext == '.tsv' else ext[1:]}</a>"
@@ -646,7 +619,7 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
                 n_fig += 1
                 block.append(_figure_html(fs, root / figs[fs], fig_dir, out, n_fig,
                                           FIGURES.get(fs, fs.replace("_", " ")),
-                                          _stats_sentence(frame, "point / bar")))
+                                          _figure_stats(fs, frame)))
         block.append("</div>")
         section_html[section].append("\n".join(block))
     for fs, f in sorted(figs.items()):
@@ -760,7 +733,9 @@ def _stats_html(config: Mapping[str, Any], methods: Sequence[str]) -> str:
     (the same text the captions print)."""
     sa = config.get("study_a") or {}
     sb = config.get("study_b") or {}
-    items = [f"<li><code>{_e(m)}</code>: {_method_spans([m])}</li>" for m in methods]
+    items = [f"<li><code>{_e(m)}</code> ({_e(_METHODS[m].label)}; "
+             f"<code>{_e(_METHODS[m].library)}</code>): {_method_spans([m])}</li>"
+             for m in methods if m in _METHODS]
     boot = []
     if sa.get("bootstrap"):
         boot.append(f"Study A bootstrap: {json.dumps(sa['bootstrap'], sort_keys=True)}")
