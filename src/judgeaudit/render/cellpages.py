@@ -24,7 +24,13 @@ from typing import Any
 import pandas as pd
 
 from judgeaudit.io import read_jsonl, write_text_atomic
-from judgeaudit.provenance.cells import CellError, key_columns, row_key, trace_row
+from judgeaudit.provenance.cells import (
+    CellError,
+    key_columns,
+    row_key,
+    trace_row,
+    value_columns,
+)
 from judgeaudit.render.layout import states_as_text
 
 # trial facts that are labels shown to the judge (or its slot order)
@@ -66,35 +72,24 @@ class TrialIndex:
 
 
 def request_text(trial: Mapping[str, Any]) -> tuple[str, list[str]]:
-    """The request as sent, as text (role headers, text parts, `[audio: <path>]` for an
-    audio part), and the audio paths it references."""
-    msgs = trial.get("messages") or trial.get("request", {}).get("messages") or []
+    """The request as sent (the trial's `request`: the system text, then every part in
+    order, an audio part as `[audio: <path>]`), and the audio paths it sends."""
+    req = trial.get("request") or {}
     lines: list[str] = []
     audio: list[str] = []
-    for m in msgs:
-        lines.append(f"[{m.get('role', '?')}]")
-        content = m.get("content")
-        parts = content if isinstance(content, list) else [content]
-        for p in parts:
-            if isinstance(p, str):
-                lines.append(p)
-            elif isinstance(p, Mapping):
-                if p.get("type") == "text" or "text" in p:
-                    lines.append(str(p.get("text", "")))
-                else:
-                    ref = (p.get("path") or p.get("audio") or p.get("file")
-                           or (p.get("input_audio") or {}).get("path") or "")
-                    if isinstance(ref, Mapping):
-                        ref = ref.get("path", "")
-                    if ref:
-                        audio.append(str(ref))
-                    lines.append(f"[audio: {ref or p.get('type', '?')}]")
-    for k in ("audio", "audio_paths", "audio_refs"):
-        v = trial.get(k)
-        for a in (v if isinstance(v, list) else [v] if v else []):
-            ref = a.get("path") if isinstance(a, Mapping) else a
-            if ref and str(ref) not in audio:
-                audio.append(str(ref))
+    if req.get("system"):
+        lines += ["[system]", str(req["system"]), "[user]"]
+    for p in req.get("parts") or []:
+        if p.get("kind") == "audio":
+            path = str(p.get("path") or p.get("sha256") or "?")
+            audio.append(path)
+            lines.append(f"[audio: {path}]")
+        else:
+            lines.append(str(p.get("text", "")))
+    ans = req.get("answer") or {}
+    if ans:
+        lines.append(f"[answer: JSON key {ans.get('key')!r}, one of {ans.get('allowed')}"
+                     f"{', with reasoning' if ans.get('reasoning') else ''}]")
     return "\n".join(lines), audio
 
 
@@ -231,7 +226,10 @@ def write_table_pages(stem: str, tsv: str, frame: pd.DataFrame, root: Path, out:
             n_trials = len(traces[0].trials)
         else:
             err = data.rows.get(i, {}).get("error", "not traced")
-            nums = f"<tr id='r{i}.-'><td class='k bad' colspan='4'>{_e(err)}</td></tr>"
+            nums = "".join(f"<tr id='r{i}.{_e(c)}'><td class='k'>{_e(c)}</td>"
+                           f"<td>{_e(_num(frame.at[i, c]))}</td><td>-</td>"
+                           f"<td class='k bad'>{_e(err)}</td></tr>"
+                           for c in value_columns(frame))
             if not trace:
                 data.add_row(i, key, None, error="not traced")
             n_trials = 0

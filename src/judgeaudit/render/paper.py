@@ -260,10 +260,15 @@ def _samples(root: Path) -> tuple[str, list, list]:
             for (s, t, c), v in sorted(counts.items(), key=lambda kv: tuple(map(str, kv[0])))]
     facts = [{"study": s, "task": t, "condition": c, "n": v["n"], "units": len(v["units"])}
              for (s, t, c), v in counts.items()]
-    html_rows = ("<div class='scroll'><table><tr><th class='k'>study</th><th class='k'>task</th>"
-                 "<th class='k'>condition</th><th>trials per judge</th>"
-                 "<th>distinct clips / pairs / items</th></tr>" + "\n".join(rows)
-                 + "</table></div>")
+    head = ("<div class='wide'><table class='samples'><tr><th class='k'>study</th>"
+            "<th class='k'>task</th><th class='k'>condition</th><th>trials per judge</th>"
+            "<th>distinct clips / pairs / items</th></tr>")
+    by_study: dict[str, list[str]] = defaultdict(list)  # one table per study (<= 60 rows)
+    for (s, _, _), row in zip(sorted(counts, key=lambda k: tuple(map(str, k))), rows,
+                              strict=True):
+        by_study[str(s)].append(row)
+    html_rows = "\n".join(head + "\n".join(r) + "</table></div>"
+                           for _, r in sorted(by_study.items()))
     tmpl = sorted(templates.items())
     return html_rows, facts, tmpl
 
@@ -391,12 +396,12 @@ def _printed_html(stem: str, p: Printed) -> str:
         for c in cells:
             if c is None or math.isnan(c.est):
                 tds += "<td>-</td>" if c is None else \
-                    f"<td><a href='{_href(stem, c.row)}'>-</a></td>"
+                    f"<td><a href='{_href(stem, c.row, piv.est)}'>-</a></td>"
                 continue
             side = " title='one-sided 95% bound'" if c.one_sided else ""
-            tds += (f"<td{side}><a href='{_href(stem, c.row)}'>{fmt(c.est)}</a>"
-                    f"<span class='ci'>[<a href='{_href(stem, c.row, 'ci_low')}'>{fmt(c.lo)}"
-                    f"</a>, <a href='{_href(stem, c.row, 'ci_high')}'>{fmt(c.hi)}</a>]"
+            tds += (f"<td{side}><a href='{_href(stem, c.row, piv.est)}'>{fmt(c.est)}</a>"
+                    f"<span class='ci'>[<a href='{_href(stem, c.row, piv.lo)}'>{fmt(c.lo)}"
+                    f"</a>, <a href='{_href(stem, c.row, piv.hi)}'>{fmt(c.hi)}</a>]"
                     f"{'*' if c.one_sided else ''}</span></td>")
         out.append(f"<tr class='{'control' if ctrl else 'audited'}'>{tds}</tr>")
     out.append("</table></div>")
@@ -488,13 +493,19 @@ def _figure_stats(fig: str, frame: pd.DataFrame) -> str:
     """The figure's interval method and sampling unit (its registry entry, else its
     table's) and the n behind each plotted point (from the table's rows)."""
     entry = _outputs.FIGURES.get(fig)
-    keys = method_keys([entry.method]) if entry is not None and entry.method else \
-        _methods_of(frame)
+    if entry is not None and not entry.method and entry.function and \
+            "point estimates" in entry.caption:
+        keys: list[str] = []  # the figure plots no interval
+    else:
+        keys = method_keys([entry.method]) if entry is not None and entry.method else \
+            _methods_of(frame)
     unit = (entry.sampling_unit if entry is not None and entry.sampling_unit else
             ", ".join(_units_of(frame)))
     parts = []
     if keys:
         parts.append("95% interval: " + _method_spans(keys))
+    else:
+        parts.append("Point estimates only (their 95% intervals are in the table above)")
     if unit:
         parts.append("sampling unit (cluster): " + _e(unit))
     n, g = _n_range(frame, "n"), _n_range(frame, "n_clusters")
