@@ -237,9 +237,14 @@ def test_report_is_small_and_grouped_per_table(run):
     clone, _ = run
     report = clone / "results" / "report"
     assert (report / "index.html").stat().st_size < 1_000_000
-    pages = sorted(p.name for p in (report / "cells").iterdir())
+    pages = sorted(p.name for p in (report / "cells").iterdir() if p.is_file())
     tables = sorted(p.stem for p in (clone / "results" / "tables").glob("*.tsv"))
     assert pages == sorted([f"{t}.html" for t in tables] + [f"{t}.data.js" for t in tables])
+    # the trials and responses once for the whole report, one file per study task
+    tasks = {json.loads(line)["task"] for f in (clone / "results" / "trials").rglob("*.jsonl")
+             for line in f.read_text().splitlines()}
+    store = sorted(p.stem for p in (report / "cells" / "store").glob("*.js"))
+    assert store and set(store) <= tasks, (store, tasks)
     total = sum(p.stat().st_size for p in report.rglob("*") if p.is_file())
     print("report tree bytes:", total)
     assert total < 25_000_000

@@ -198,7 +198,8 @@ def rq3(f: Mapping[str, pd.DataFrame], panel: Mapping[str, Any], say: _Say) -> s
     d = f.get(stem)
     if d is None or d.empty:
         return None
-    lk = _audited(_sel(d, metric="lock", condition="concat"), panel)
+    fcol = "format" if "format" in d.columns else "condition"
+    lk = _audited(_sel(d, metric="lock", **{fcol: "concat"}), panel)
     if lk.empty:
         return None
     i = lk["estimate"].astype(float).idxmax()
@@ -210,7 +211,7 @@ def rq3(f: Mapping[str, pd.DataFrame], panel: Mapping[str, Any], say: _Say) -> s
             if _straddles(d.loc[i], 0.5) else
             " (above the 0.5 of a judge answering at random)"
             if _f(d.at[i, "ci_low"]) > 0.5 else " (below the 0.5 of a random judge)")
-    g = _sel(d, metric="g", condition="concat", judge=judge, task=task)
+    g = _sel(d, metric="g", judge=judge, task=task, **{fcol: "concat"})
     if len(g):
         k = g.index[0]
         out += f", with gold-aligned rate g = {say.est(stem, d, k)}"

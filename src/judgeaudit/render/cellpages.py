@@ -3,11 +3,13 @@
 `cells/<table>.html` is a static page listing every row of the table with each number,
 its recomputation and the check (ids `r<row>` and `r<row>.<column>`, so a link
 `cells/<table>.html#r12.estimate` lands on the number); `cells/<table>.data.js` holds
-what is behind each row once: the rule chains and config params (deduplicated), the
-trials (their request as sent, the labels shown, the gold answer) and the judges'
-responses (parsed answer, raw text, the response file and line). The page's script
-shows the selected row's trials from that file, so the page stays small however many
-trials a table has.
+what is behind each row: its rule chain (nodes shared by the rows stored once) and
+config params, and which responses it was computed from. The trials and responses
+themselves are stored once for the whole report, one file per study task
+(`cells/store/<task>.js`: the request as sent, its parts interned so a text
+shared by many trials is stored once, the audio sent, the labels shown, the gold
+answer; per judge the parsed answer, the raw text and the response file and line),
+and loaded by the page's script when a row is opened.
 """
 
 from __future__ import annotations
@@ -97,74 +99,119 @@ def _labels(facts: Mapping[str, Any]) -> dict[str, Any]:
     return {k: facts[k] for k in LABEL_FACTS if k in facts and facts[k] not in (None, "")}
 
 
-class TableData:
-    """Everything behind one table's rows, deduplicated (written as <table>.data.js)."""
+def _intern(index: dict, items: list, obj: Any) -> int:
+    key = json.dumps(obj, sort_keys=True, default=str) if not isinstance(obj, str) else obj
+    got = index.get(key)
+    if got is None:
+        got = index[key] = len(items)
+        items.append(obj)
+    return got
+
+
+class _TaskStore:
+    """One study task's trials and responses, with interned strings."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self._texts: dict[str, int] = {}
+        self.trials: list[list[Any]] = []
+        self._trials: dict[str, int] = {}
+        self.responses: list[list[Any]] = []
+        self._responses: dict[str, int] = {}
+
+    def t(self, s: Any) -> int:
+        return _intern(self._texts, self.texts, "" if s is None else str(s))
+
+
+class Store:
+    """Every trial and response the report's traces show, once, split per study task."""
 
     def __init__(self, root: Path, out: Path, trials: TrialIndex):
         self.root, self.out, self.index = root, out, trials
-        self.chains: dict[str, int] = {}
-        self.chain_list: list[Any] = []
-        self.texts: dict[str, int] = {}
-        self.text_list: list[str] = []
-        self.trials: dict[str, dict] = {}
-        self.responses: dict[str, dict] = {}
-        self.rows: dict[int, dict] = {}
-
-    def _intern(self, table: dict, lst: list, obj: Any) -> int:
-        key = json.dumps(obj, sort_keys=True, default=str)
-        if key not in table:
-            table[key] = len(lst)
-            lst.append(obj)
-        return table[key]
-
-    def _text(self, s: str) -> int:
-        return self._intern(self.texts, self.text_list, s)
+        self.tasks: dict[str, _TaskStore] = {}
 
     def _rel(self, path: str) -> str:
-        """A repo-relative path as a link from the cell pages (in <out>/cells/)."""
         return os.path.relpath(self.root / path, self.out / "cells")
 
-    def add_trial(self, r: Mapping[str, Any]) -> str:
-        """The trial once per table: its request as sent, the audio sent, the labels
-        shown, the gold answer (from the trace's fields: request_text, audio,
-        labels_shown; else from the trial shard itself)."""
-        tid = str(r["trial_id"])
-        if tid not in self.trials:
-            facts = dict(r.get("facts") or {})
-            req = r.get("request_text") if isinstance(r.get("request_text"), str) else None
-            audio = [str(a.get("path") if isinstance(a, Mapping) else a)
-                     for a in (r.get("audio") or [])]
-            where = ""
-            if req is None:  # an older trace: read the trial shard
-                rec = self.index.get(tid)
-                if rec:
-                    trial, where = rec
-                    facts = facts or dict(trial.get("facts") or {})
-                    req, more = request_text(trial)
-                    audio += [a for a in more if a not in audio]
-            labels = dict(r.get("labels_shown") or _labels(facts))
-            path = where.rsplit(":", 1)[0] if where else ""
-            self.trials[tid] = {
-                "task": r.get("task"), "condition": r.get("condition"),
-                "gold": r.get("gold"), "labels": labels,
-                "facts": self._text(json.dumps(facts, sort_keys=True, default=str)),
-                "request": self._text(req) if req else None,
-                "audio": [[a, self._rel(a)] for a in audio],
-                "file": [where, self._rel(path) if path else ""]}
-        return tid
+    def _task(self, r: Mapping[str, Any]) -> tuple[str, _TaskStore]:
+        name = str(r.get("task") or "other").replace("/", "_")  # tasks name their study
+        return name, self.tasks.setdefault(name, _TaskStore())
 
-    def add_response(self, r: Mapping[str, Any]) -> str:
-        tid = self.add_trial(r)
-        key = f"{r.get('judge')}|{tid}"
-        if key not in self.responses:
+    def _trial(self, ts: _TaskStore, r: Mapping[str, Any]) -> int:
+        tid = str(r["trial_id"])
+        if tid in ts._trials:
+            return ts._trials[tid]
+        facts = dict(r.get("facts") or {})
+        parts = r.get("request_parts")
+        system = r.get("request_system")
+        audio = [str(a.get("path") if isinstance(a, Mapping) else a)
+                 for a in (r.get("audio") or [])]
+        if parts is None:  # a trace without the request: read the trial shard
+            rec = self.index.get(tid)
+            req = (rec[0].get("request") or {}) if rec else {}
+            parts, system = req.get("parts") or [], req.get("system")
+            facts = facts or dict((rec[0] if rec else {}).get("facts") or {})
+        enc = []
+        for p in parts:
+            if p.get("kind") == "audio":
+                path = str(p.get("path") or p.get("sha256") or "?")
+                if path not in audio:
+                    audio.append(path)
+                enc.append([1, ts.t(path)])
+            else:
+                enc.append([0, ts.t(p.get("text", ""))])
+        labels = dict(r.get("labels_shown") or _labels(facts))
+        ts._trials[tid] = len(ts.trials)
+        ts.trials.append([
+            ts.t(tid), ts.t(r.get("condition")), ts.t(r.get("gold")),
+            [[ts.t(k), ts.t(v)] for k, v in sorted(labels.items())],
+            None if system is None else ts.t(system), enc,
+            [[ts.t(a), ts.t(self._rel(a))] for a in audio],
+            [[ts.t(k), ts.t(json.dumps(v, default=str))] for k, v in sorted(facts.items())]])
+        return ts._trials[tid]
+
+    def add(self, r: Mapping[str, Any]) -> list[Any]:
+        """Store one trace trial row; returns its reference [task, response index]."""
+        name, ts = self._task(r)
+        key = f"{r.get('judge')}|{r['trial_id']}"
+        if key not in ts._responses:
+            trial = self._trial(ts, r)
             src = str(r.get("response_source") or "")
             path = str(r.get("response_file") or (src.rsplit(":", 1)[0] if src else ""))
-            self.responses[key] = {
-                "trial": tid, "judge": r.get("judge"), "status": r.get("status"),
-                "parsed": r.get("parsed"), "raw": self._text(str(r.get("raw_text") or "")),
-                "request_key": r.get("request_key"), "model_version": r.get("model_version"),
-                "source": [src, self._rel(path) if path else ""]}
-        return key
+            line = r.get("response_line") or (src.rsplit(":", 1)[1] if ":" in src else "")
+            ts._responses[key] = len(ts.responses)
+            ts.responses.append([trial, ts.t(r.get("judge")), ts.t(r.get("status")),
+                                 ts.t(r.get("parsed")), ts.t(r.get("raw_text")),
+                                 ts.t(path), ts.t(self._rel(path) if path else ""),
+                                 line, ts.t(r.get("model_version"))])
+        return [name, ts._responses[key]]
+
+    def write(self) -> int:
+        """Write cells/store/<task>.js; returns the bytes written."""
+        total = 0
+        for name, ts in sorted(self.tasks.items()):
+            text = (f"(window.STORE = window.STORE || {{}})[{json.dumps(name)}] = "
+                    + json.dumps({"texts": ts.texts, "trials": ts.trials,
+                                  "responses": ts.responses}, separators=(",", ":"),
+                                 default=str) + ";\n")
+            write_text_atomic(self.out / "cells" / "store" / f"{name}.js", text)
+            total += len(text.encode("utf-8"))
+        return total
+
+
+class TableData:
+    """What is behind one table's rows (written as <table>.data.js): rule chains as
+    lists of shared nodes, and per row its cells and response references."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.nodes: list[Any] = []
+        self._nodes: dict[str, int] = {}
+        self.configs: list[Any] = []
+        self._configs: dict[str, int] = {}
+        self.notes: list[str] = []
+        self._notes: dict[str, int] = {}
+        self.rows: dict[int, dict] = {}
 
     def add_row(self, index: int, key: str, traces: Sequence[Any] | None, error: str = "",
                 stats: Counter | None = None) -> None:
@@ -172,38 +219,36 @@ class TableData:
             self.rows[index] = {"key": key, "error": error}
             return
         t0 = traces[0]
-        for t in traces:
-            if stats is not None:
+        if stats is not None:
+            for t in traces:
                 stats["numbers"] += 1
                 stats["matched" if t.match else "mismatched" if t.match is False
                       else "not_recomputed"] += 1
         self.rows[index] = {
             "key": key, "recipe": t0.recipe,
-            "chain": self._intern(self.chains, self.chain_list,
-                                  {"chain": t0.chain, "config": t0.config}),
-            "cells": [[t.column, t.value, t.recomputed, t.match, t.note] for t in traces],
-            "trials": [self.add_response(r) for r in t0.trials]}
+            "chain": [_intern(self._nodes, self.nodes, n) for n in t0.chain],
+            "config": _intern(self._configs, self.configs, t0.config),
+            "trials": [self.store.add(r) for r in t0.trials]}
 
     def to_js(self, stem: str) -> str:
-        data = {"table": stem, "chains": self.chain_list, "texts": self.text_list,
-                "trials": self.trials, "responses": self.responses,
+        data = {"table": stem, "nodes": self.nodes, "configs": self.configs,
                 "rows": {str(k): v for k, v in self.rows.items()}}
         return ("window.CELL_DATA = " + json.dumps(data, sort_keys=True, default=str,
                                                    separators=(",", ":")) + ";\n")
 
 
 def _check(match: Any) -> str:
-    return ("<span class='ok'>match</span>" if match is True else
-            "<span class='bad'>MISMATCH</span>" if match is False else "not recomputed")
+    return ("<td class=ok>match" if match is True else
+            "<td class=bad>MISMATCH" if match is False else "<td>not recomputed")
 
 
 def write_table_pages(stem: str, tsv: str, frame: pd.DataFrame, root: Path, out: Path,
-                      trials: TrialIndex, stats: Counter, style: str, back: str,
+                      store: Store, stats: Counter, style: str, back: str,
                       trace: bool = True) -> str:
-    """Write `cells/<stem>.html` and `cells/<stem>.data.js`; return the page path
-    relative to `out`."""
+    """Write `cells/<stem>.html` and `cells/<stem>.data.js` (its trials go to `store`);
+    return the page path relative to `out`."""
     cell_dir = out / "cells"
-    data = TableData(root, out, trials)
+    data = TableData(store)
     keys = key_columns(frame)
     shown = states_as_text(frame)
     rows_html = []
@@ -218,27 +263,29 @@ def write_table_pages(stem: str, tsv: str, frame: pd.DataFrame, root: Path, out:
                 data.add_row(i, key, None, error=f"trace failed: {exc}")
         if traces:
             data.add_row(i, key, traces, stats=stats)
+            notes = sorted({t.note for t in traces if t.note})
             nums = "".join(
-                f"<tr id='r{i}.{_e(t.column)}'><td class='k'>{_e(t.column)}</td>"
-                f"<td>{_e(_num(t.value))}</td><td>{_e(_num(t.recomputed))}</td>"
-                f"<td class='k'>{_check(t.match)}{(' ' + _e(t.note)) if t.note else ''}"
-                f"</td></tr>" for t in traces)
+                f"<tr id='r{i}.{_e(t.column)}'><td class=k>{_e(t.column)}<td>"
+                f"{_e(_num(t.value))}<td>{_e(_num(t.recomputed))}{_check(t.match)}</tr>"
+                for t in traces)
+            note = "".join(f"<p class=meta>{_e(n)}</p>" for n in notes)
             n_trials = len(traces[0].trials)
         else:
             err = data.rows.get(i, {}).get("error", "not traced")
-            nums = "".join(f"<tr id='r{i}.{_e(c)}'><td class='k'>{_e(c)}</td>"
-                           f"<td>{_e(_num(frame.at[i, c]))}</td><td>-</td>"
-                           f"<td class='k bad'>{_e(err)}</td></tr>"
-                           for c in value_columns(frame))
             if not trace:
                 data.add_row(i, key, None, error="not traced")
+            nums = "".join(f"<tr id='r{i}.{_e(c)}'><td class=k>{_e(c)}<td>"
+                           f"{_e(_num(frame.at[i, c]))}<td>-<td class=bad>not traced</tr>"
+                           for c in value_columns(frame))
+            note = f"<p class=bad>{_e(err)}</p>"
             n_trials = 0
+        show = (f" <a class=show href='#r{i}'>show its {n_trials} trials</a>" if n_trials
+                else "")
         rows_html.append(
-            f"<section class='row' id='r{i}'><h3>row {i}: <code>{_e(key)}</code> "
-            f"<a class='show' href='#r{i}'>show its {n_trials} trials</a></h3>"
-            f"<table class='nums'><tr><th class='k'>column</th><th>value</th>"
-            f"<th>recomputed</th><th class='k'>check</th></tr>{nums}</table>"
-            f"<div class='detail' data-row='{i}'></div></section>")
+            f"<section class=row id='r{i}'><h3>row {i}: <code>{_e(key)}</code>{show}</h3>"
+            f"{note}<table class=nums><tr><th class=k>column<th>value<th>recomputed"
+            f"<th class=k>check</tr>{nums}</table><div class=detail data-row='{i}'></div>"
+            "</section>")
     write_text_atomic(cell_dir / f"{stem}.data.js", data.to_js(stem))
     page = (f"<!doctype html><html><head><meta charset='utf-8'><title>trace: {_e(stem)}"
             f"</title><style>{style}{CELL_STYLE}</style></head><body>"
@@ -272,32 +319,79 @@ a.show{font:12px system-ui,sans-serif;margin-left:1em}
 CELL_JS = r"""
 (function () {
   var D = window.CELL_DATA || {rows: {}};
+  window.STORE = window.STORE || {};
   function esc(s) { return String(s === null || s === undefined ? "" : s)
     .replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"); }
-  function link(pair) { return pair && pair[1] ? "<a href='" + esc(pair[1]) + "'>" +
-    esc(pair[0]) + "</a>" : esc(pair ? pair[0] : ""); }
-  function trialHtml(key) {
-    var r = D.responses[key], t = D.trials[r.trial], h = "<div class='trial'><dl>";
+  function need(tasks, done) {
+    var todo = tasks.filter(function (t) { return !window.STORE[t]; });
+    if (!todo.length) { done(); return; }
+    var left = todo.length;
+    todo.forEach(function (t) {
+      var s = document.createElement("script");
+      s.src = "store/" + t + ".js";
+      s.onload = s.onerror = function () { if (--left === 0) done(); };
+      document.head.appendChild(s);
+    });
+  }
+  function requestText(S, t) {
+    var out = [];
+    if (t[4] !== null) { out.push("[system]"); out.push(S.texts[t[4]]); out.push("[user]"); }
+    t[5].forEach(function (p) {
+      out.push(p[0] ? "[audio: " + S.texts[p[1]] + "]" : S.texts[p[1]]); });
+    return out.join("\n");
+  }
+  function trialHtml(ref) {
+    var S = window.STORE[ref[0]];
+    if (!S) return "<p class='bad'>trial store " + esc(ref[0]) + " not found</p>";
+    var r = S.responses[ref[1]], t = S.trials[r[0]], T = S.texts, h = "<div class='trial'><dl>";
     function row(k, v) { h += "<dt>" + esc(k) + "</dt><dd>" + v + "</dd>"; }
-    row("trial", esc(r.trial) + " (" + esc(t.task) + " / " + esc(t.condition) + ")");
-    row("judge", esc(r.judge) + (r.model_version ? " · " + esc(r.model_version) : ""));
-    row("gold", esc(t.gold));
-    var labs = Object.keys(t.labels || {});
-    row("labels shown", labs.length ? labs.map(function (k) {
-      return esc(k) + " = <b>" + esc(t.labels[k]) + "</b>"; }).join(" · ") : "none");
-    row("parsed answer", "<b>" + esc(r.parsed) + "</b> (" + esc(r.status) + ")");
-    row("audio", (t.audio || []).map(function (a) { return link(a); }).join("<br>") || "none");
-    row("raw response", "<code>" + esc(D.texts[r.raw]) + "</code>");
-    row("response line", link(r.source) + " · cache key <code>" + esc(r.request_key) +
-        "</code>");
-    if (t.file && t.file[0]) row("trial line", link(t.file));
-    h += "</dl>";
-    if (t.request !== null && t.request !== undefined)
-      h += "<details open><summary>request as sent</summary><pre>" +
-           esc(D.texts[t.request]) + "</pre></details>";
-    h += "<details><summary>all trial facts</summary><pre>" + esc(D.texts[t.facts]) +
-         "</pre></details></div>";
+    function link(a, b) { return b ? "<a href='" + esc(T[b]) + "'>" + esc(T[a]) + "</a>"
+                                   : esc(T[a]); }
+    row("trial", esc(T[t[0]]) + " (" + esc(ref[0]) + " / " + esc(T[t[1]]) + ")");
+    row("judge", esc(T[r[1]]) + (T[r[8]] ? " · " + esc(T[r[8]]) : ""));
+    row("gold", esc(T[t[2]]));
+    row("labels shown", t[3].length ? t[3].map(function (kv) {
+      return esc(T[kv[0]]) + " = <b>" + esc(T[kv[1]]) + "</b>"; }).join(" · ") : "none");
+    row("parsed answer", "<b>" + esc(T[r[3]]) + "</b> (" + esc(T[r[2]]) + ")");
+    row("audio sent", t[6].map(function (a) { return link(a[0], a[1]); }).join("<br>") ||
+        "none");
+    row("raw response", "<code>" + esc(T[r[4]]) + "</code>");
+    row("response line", link(r[5], r[6]) + (r[7] !== "" ? ", line " + esc(r[7]) : ""));
+    h += "</dl><details open><summary>request as sent</summary><pre>" +
+         esc(requestText(S, t)) + "</pre></details>";
+    h += "<details><summary>all trial facts</summary><pre>" + t[7].map(function (kv) {
+      return esc(T[kv[0]] + ": " + T[kv[1]]); }).join("\n") + "</pre></details></div>";
     return h;
+  }
+  function render(i, box) {
+    var row = D.rows[i], h = "";
+    if (row.recipe) h += "<p>Recomputed with <code>" + esc(row.recipe) + "</code> from the " +
+                        row.trials.length + " trials and responses below.</p>";
+    h += "<details><summary>rule chain and config</summary><pre>";
+    row.chain.forEach(function (k) {
+      var n = D.nodes[k];
+      h += esc(n.output + " <- rule " + n.rule + " (commit " +
+               String((n.code || {}).git_commit).slice(0, 10) +
+               ((n.code || {}).git_dirty ? " dirty" : "") + ")") + "\n";
+      (n.inputs || []).forEach(function (x) {
+        h += esc("    " + (x.followed ? ">" : " ") + " " + x.path + "  sha256 " +
+                 String(x.sha256 || "").slice(0, 16)) + "\n"; });
+    });
+    var cfg = D.configs[row.config] || {};
+    h += "\nconfig " + esc(cfg.config_sha256) + " (" + esc(cfg.config_path) + ")\n";
+    Object.keys(cfg.params || {}).forEach(function (k) {
+      h += esc(k + ": " + JSON.stringify(cfg.params[k])) + "\n"; });
+    h += "</pre></details>";
+    var shown = row.trials.slice(0, 200);
+    h += "<h4>Trials and responses (" + row.trials.length + ")</h4>";
+    shown.forEach(function (k) { h += trialHtml(k); });
+    if (row.trials.length > shown.length)
+      h += "<p><button class='more'>show the other " + (row.trials.length - shown.length) +
+           "</button></p>";
+    box.innerHTML = h;
+    var more = box.querySelector("button.more");
+    if (more) more.onclick = function () {
+      more.parentNode.outerHTML = row.trials.slice(200).map(trialHtml).join(""); };
   }
   function show(i, col) {
     var row = D.rows[i], box = document.querySelector(".detail[data-row='" + i + "']");
@@ -308,36 +402,10 @@ CELL_JS = r"""
                if (c) c.classList.add("sel"); }
     if (box.dataset.done) return;
     box.dataset.done = "1";
-    var h = "";
     if (row.error) { box.innerHTML = "<p class='bad'>" + esc(row.error) + "</p>"; return; }
-    var ch = D.chains[row.chain];
-    if (row.recipe) h += "<p>Recomputed with <code>" + esc(row.recipe) + "</code> from the " +
-                        row.trials.length + " trials and responses below.</p>";
-    h += "<details><summary>rule chain and config</summary><pre>";
-    ch.chain.forEach(function (n) {
-      h += esc(n.output + " <- rule " + n.rule + " (commit " +
-               String(n.code.git_commit).slice(0, 10) + (n.code.git_dirty ? " dirty" : "") +
-               ")") + "\n";
-      n.inputs.forEach(function (x) { h += esc("    " + (x.followed ? ">" : " ") + " " +
-                                               x.path + "  sha256 " +
-                                               String(x.sha256 || "").slice(0, 16)) + "\n"; });
-    });
-    h += "\nconfig " + esc(ch.config.config_sha256) + " (" + esc(ch.config.config_path) +
-         ")\n";
-    Object.keys(ch.config.params || {}).forEach(function (k) {
-      h += esc(k + ": " + JSON.stringify(ch.config.params[k])) + "\n"; });
-    h += "</pre></details>";
-    var shown = row.trials.slice(0, 200);
-    h += "<h4>Trials and responses (" + row.trials.length + ")</h4>";
-    shown.forEach(function (k) { h += trialHtml(k); });
-    if (row.trials.length > shown.length) {
-      h += "<p><button class='more'>show the other " + (row.trials.length - shown.length) +
-           "</button></p>";
-    }
-    box.innerHTML = h;
-    var more = box.querySelector("button.more");
-    if (more) more.onclick = function () {
-      more.parentNode.outerHTML = row.trials.slice(200).map(trialHtml).join(""); };
+    var tasks = {};
+    row.trials.forEach(function (r) { tasks[r[0]] = 1; });
+    need(Object.keys(tasks), function () { render(i, box); });
   }
   function route() {
     var m = /^#r(\d+)(?:\.(.+))?$/.exec(decodeURIComponent(location.hash));
@@ -350,4 +418,4 @@ CELL_JS = r"""
 })();
 """
 
-__all__ = ["TrialIndex", "request_text", "write_table_pages"]
+__all__ = ["Store", "TrialIndex", "request_text", "write_table_pages"]

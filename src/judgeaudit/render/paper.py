@@ -37,7 +37,7 @@ from judgeaudit.io import read_jsonl, sha256_file, write_text_atomic
 from judgeaudit.provenance import CONFIG_STORE, record_path, save_resolved_config
 from judgeaudit.provenance.cells import read_table
 from judgeaudit.render.abstract import abstract
-from judgeaudit.render.cellpages import TrialIndex, request_text, write_table_pages
+from judgeaudit.render.cellpages import Store, TrialIndex, request_text, write_table_pages
 from judgeaudit.render.layout import MAX_ROWS, Printed, fmt, printed_pivots
 from judgeaudit.render.layout import is_control as _is_control
 from judgeaudit.render.published import for_table
@@ -92,7 +92,8 @@ body{font-family:Georgia,serif;margin:2em auto;max-width:1180px;padding:0 1em;co
 line-height:1.45}
 h1{font-size:1.7em} h2{border-bottom:1px solid #ccc;margin-top:2em} h3{font-size:1.05em}
 table{border-collapse:collapse;font:12px system-ui,sans-serif;margin:.4em 0}
-td,th{border:1px solid #ddd;padding:2px 5px;text-align:right;vertical-align:top}
+td,th{border:1px solid #ddd;padding:2px 5px;text-align:right;vertical-align:top;
+overflow-wrap:anywhere}
 th{background:#f3f3f3} td.k,th.k{text-align:left}
 td a,p a.num{color:#0645ad;text-decoration:none} td a:hover{text-decoration:underline}
 td .ci{display:block;color:#555;font-size:11px;white-space:nowrap}
@@ -408,28 +409,68 @@ def _printed_html(stem: str, p: Printed) -> str:
     return "\n".join(out)
 
 
-def _long_html(stem: str, frame: pd.DataFrame, limit: int = MAX_ROWS) -> str:
-    """A table without a paper layout, as it is (at most `limit` rows shown)."""
-    from judgeaudit.provenance.cells import value_columns
+LONG_MAX_COLUMNS = 11  # a table without a paper layout shows at most this many columns
 
+
+def _long_html(stem: str, frame: pd.DataFrame, limit: int = MAX_ROWS - 1) -> str:
+    """A table without a paper layout, compacted to fit: columns equal on every row are
+    stated once above it, empty columns dropped, estimate and interval in one cell,
+    at most LONG_MAX_COLUMNS columns and `limit` rows (the rest are in the TSV)."""
+    from judgeaudit.provenance.cells import value_columns
+    from judgeaudit.render.layout import states_as_text
+
+    frame = states_as_text(frame)
     nums = set(value_columns(frame))
+    const, cols = {}, []
+    for c in frame.columns:
+        vals = frame[c].dropna()
+        if vals.empty or vals.astype(str).isin(["", "nan"]).all():
+            continue
+        if len(frame) > 1 and vals.astype(str).nunique() == 1 and len(vals) == len(frame):
+            const[c] = vals.iloc[0]
+            continue
+        cols.append(c)
+    has_ci = {"estimate", "ci_low", "ci_high"} <= set(cols)
+    if has_ci:
+        cols = [c for c in cols if c not in ("ci_low", "ci_high")]
+    keys = [c for c in cols if c not in nums]
+    vals = [c for c in cols if c in nums]
+    shown_cols = (keys + vals)[:LONG_MAX_COLUMNS]
+    hidden = [c for c in keys + vals if c not in shown_cols]
     shown = frame.head(limit)
-    out = ["<div class='wide'><table class='long'><tr>" + "".join(
-        f"<th class='{'' if c in nums else 'k'}'>{_e(c)}</th>" for c in frame.columns)
-        + "</tr>"]
+    out = []
+    if const:
+        out.append("<p class='meta'>Every row: " + "; ".join(
+            f"{_e(k)} = {_e(_num(v))}" for k, v in const.items()) + ".</p>")
+    out.append("<div class='wide'><table class='long'><tr>" + "".join(
+        f"<th class='{'' if c in nums else 'k'}'>"
+        f"{_e('estimate [95% CI]' if has_ci and c == 'estimate' else c)}</th>"
+        for c in shown_cols) + "</tr>")
     for i in range(len(shown)):
         cells = []
-        for c in frame.columns:
+        for c in shown_cols:
             v = frame.at[i, c]
-            if c in nums:
+            if c == "estimate" and has_ci:
+                cells.append(f"<td><a href='{_href(stem, i, c)}'>{_e(_num(v))}</a>"
+                             f"<span class='ci'>[<a href='{_href(stem, i, 'ci_low')}'>"
+                             f"{_e(_num(frame.at[i, 'ci_low']))}</a>, <a href='"
+                             f"{_href(stem, i, 'ci_high')}'>{_e(_num(frame.at[i, 'ci_high']))}"
+                             "</a>]</span></td>")
+            elif c in nums:
                 cells.append(f"<td><a href='{_href(stem, i, c)}'>{_e(_num(v))}</a></td>")
             else:
                 cells.append(f"<td class='k'>{_e(v)}</td>")
         out.append("<tr>" + "".join(cells) + "</tr>")
     out.append("</table></div>")
+    notes = []
     if len(frame) > limit:
-        out.append(f"<p class='meta'>First {limit} of {len(frame)} rows; every row is in "
-                   f"the TSV and on the <a href='cells/{_e(stem)}.html'>trace page</a>.</p>")
+        notes.append(f"first {limit} of {len(frame)} rows")
+    if hidden:
+        notes.append("columns not shown here: " + ", ".join(hidden))
+    if notes:
+        out.append(f"<p class='meta'>{_e('; '.join(notes)).capitalize()}; every row and "
+                   f"column is in the TSV and on the <a href='cells/{_e(stem)}.html'>trace "
+                   "page</a>.</p>")
     return "\n".join(out)
 
 
@@ -587,7 +628,7 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
     judges_cfg = config.get("judges") or {}
     panel = judges_cfg.get("panel") or {}
     active = list(judges_cfg.get("active") or sorted(panel))
-    trial_index = TrialIndex(root)
+    store = Store(root, out, TrialIndex(root))
 
     order = [x[0] for x in SECTIONS]
     placed_figs: set[str] = set()
@@ -599,7 +640,7 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
         section, caption, fig_stems = TABLES.get(stem, ("other", stem.replace("_", " "), ()))
         frame = frames[stem]
         tsv = root / paths[stem]
-        page = write_table_pages(stem, paths[stem], frame, root, out, trial_index, stats,
+        page = write_table_pages(stem, paths[stem], frame, root, out, store, stats,
                                  STYLE, f"../index.html#{stem}", trace)
         n_table += 1
         number = PAPER_TABLE.get(stem) or f"Table {n_table}"
@@ -640,6 +681,7 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
                 fs, root / f, fig_dir, out, n_fig, FIGURES.get(fs, fs.replace("_", " ")),
                 "see the figure's provenance record."))
 
+    store_bytes = store.write()
     used = dict(datasets_used or {})
     corpora_html, corpora = _corpora(root, config, used)
     judges_html, judges = _judges(root, config, active)
@@ -709,7 +751,7 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
             "trace_errors": stats["trace_errors"], "tables": n_table,
             "figures": len(figs), "limitations": lims, "judges": active,
             "corpora": [c["name"] for c in corpora], "trials_per_judge": n_trials,
-            "findings": [sid for sid, _ in findings]}
+            "findings": [sid for sid, _ in findings], "store_bytes": store_bytes}
 
 
 def _specialists_html(config: Mapping[str, Any], frames: Mapping[str, pd.DataFrame]) -> str:
