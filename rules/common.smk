@@ -18,6 +18,8 @@ from judgeaudit.vocab import study_b as vocab_b
 from judgeaudit.vocab.datasets import ATTRIBUTE_DATASETS, REAL_DATASETS, SYNTH_DATASETS
 from judgeaudit.vocab.datasets import aux_table_files
 from judgeaudit.vocab.specialists import SPECIALIST_KINDS
+from judgeaudit.study_a import outputs as study_a_outputs
+from judgeaudit.study_b import outputs as study_b_outputs
 from judgeaudit.workflow import (
     JUDGE_COST_FIELDS,
     JUDGE_PREFLIGHT,
@@ -33,6 +35,8 @@ from judgeaudit.workflow import study_b_is_cue_contrast as _sb_is_cue_contrast
 from judgeaudit.workflow import study_b_is_protocol as _sb_is_protocol
 from judgeaudit.workflow import study_b_is_state_input as _sb_is_state_input
 from judgeaudit.workflow import study_b_kind
+from judgeaudit.workflow import figures as figure_files
+from judgeaudit.workflow import tables as table_files
 
 REPO = Path(workflow.basedir).resolve()
 PKG = REPO / "src" / "judgeaudit"
@@ -326,6 +330,10 @@ def study_a_pair_specialist(wildcards):
 
 
 TARGETS["study_a"] = W.study_a_targets
+# Study A tables and figures (rules study_a_tables / study_a_figures): the metric
+# tables they read, from the study's outputs registry (judgeaudit.study_a.outputs).
+STUDY_A_TABLE_INPUTS = study_a_outputs.table_inputs()
+STUDY_A_FIGURE_INPUTS = study_a_outputs.figure_inputs()
 # <<< study_a helpers
 
 # >>> study_b helpers
@@ -361,28 +369,10 @@ def study_b_cue(wildcards):
 
 
 # Study B tables and figures (rules study_b_table / study_b_figure): name -> the
-# metric tables it renders (named as the rendering script reads them).
-STUDY_B_TABLE_INPUTS = {
-    "accuracy": {"accuracy": "results/metrics/B/accuracy.tsv"},
-    "protocol_gap": {"gap": "results/metrics/B/protocol_gap.tsv"},
-    "balance": {"balance": "results/metrics/B/balance.tsv"},
-    "potemkin": {"potemkin": "results/metrics/B/potemkin.tsv"},
-    "state_distribution": {
-        "distribution": "results/metrics/B/state_distribution.tsv",
-        "chance": "results/metrics/B/state_chance.tsv",
-    },
-}
-STUDY_B_FIGURE_INPUTS = {
-    "states": {
-        "distribution": "results/metrics/B/state_distribution.tsv",
-        "chance": "results/metrics/B/state_chance.tsv",
-    },
-    "heatmap": {
-        "potemkin": "results/metrics/B/potemkin.tsv",
-        "gap": "results/metrics/B/protocol_gap.tsv",
-        "cue": "results/metrics/B/cue_dependence.tsv",
-    },
-}
+# metric tables it renders (named as the rendering script reads them), from the
+# study's outputs registry (judgeaudit.study_b.outputs).
+STUDY_B_TABLE_INPUTS = study_b_outputs.table_inputs()
+STUDY_B_FIGURE_INPUTS = study_b_outputs.figure_inputs()
 
 
 def study_b_table_inputs(wildcards):

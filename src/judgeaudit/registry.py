@@ -117,7 +117,10 @@ class Table:
     method: interval method key; sampling_unit / cluster_column as for Metric.
     inputs: role -> metrics file the render rule reads; metrics: the Metric names
     its rows come from. recomputed: False (with `why_not`) when the cell trace
-    cannot recompute its rows from trials and responses.
+    cannot recompute its rows from trials and responses. aliases: table column ->
+    the metrics column it renames (Table IV's `format` is the metrics' `condition`).
+    fixed: metrics column -> the value every row of the table has though the table
+    has no such column (the planted table is seed-pooled: seed = "all").
     """
 
     name: str
@@ -139,6 +142,8 @@ class Table:
     extra_methods: tuple[str, ...] = ()
     recomputed: bool = True
     why_not: str = ""
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    fixed: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for key in (self.method, *self.extra_methods):

@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from judgeaudit.judges.budget import PAID_PROVIDERS
+from judgeaudit.study_a import outputs as study_a_outputs
+from judgeaudit.study_b import outputs as study_b_outputs
 from judgeaudit.vocab import datasets as vocab_d
 from judgeaudit.vocab import study_a as vocab_a
 from judgeaudit.vocab import study_b as vocab_b
@@ -40,15 +42,11 @@ JUDGE_PREFLIGHT = "results/judges/preflight.json"
 WHISPER_MODEL_DIR = "results/specialists/language/whisper-base"
 # validation run -> table name
 VALIDATION_RUNS = {"default": "estimator_validation", "full": "estimator_validation_full"}
-STUDY_A_TABLES = ["study_a_table2_blueprint", "study_a_follow_blueprint",
-                  "study_a_table3_reference",
-                  "study_a_table4_conflict", "study_a_table5_pairwise",
-                  "study_a_contrasts", "study_a_planted"]
-STUDY_A_FIGURES = ["study_a_follow_by_placement", "study_a_lock_vs_g",
-                   "study_a_accuracy_by_blueprint"]
-STUDY_B_TABLES = ["study_b_accuracy", "study_b_protocol_gap", "study_b_balance",
-                  "study_b_potemkin", "study_b_state_distribution"]
-STUDY_B_FIGURES = ["study_b_states", "study_b_heatmap"]
+# the studies' tables and figures: from their outputs registries
+STUDY_A_TABLES = study_a_outputs.TABLE_NAMES
+STUDY_A_FIGURES = study_a_outputs.FIGURE_NAMES
+STUDY_B_TABLES = study_b_outputs.TABLE_NAMES
+STUDY_B_FIGURES = study_b_outputs.FIGURE_NAMES
 STUDY_B_TEMPLATE_FILES = {"pointwise": "pointwise.txt", "pairwise": "pairwise.txt",
                           "P": "probe_perception.txt", "O": "probe_oracle.txt"}
 TABLE_EXTS = ("tsv", "md", "tex")
@@ -91,11 +89,15 @@ def study_b_is_protocol(shard: str) -> bool:
 
 
 def study_b_is_cue_contrast(shard: str) -> bool:
-    return shard.split("-", 1)[-1] in ("none", "hard", "transition") and study_b_is_protocol(shard)
+    """A protocol shard of the cue-dependence contrast: no cue or a contrasted cue."""
+    return (study_b_is_protocol(shard)
+            and shard.split("-", 1)[-1] in (vocab_b.NO_CUE, *vocab_b.CONTRASTED_CUES))
 
 
 def study_b_is_state_input(shard: str) -> bool:
-    return shard in (*vocab_b.PROBE_SHARDS, "pointwise-none")
+    """The probes and the no-cue pointwise judgments (the J of the states)."""
+    return shard in (*vocab_b.PROBE_SHARDS, vocab_b.protocol_shard(vocab_b.DEPLOYMENT_PROTOCOL,
+                                                                 vocab_b.NO_CUE))
 
 
 def validation_run(table_name: str) -> str:
@@ -531,7 +533,7 @@ class Plan:
         if not study_b_is_protocol(shard):
             return []
         cue = shard.split("-", 1)[1]
-        return [] if cue == "none" else [str(self.study_b_templates / "cues" / f"{cue}.txt")]
+        return [] if cue == vocab_b.NO_CUE else [str(self.study_b_templates / "cues" / f"{cue}.txt")]
 
     def study_b_task_param(self, task: str) -> str:
         """Only the config a task's items/renderings depend on."""

@@ -128,8 +128,9 @@ METHODS: dict[str, Method] = {m.key: m for m in (
         _CLUSTERED, "bootstrap quantiles (BCa)"),
     Method(
         "cluster_bootstrap_percentile", "cluster bootstrap (percentile)",
-        "the cluster bootstrap of cluster_bootstrap_bca with the percentile interval, used "
-        "when BCa is undefined (degenerate replicates)",
+        "ratio-of-sums mean with the percentile 95% interval from resampling whole clusters "
+        "(cluster sums and sizes drawn together), used where the BCa interval is undefined "
+        "(degenerate replicates)",
         "judgeaudit.stats.clustered.cluster_bootstrap_bca (fallback)",
         "scipy.stats.bootstrap(paired=True, vectorized=True, method='percentile')",
         _CLUSTERED, "bootstrap quantiles (percentile)"),

@@ -20,11 +20,10 @@ from typing import Any
 
 import pandas as pd
 
-from judgeaudit.vocab.study_b import NO_CUE, PROTOCOLS
+from judgeaudit.vocab.study_b import DEPLOYMENT_PROTOCOL, NO_CUE, PROTOCOLS
 
 log = logging.getLogger(__name__)
 PROBE_ROWS = {"probe_P": "P", "probe_O": "O"}  # accuracy's `protocol` of a probe row
-STATE_PROTOCOL = "pointwise"  # J of the states: the native pointwise judgment, no cue
 BALANCE_DNSMOS = ("dnsmos_ovrl", "dnsmos_sig", "dnsmos_bak")
 
 
@@ -147,7 +146,7 @@ def select_cue_dependence(inputs: Mapping[str, Any], row: Mapping[str, Any]):
 
 def select_states(inputs: Mapping[str, Any], row: Mapping[str, Any]):
     s = inputs["scored"]
-    cell = s["probe"].isin(["P", "O"]) | ((s["protocol"] == STATE_PROTOCOL)
+    cell = s["probe"].isin(["P", "O"]) | ((s["protocol"] == DEPLOYMENT_PROTOCOL)
                                           & (s["cue"] == NO_CUE))
     return _pick(inputs, _mine(s, row) & cell,
                  "the P and O probes and the no-cue pointwise judgments of the judge's task")

@@ -9,6 +9,10 @@ figures).
 
 from __future__ import annotations
 
+# the recipes' functions are named by dotted path (imported when called): declared
+# here so a script using this registry depends on them (judgeaudit.codedeps)
+__code_deps__ = ("judgeaudit.study_b.compute",)
+
 from judgeaudit.registry import Figure, Metric, Pivot, Recipe, Registry, Section, Table
 from judgeaudit.vocab import study_b as vocab_b
 
@@ -38,7 +42,7 @@ METRICS = (
     Metric("accuracy", STUDY, "P(pred = the reply right for the rendering) among valid "
            "answers per judge x task x protocol x cue, and the P / O probe accuracies",
            f"{SB}.accuracy", "wilson_cr2_bm", CELL, ITEM, "item_id", FILES["accuracy"],
-           "study_b_accuracy"),
+           "study_b_accuracy", ("wilson",)),
     Metric("protocol_gap", STUDY, "mean over items of per-item accuracy Pairwise - Pointwise "
            "per judge x task x cue (items valid under both protocols)",
            f"{SB}.protocol_gap", "paired_t_cr2_bm", ("judge", "task", "cue"), ITEM,
@@ -53,11 +57,11 @@ METRICS = (
     Metric("state_distribution", STUDY, "share of renderings in each (P, O, J) state per "
            "judge x task (renderings with an invalid probe counted in n_invalid)",
            f"{SB}.state_distribution", "wilson_cr2_bm", ("judge", "task", "state"), ITEM,
-           "item_id", FILES["distribution"], "study_b_states"),
+           "item_id", FILES["distribution"], "study_b_states", ("wilson",)),
     Metric("potemkin", STUDY, "conditional Potemkin rate P(J=0 | P=1, O=1) (reported only "
            "past the chance gate), the P, O and J bit rates and the staging accuracy per "
            "judge x task", f"{SB}.potemkin", "wilson_cr2_bm", ("judge", "task", "metric"),
-           ITEM, "item_id", FILES["potemkin"], "study_b_states", ("binomial_gate",)),
+           ITEM, "item_id", FILES["potemkin"], "study_b_states", ("binomial_gate", "wilson")),
     Metric("balance", STUDY, "per task and quality metric: mean of R0 and R1, the gap "
            "R1 - R0 and the mean |R1 - R0| over items", f"{SB}.balance", "paired_t_cr2_bm",
            ("task", "metric"), ITEM, "item_id", FILES["balance"], "study_b_balance",
@@ -73,7 +77,7 @@ TABLES = (
           {"accuracy": FILES["accuracy"]}, ("accuracy",), (),
           paper_table="end-to-end accuracy table",
           pivot=Pivot(("judge",), ("task", "protocol", "cue"),
-                      where={"protocol": vocab_b.PROTOCOLS})),
+                      where={"protocol": vocab_b.PROTOCOLS}), extra_methods=("wilson",)),
     Table("study_b_protocol_gap", STUDY, "b_gap", "Table B.2",
           "Protocol gap: per-item Pairwise - Pointwise accuracy averaged over items, per "
           "judge, task and cue, beside both protocols' accuracies.",
@@ -100,7 +104,7 @@ TABLES = (
           f"{RB}.potemkin_table", "wilson_cr2_bm", ITEM, "item_id",
           {"potemkin": FILES["potemkin"]}, ("potemkin",), ("study_b_states",),
           pivot=Pivot(("judge",), ("task", "metric")),
-          extra_methods=("binomial_gate",)),
+          extra_methods=("binomial_gate", "wilson")),
     Table("study_b_state_distribution", STUDY, "b_states", "Table B.4",
           "(P, O, J) state distribution per judge and task beside the distribution expected "
           "from a judge answering every probe uniformly at random (P among the K classes per "
@@ -111,7 +115,7 @@ TABLES = (
           ("state_distribution",), (),
           pivot=Pivot(("task", "judge"), ("state",), column_order=(
               "111", "110", "101", "100", "011", "010", "001", "000")),
-          recomputed=False,
+          extra_methods=("wilson",), recomputed=False,
           why_not="the table interleaves each judge's states with chance-baseline rows "
                   "(stats.chance.chance_distribution); the judge rows are "
                   "results/metrics/B/state_distribution.tsv, traceable and recomputed there"),

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 TASKS: tuple[str, ...] = ("single", "positional", "conversation")
 PROTOCOLS: tuple[str, ...] = ("pointwise", "pairwise")
+# the deployment protocol: its no-cue judgment is the J bit of the (P, O, J) states
+DEPLOYMENT_PROTOCOL = PROTOCOLS[0]
 CUES: tuple[str, ...] = ("none", "soft", "hard", "transition")
 # cues a task may use (config study_b.tasks.<task>.cues)
 TASK_CUES: dict[str, tuple[str, ...]] = {
@@ -40,5 +42,5 @@ def shard_regex() -> str:
             + "|".join(PROBE_SHARDS))
 
 
-__all__ = ["CONTRASTED_CUES", "CUES", "NO_CUE", "PROBES", "PROBE_PREFIX", "PROBE_SHARDS",
+__all__ = ["CONTRASTED_CUES", "CUES", "DEPLOYMENT_PROTOCOL", "NO_CUE", "PROBES", "PROBE_PREFIX", "PROBE_SHARDS",
            "PROTOCOLS", "TASKS", "TASK_CUES", "probe_shard", "protocol_shard", "shard_regex"]
