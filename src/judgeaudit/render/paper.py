@@ -353,6 +353,17 @@ def _limitations(corpora: list, judges: list, frames: Mapping[str, pd.DataFrame]
     return out
 
 
+def _md_caption(tsv: Path, stem: str) -> str:
+    """A table the registry does not know: its Markdown sibling's bold first line, else
+    its name in words."""
+    md = tsv.with_suffix(".md")
+    if md.exists():
+        first = md.read_text(encoding="utf-8").splitlines()[:1]
+        if first and first[0].startswith("**") and first[0].endswith("**"):
+            return first[0].strip("*")
+    return stem.replace("_", " ")
+
+
 # ------------------------------------------------------------------ printed tables
 def _href(stem: str, row: int, col: str = "estimate") -> str:
     return f"cells/{stem}.html#r{row}.{col}"
@@ -637,9 +648,9 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
     for stem in sorted(frames, key=lambda s: (order.index(TABLES.get(s, ("other",))[0]),
                                               list(TABLES).index(s) if s in TABLES else 99,
                                               s)):
-        section, caption, fig_stems = TABLES.get(stem, ("other", stem.replace("_", " "), ()))
         frame = frames[stem]
         tsv = root / paths[stem]
+        section, caption, fig_stems = TABLES.get(stem, ("other", _md_caption(tsv, stem), ()))
         page = write_table_pages(stem, paths[stem], frame, root, out, store, stats,
                                  STYLE, f"../index.html#{stem}", trace)
         n_table += 1
