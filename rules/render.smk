@@ -3,8 +3,8 @@
 
 # >>> study_a
 rule study_a_tables:
-    """Study A tables (analogues of the paper's Tables II-V, contrasts, planted vs
-    estimated) as TSV, Markdown and LaTeX."""
+    """Study A tables (the outputs registry's: analogues of Paper A's Tables II-IV, cue
+    conflict, contrasts, planted vs estimated) as TSV, Markdown and LaTeX."""
     input:
         unpack(lambda wc: STUDY_A_TABLE_INPUTS),
         code=package_code("study_a_tables.py"),

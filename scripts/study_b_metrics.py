@@ -29,6 +29,10 @@ outputs = resolve(recipe.compute)(inputs, params)
 # every row names the corpus of its task (carried from the trials' facts)
 corpora = (json.loads(smk.params.corpora) if "corpora" in smk.params.keys()
            else corpus_by_task(inputs["scored"], "study B scored shards"))
+for frame in outputs.values():  # rows a gate left unreported (stats.chance)
+    if "reported" in frame.columns:
+        for r in frame[frame["reported"] == False].itertuples():  # noqa: E712
+            log.warning("%s not reported for %s/%s: %s", r.metric, r.judge, r.task, r.reason)
 named = list(smk.output.keys())
 if not named:  # one unnamed output: the recipe's one output
     (only,) = outputs.values()

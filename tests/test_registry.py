@@ -108,6 +108,9 @@ def test_every_metrics_rule_has_its_recipe():
     for metric in rules:
         assert B.metric_recipe(metric).compute.endswith(f":{metric}")
     assert "study_a_metrics_judge" in O.RECIPES
+    # the metrics script dispatches through the registry, not an if/elif chain
+    script = (REPO / "scripts" / "study_b_metrics.py").read_text()
+    assert "metric_recipe(metric)" in script and "elif metric" not in script
 
 
 def test_method_registry_describes_every_method_the_code_writes():

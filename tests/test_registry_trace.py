@@ -113,3 +113,22 @@ def test_trace_cli_shows_the_reference_label_of_each_trial(root, tiny_run):
     assert f"reference_label={first['labels_shown']['reference_label']}" in text, text[:3000]
     assert f"response: {first['response_source']}" in text
     assert "[MATCH]" in text
+
+
+def test_every_method_a_produced_table_names_is_registered_for_it(root):
+    """Each table's method columns name only keys of the method registry, and only
+    the keys its registry entry declares (method + extra_methods)."""
+    from judgeaudit.stats.methods import method_keys
+
+    seen = 0
+    for name, entry in sorted(O.TABLES.items()):
+        tsv = root / "results" / "tables" / f"{name}.tsv"
+        if not tsv.exists():
+            continue
+        frame = pd.read_csv(tsv, sep="\t")
+        for col in [c for c in frame.columns if "method" in c]:
+            for value in frame[col].dropna().astype(str).unique():
+                keys = set(method_keys(value))  # strict: an unknown method fails
+                assert keys <= {entry.method, *entry.extra_methods}, (name, col, value)
+                seen += 1
+    assert seen >= 10

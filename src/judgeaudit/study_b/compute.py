@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import io
 import json
-import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -22,7 +21,6 @@ import pandas as pd
 
 from judgeaudit.vocab.study_b import DEPLOYMENT_PROTOCOL, NO_CUE, PROTOCOLS
 
-log = logging.getLogger(__name__)
 PROBE_ROWS = {"probe_P": "P", "probe_O": "O"}  # accuracy's `protocol` of a probe row
 BALANCE_DNSMOS = ("dnsmos_ovrl", "dnsmos_sig", "dnsmos_bak")
 
@@ -93,9 +91,6 @@ def states(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, pd
     if gate is not None:
         gate = json.loads(gate) if isinstance(gate, str) else gate
         pot = CH.gate_potemkin(pot, st, chance, gate["alpha"], gate["min_n"])
-        for r in pot[pot["reported"] == False].itertuples():  # noqa: E712
-            log.warning("conditional Potemkin not reported for %s/%s: %s", r.judge, r.task,
-                        r.reason)
     return {"states": st, "distribution": SB.state_distribution(st), "potemkin": pot,
             "chance": chance}
 
