@@ -258,7 +258,7 @@ def write_table_pages(stem: str, tsv: str, frame: pd.DataFrame, root: Path, out:
         if trace:
             try:
                 traces = trace_row(tsv, i, root=root, frame=frame)
-            except (CellError, KeyError, ValueError, StopIteration) as exc:
+            except (CellError, KeyError, ValueError, StopIteration, OSError) as exc:
                 stats["trace_errors"] += 1
                 data.add_row(i, key, None, error=f"trace failed: {exc}")
         if traces:
