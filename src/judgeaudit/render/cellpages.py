@@ -199,6 +199,21 @@ class Store:
         return total
 
 
+def _runs(refs: Sequence[list[Any]]) -> list[list[Any]]:
+    """[[task, i], ...] as [[task, [[start, length], ...]], ...] (runs of consecutive
+    response indices, in order): a row's thousands of references in a few numbers."""
+    out: list[list[Any]] = []
+    for task, i in refs:
+        if not out or out[-1][0] != task:
+            out.append([task, []])
+        runs = out[-1][1]
+        if runs and runs[-1][0] + runs[-1][1] == i:
+            runs[-1][1] += 1
+        else:
+            runs.append([i, 1])
+    return out
+
+
 class TableData:
     """What is behind one table's rows (written as <table>.data.js): rule chains as
     lists of shared nodes, and per row its cells and response references."""
@@ -228,7 +243,7 @@ class TableData:
             "key": key, "recipe": t0.recipe,
             "chain": [_intern(self._nodes, self.nodes, n) for n in t0.chain],
             "config": _intern(self._configs, self.configs, t0.config),
-            "trials": [self.store.add(r) for r in t0.trials]}
+            "trials": _runs([self.store.add(r) for r in t0.trials])}
 
     def to_js(self, stem: str) -> str:
         data = {"table": stem, "nodes": self.nodes, "configs": self.configs,
@@ -363,10 +378,20 @@ CELL_JS = r"""
       return esc(T[kv[0]] + ": " + T[kv[1]]); }).join("\n") + "</pre></details></div>";
     return h;
   }
+  function refs(row) {
+    if (row._refs) return row._refs;
+    var out = [];
+    row.trials.forEach(function (g) {
+      g[1].forEach(function (run) {
+        for (var k = 0; k < run[1]; k++) out.push([g[0], run[0] + k]); });
+    });
+    row._refs = out;
+    return out;
+  }
   function render(i, box) {
-    var row = D.rows[i], h = "";
+    var row = D.rows[i], h = "", all = refs(row);
     if (row.recipe) h += "<p>Recomputed with <code>" + esc(row.recipe) + "</code> from the " +
-                        row.trials.length + " trials and responses below.</p>";
+                        all.length + " trials and responses below.</p>";
     h += "<details><summary>rule chain and config</summary><pre>";
     row.chain.forEach(function (k) {
       var n = D.nodes[k];
@@ -382,16 +407,16 @@ CELL_JS = r"""
     Object.keys(cfg.params || {}).forEach(function (k) {
       h += esc(k + ": " + JSON.stringify(cfg.params[k])) + "\n"; });
     h += "</pre></details>";
-    var shown = row.trials.slice(0, 200);
-    h += "<h4>Trials and responses (" + row.trials.length + ")</h4>";
+    var shown = all.slice(0, 200);
+    h += "<h4>Trials and responses (" + all.length + ")</h4>";
     shown.forEach(function (k) { h += trialHtml(k); });
-    if (row.trials.length > shown.length)
-      h += "<p><button class='more'>show the other " + (row.trials.length - shown.length) +
+    if (all.length > shown.length)
+      h += "<p><button class='more'>show the other " + (all.length - shown.length) +
            "</button></p>";
     box.innerHTML = h;
     var more = box.querySelector("button.more");
     if (more) more.onclick = function () {
-      more.parentNode.outerHTML = row.trials.slice(200).map(trialHtml).join(""); };
+      more.parentNode.outerHTML = all.slice(200).map(trialHtml).join(""); };
   }
   function show(i, col) {
     var row = D.rows[i], box = document.querySelector(".detail[data-row='" + i + "']");
@@ -404,7 +429,7 @@ CELL_JS = r"""
     box.dataset.done = "1";
     if (row.error) { box.innerHTML = "<p class='bad'>" + esc(row.error) + "</p>"; return; }
     var tasks = {};
-    row.trials.forEach(function (r) { tasks[r[0]] = 1; });
+    row.trials.forEach(function (g) { tasks[g[0]] = 1; });
     need(Object.keys(tasks), function () { render(i, box); });
   }
   function route() {
