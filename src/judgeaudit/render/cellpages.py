@@ -435,7 +435,7 @@ CELL_JS = r"""
   function route() {
     var m = /^#r(\d+)(?:\.(.+))?$/.exec(decodeURIComponent(location.hash));
     if (m) { show(m[1], m[2]);
-             var el = document.getElementById(location.hash.slice(1));
+             var el = document.getElementById("r" + m[1]);  // the row's heading first
              if (el) el.scrollIntoView(); }
   }
   window.addEventListener("hashchange", route);
