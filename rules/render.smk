@@ -84,7 +84,7 @@ rule study_b_figure:
 rule report:
     """The paper-like report (results/report/index.html, relative assets): methods from
     the resolved config, results per research question, limitations, and a static
-    trace page per table row (every number links to it). results/report.html
+    trace page per table (every number links to it). results/report.html
     redirects to it."""
     input:
         tables=lambda wc: report_inputs(".tsv"),

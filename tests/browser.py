@@ -195,3 +195,56 @@ class DevTools:
         path = self.download_dir / begin["guid"]
         named = self.download_dir / begin["suggestedFilename"]
         return named if named.exists() else path
+LAYOUT = """<!doctype html><html><body style="margin:0"><pre id="result">pending</pre>
+<iframe id="f" src="%(page)s" style="width:%(width)dpx;height:900px;border:0"></iframe>
+<script>
+document.getElementById("f").onload = function () {
+  var doc = this.contentDocument, win = this.contentWindow, out = {tables: [], figures: [],
+      cut: [], findings: [], methods: [], published: 0};
+  doc.querySelectorAll("table").forEach(function (t) {
+    out.tables.push({rows: t.rows.length, id: t.closest("[id]") ? t.closest("[id]").id : "",
+                     cls: t.className});
+  });
+  doc.querySelectorAll("figure img").forEach(function (img) {
+    out.figures.push({src: img.getAttribute("src"),
+                      width: img.getBoundingClientRect().width,
+                      natural: img.naturalWidth});
+  });
+  doc.querySelectorAll(".wide").forEach(function (w) {
+    if (w.scrollWidth > w.clientWidth + 1)
+      out.cut.push({id: w.closest("[id]") ? w.closest("[id]").id : "",
+                    scroll: w.scrollWidth, client: w.clientWidth});
+  });
+  if (doc.documentElement.scrollWidth > win.innerWidth + 1)
+    out.cut.push({id: "page", scroll: doc.documentElement.scrollWidth,
+                  client: win.innerWidth});
+  doc.querySelectorAll("p.finding").forEach(function (p) {
+    out.findings.push({rq: p.dataset.rq, text: p.innerText,
+                       links: Array.prototype.map.call(p.querySelectorAll("a.num"),
+                         function (a) { return a.getAttribute("href"); })});
+  });
+  doc.querySelectorAll(".cap span.method, figcaption span.method, ul.methods span.method")
+    .forEach(function (s) {
+      var tbl = s.closest("[data-table], .tbl, figure, ul");
+      out.methods.push({method: s.dataset.method, text: s.innerText,
+                        where: tbl ? (tbl.id || tbl.className) : ""});
+    });
+  out.published = doc.querySelectorAll(".published table.pub tr").length;
+  document.getElementById("result").textContent = "RESULT" + JSON.stringify(out) + "END";
+};
+</script></body></html>
+"""
+
+
+def layout_report(page: Path, work: Path, width: int = 1280) -> dict:
+    """The report as laid out by the browser at `width` px: rows per table, displayed
+    figure widths, boxes cut off horizontally, the abstract's findings (text and number
+    links), the method texts of captions and methods, published-numbers rows."""
+    checker = work / "layout.html"
+    checker.write_text(LAYOUT % {"page": page.resolve().as_uri(), "width": width})
+    dom = run_chromium(f"{checker.resolve().as_uri()}", budget_ms=20000)
+    m = re.search(r"RESULT(.*?)END", dom, re.S)
+    assert m, "layout page produced no result: " + dom[-1500:]
+    import html
+
+    return json.loads(html.unescape(m.group(1)))

@@ -3,11 +3,13 @@ test_report_paper.py): generic over columns, captions from the registry or the
 Markdown sibling, every number linked to a trace page with its rule chain, methods
 from the config, limitations generated, missing registry tables tolerated."""
 
+import html
 import json
 import os
 
 import pandas as pd
 
+from judgeaudit.outputs import caption_of
 from judgeaudit.provenance import write_records
 from judgeaudit.render.paper import build_paper, write_redirect
 
@@ -63,16 +65,19 @@ def test_paper_report_generic_tables_traces_methods_limitations(tmp_path):
     out = tmp_path / "results" / "report"
     page = (out / "index.html").read_text()
     # every number links to its row's trace page with the column as fragment
-    assert "href='cells/new_table/1.html#n_refused'" in page
-    assert "href='cells/specialist_accuracy/0.html#estimate'" in page
-    cell = (out / "cells" / "new_table" / "1.html").read_text()
-    assert "id='estimate'" in cell and "rule make_table" in cell and 'alpha&quot;: 0.05' in cell
+    assert "href='cells/new_table.html#r1.n_refused'" in page
+    assert "href='cells/specialist_accuracy.html#r0.estimate'" in page
+    # one trace page (+ one data file) per table, never one file per row
+    cell = (out / "cells" / "new_table.html").read_text()
+    assert "id='r1.estimate'" in cell and "id='r0.n_refused'" in cell
+    assert not (out / "cells" / "new_table").exists()
+    data = (out / "cells" / "new_table.data.js").read_text()
+    assert '"rule":"make_table"' in data and '"alpha":0.05' in data
     assert "not recomputed" in cell  # no metrics rule in its chain: said, not faked
     assert summary["numbers"] == 2 * 3 + 2 and summary["not_recomputed"] == 8
-    # captions: the Markdown sibling, then the outputs registry (judgeaudit.outputs)
-    from judgeaudit.outputs import caption_of
-
-    assert "A brand-new table" in page and caption_of("specialist_accuracy") in page
+    # captions: the registry, else the Markdown sibling
+    assert "A brand-new table" in page and html.escape(caption_of("specialist_accuracy"),
+                                                        quote=False) in page
     # methods from the config and the run's files
     assert "<b>synth_emotion</b>" in page and "<td>3</td>" in page  # 3 clips
     assert "gpt-audio-2025-08-28" in page and "<b>listener</b>" in page

@@ -8,7 +8,12 @@
 - `judgeaudit config <hash>` prints the resolved config the records point to;
 - headless Chromium opens results/report/index.html: every figure loads, every link
   resolves (trace-page fragments included), and the methods section states each
-  judge, corpus and sample size of the run.
+  judge, corpus and sample size of the run;
+- as laid out by Chromium, the report reads like the papers: every caption's method text
+  is the method registry's text for the methods in its table's rows, no table has more
+  than 60 rows, nothing is cut off horizontally, every figure is at least 800 px wide,
+  the abstract has a finding per research question with numbers linking to cell pages,
+  and the published-numbers comparison is there.
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import sys
 import pandas as pd
 import pytest
 import yaml
-from browser import check_page, chromium, dump_dom
+from browser import check_page, chromium, dump_dom, layout_report
 from conftest import _snakemake_exe
 
 from judgeaudit.provenance import RECORD_SUFFIX
@@ -162,9 +167,88 @@ def test_report_in_headless_chromium(run, tmp_path):
         pat = rf"<td class=\"k\">{study}</td><td class=\"k\">{task}</td><td class=\"k\">" \
               rf"{cond}</td><td>{n}</td>"
         assert re.search(pat, methods), (study, task, cond, n)
-    for section in ("Summary", "Methods", "Results", "Limitations"):
+    for section in ("Abstract", "Methods", "Results", "Limitations"):
         assert f">{section}</h2>" in dom
     assert "Synthetic corpora" in dom and "Embedded judges" in dom
+
+
+# the abstract's research questions (render/abstract.py FINDINGS) the tiny run must state
+RESEARCH_QUESTIONS = ("rq1", "rq2", "conflict", "rq3", "b_accuracy", "b_states")
+
+
+@pytest.mark.slow
+def test_report_reads_like_the_papers_in_chromium(run, tmp_path):
+    if chromium() is None:
+        pytest.skip("Debian's `chromium` is not installed (`apt-get install -y chromium`; "
+                    ".ci/run installs it)")
+    from judgeaudit.render.paper import method_text
+    from judgeaudit.stats.methods import method_keys
+
+    clone, _ = run
+    report = clone / "results" / "report"
+    index = report / "index.html"
+    lay = layout_report(index, tmp_path, width=1280)
+    # no table longer than 60 rows, nothing cut off
+    assert lay["tables"], lay
+    long = [t for t in lay["tables"] if t["rows"] > 60]
+    assert not long, long
+    assert not lay["cut"], lay["cut"]
+    # every figure full width
+    assert len(lay["figures"]) >= 5, lay["figures"]
+    narrow = [f for f in lay["figures"] if f["width"] < 800]
+    assert not narrow, narrow
+    # captions and the methods section say each method in the registry's words, and a
+    # table's caption names exactly the methods of its rows
+    assert lay["methods"], "no method text in any caption"
+    for m in lay["methods"]:
+        assert m["text"] == method_text(m["method"]), m
+    dom = dump_dom(index)
+    for tsv in sorted((clone / "results" / "tables").glob("*.tsv")):
+        frame = pd.read_csv(tsv, sep="\t")
+        col = "method" if "method" in frame else "ci_method" if "ci_method" in frame else None
+        cap = re.search(rf'<div class="tbl" id="{tsv.stem}"><p class="cap">(.*?)</p>', dom,
+                        re.S)
+        assert cap, tsv.stem
+        shown = set(re.findall(r'data-method="([^"]+)"', cap.group(1)))
+        want = {k for v in (frame[col].dropna() if col else [])
+                for k in method_keys(str(v), strict=False)}
+        assert shown == want, (tsv.stem, shown, want)
+    # the abstract: a finding per research question, each with numbers linking to a
+    # cell page whose row exists
+    found = {f["rq"]: f for f in lay["findings"]}
+    for rq in RESEARCH_QUESTIONS:
+        assert rq in found, (rq, sorted(found))
+        links = found[rq]["links"]
+        assert links and all(re.match(r"cells/[\w]+\.html#r\d+\.", h) for h in links), found[rq]
+        page, frag = links[0].split("#")
+        assert f'id="{frag}"' in (report / page).read_text() or \
+            f"id='{frag}'" in (report / page).read_text(), links[0]
+    # the papers' published numbers, marked as theirs
+    assert lay["published"] >= 5, lay["published"]
+    assert "not this run's" in dom
+    # states are printed as 3-character strings
+    if "state_distribution" in dom:
+        assert ">011<" in dom or ">000<" in dom or ">110<" in dom
+
+
+@pytest.mark.slow
+def test_report_is_small_and_grouped_per_table(run):
+    """index.html under 1 MB; one trace page (+ one data file) per table, never one
+    file per row."""
+    clone, _ = run
+    report = clone / "results" / "report"
+    assert (report / "index.html").stat().st_size < 1_000_000
+    pages = sorted(p.name for p in (report / "cells").iterdir() if p.is_file())
+    tables = sorted(p.stem for p in (clone / "results" / "tables").glob("*.tsv"))
+    assert pages == sorted([f"{t}.html" for t in tables] + [f"{t}.data.js" for t in tables])
+    # the trials and responses once for the whole report, one file per study task
+    tasks = {json.loads(line)["task"] for f in (clone / "results" / "trials").rglob("*.jsonl")
+             for line in f.read_text().splitlines()}
+    store = sorted(p.stem for p in (report / "cells" / "store").glob("*.js"))
+    assert store and set(store) <= tasks, (store, tasks)
+    total = sum(p.stat().st_size for p in report.rglob("*") if p.is_file())
+    print("report tree bytes:", total)
+    assert total < 25_000_000
 
 
 # What a reviewer's replay recomputes: the judge layer and all that follows it. Removed

@@ -43,16 +43,24 @@ def _err(df: pd.DataFrame, est: str, lo: str, hi: str) -> np.ndarray:
 def grouped_bars(df: pd.DataFrame, x: str, hue: str, panel: str | None = None,
                  est: str = "estimate", lo: str = "ci_low", hi: str = "ci_high",
                  x_order: Sequence[str] | None = None, ylabel: str = "", title: str = "",
-                 ylim: tuple[float, float] = (0, 1.05)):
-    """Bars of `est` by `x`, one bar per `hue`, whiskers lo..hi; one panel per `panel`."""
+                 ylim: tuple[float, float] = (0, 1.05), ncols: int = 1):
+    """Bars of `est` by `x`, one bar per `hue`, whiskers lo..hi; one panel per `panel`,
+    `ncols` panels per row (default one: panels stacked, so the figure keeps a
+    readable aspect when shown full width)."""
     panels = sorted(df[panel].unique()) if panel else [None]
     hues = sorted(df[hue].unique())
     xs = list(x_order) if x_order else sorted(df[x].unique())
     xs = [v for v in xs if v in set(df[x])]
-    fig, axes = plt.subplots(1, len(panels), figsize=(max(4, 1.1 * len(xs) + 2) * len(panels), 3.2),
+    ncols = max(1, min(ncols, len(panels)))
+    nrows = -(-len(panels) // ncols)
+    fig, grid = plt.subplots(nrows, ncols, figsize=(max(7.0, 0.9 * len(xs) + 3) * ncols,
+                                                    3.4 * nrows),
                              squeeze=False, sharey=True)
+    axes = [list(grid.ravel())]
+    for ax in axes[0][len(panels):]:
+        ax.set_visible(False)
     width = 0.8 / max(1, len(hues))
-    for ax, pv in zip(axes[0], panels, strict=True):
+    for ax, pv in zip(axes[0], panels, strict=False):
         sub = df if pv is None else df[df[panel] == pv]
         for i, h in enumerate(hues):
             d = sub[sub[hue] == h].set_index(x).reindex(xs)
@@ -63,8 +71,9 @@ def grouped_bars(df: pd.DataFrame, x: str, hue: str, panel: str | None = None,
         ax.set_ylim(*ylim)
         ax.set_title(f"{title} {pv}".strip() if pv is not None else title)
         ax.grid(axis="y", alpha=0.3)
-    axes[0][0].set_ylabel(ylabel)
-    axes[0][-1].legend(fontsize=7, frameon=False, bbox_to_anchor=(1.0, 1.0), loc="upper left")
+    for ax in axes[0][:len(panels)]:
+        ax.set_ylabel(ylabel)
+    axes[0][0].legend(fontsize=7, frameon=False, bbox_to_anchor=(1.0, 1.0), loc="upper left")
     fig.tight_layout()
     return fig
 
@@ -74,7 +83,7 @@ def xy_errorbars(df: pd.DataFrame, x: str, y: str, label: str, marker_by: str,
                  lims: tuple[float, float] = (-0.02, 1.02), hline: float | None = None):
     """Scatter of columns `x` vs `y` (each with `<col>_low/_high` whiskers), colour by
     `label`, marker by `marker_by`."""
-    fig, ax = plt.subplots(figsize=(5, 4))
+    fig, ax = plt.subplots(figsize=(8, 5.5))
     markers = dict(zip(sorted(df[marker_by].unique()), "osD^v<>p*", strict=False))
     labels = sorted(df[label].unique())
     colours = dict(zip(labels, plt.cm.tab10(np.linspace(0, 1, 10)), strict=False))

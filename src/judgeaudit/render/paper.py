@@ -1,17 +1,20 @@
 """The paper a reviewer opens: `results/report/index.html` with relative assets.
 
-Title and summary; methods generated from the resolved config and the run's files
-(corpora with sizes, sources and checksums; specialists with their measured
-accuracy; judges with provider, model and version; conditions, prompt templates,
-sample sizes and the tests used); results per research question, each table
-captioned with its figure beside it; estimator validation and power; limitations
-generated from what the run could not do. Every number links to a static trace page
-(`cells/<table>/<row>.html#<column>`) showing the rule chain, the config values, the
-exact trials and raw responses behind it and its recomputation from them.
+Read like the papers: an abstract generated from the numbers (one finding per research
+question, each with its estimate and 95% interval, linking to its trace); per research
+question the table in the paper's layout (one row per judge, the conditions as
+columns, `est [lo, hi]`; control judges apart; `render/layout.py`), the long-format TSV
+one link away, the papers' published figures beside the run's (`render/published.py`),
+each figure full width under its table with a caption saying what is plotted, the n,
+the interval method and the sampling unit; methods generated from the resolved config
+and the run's files (corpora, specialists, judges, conditions and sample sizes, the
+interval methods in the words of the method registry); limitations; the full prompt
+texts in an appendix.
 
-Generic over tables: any TSV is rendered column by column; captions come from a
-small registry (missing tables are simply skipped), else from the table's Markdown
-sibling, else from its name.
+Every number links to its table's trace page (`cells/<table>.html#r<row>.<column>`,
+one page per table, `render/cellpages.py`) showing the rule chain, the config values,
+the exact trials (request as sent, audio, labels shown) and raw responses behind it and
+its recomputation from them.
 """
 
 from __future__ import annotations
@@ -29,50 +32,81 @@ from typing import Any
 
 import pandas as pd
 
-from judgeaudit import outputs as output_registry
+from judgeaudit import outputs as _outputs
 from judgeaudit.io import read_jsonl, sha256_file, write_text_atomic
 from judgeaudit.judges.adapters import providers
 from judgeaudit.provenance import CONFIG_STORE, record_path, save_resolved_config
-from judgeaudit.provenance.cells import (
-    CellError,
-    key_columns,
-    read_table,
-    row_key,
-    trace_row,
-    value_columns,
-)
-from judgeaudit.stats.methods import describe, method_keys
+from judgeaudit.provenance.cells import read_table
+from judgeaudit.render.abstract import abstract
+from judgeaudit.render.cellpages import Store, TrialIndex, request_text, write_table_pages
+from judgeaudit.render.layout import MAX_ROWS, Printed, fmt, printed_pivots
+from judgeaudit.render.layout import is_control as _is_control
+from judgeaudit.render.published import for_table
+from judgeaudit.stats.methods import METHODS as _METHODS
+from judgeaudit.stats.methods import describe as _describe
+from judgeaudit.stats.methods import keys_of as _keys_of
 
-# --- from the outputs and method registries (judgeaudit.outputs, stats.methods) ---
+# The report's sections, captions, figures, table labels and method texts all come
+# from the outputs registry (judgeaudit.outputs) and the method registry
+# (judgeaudit.stats.methods): nothing is restated here.
 # section id -> heading, one-line description
 SECTIONS: list[tuple[str, str, str]] = [(s.id, s.heading, s.description)
-                                        for s in output_registry.SECTIONS]
-# table stem -> (section, fallback caption, figures shown beside it)
+                                        for s in _outputs.SECTIONS]
+# table stem -> (section, caption, figures shown under it)
 TABLES: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    name: (t.section, t.caption, t.figures) for name, t in output_registry.TABLES.items()}
+    name: (t.section, t.caption, tuple(t.figures)) for name, t in _outputs.TABLES.items()}
+# table stem -> the label the report prints (the paper's number where it has one)
+PAPER_TABLE: dict[str, str] = {
+    name: t.label + (f" (Paper {'A' if t.study == 'A' else 'B'}: "
+                     f"{'Table ' + t.paper_table if len(t.paper_table) < 6 else t.paper_table})"
+                     if t.paper_table else "")
+    for name, t in _outputs.TABLES.items()}
+# figure stem -> its caption (what is plotted)
+FIGURES: dict[str, str] = {name: f.caption for name, f in _outputs.FIGURES.items()}
 
 
-def method_glossary(value: str) -> str:
-    """The method registry's description(s) of a table's method value."""
-    keys = method_keys(value, strict=False)
-    return "; ".join(describe(k).sentence() for k in keys) or "not in the method registry"
+def method_text(key: str) -> str:
+    """The method registry's description of a method key (the text every caption and
+    the methods section print)."""
+    return _describe(key).description
 
 
-# --- end of the registry-derived values ---
+def method_keys(values: Sequence[Any]) -> list[str]:
+    """The method registry keys a table's method column names."""
+    vals = [str(v) for v in values if str(v) not in ("", "nan", "None")]
+    try:
+        return list(_keys_of(vals))
+    except KeyError:  # a value the registry does not know: keep the known ones
+        out: set[str] = set()
+        for v in vals:
+            try:
+                out |= set(_keys_of([v]))
+            except KeyError:
+                continue
+        return sorted(out)
+
+
+METHOD_GLOSSARY: dict[str, str] = {k: m.description for k, m in _METHODS.items()}
 STYLE = """
-body{font-family:Georgia,serif;margin:2em auto;max-width:1100px;color:#222;line-height:1.45}
+body{font-family:Georgia,serif;margin:2em auto;max-width:1180px;padding:0 1em;color:#222;
+line-height:1.45}
 h1{font-size:1.7em} h2{border-bottom:1px solid #ccc;margin-top:2em} h3{font-size:1.05em}
 table{border-collapse:collapse;font:12px system-ui,sans-serif;margin:.4em 0}
-td,th{border:1px solid #ddd;padding:2px 6px;text-align:right;vertical-align:top}
+td,th{border:1px solid #ddd;padding:2px 5px;text-align:right;vertical-align:top;
+overflow-wrap:anywhere}
 th{background:#f3f3f3} td.k,th.k{text-align:left}
-td a{color:#0645ad;text-decoration:none} td a:hover{text-decoration:underline}
-.scroll{max-height:420px;overflow:auto;border:1px solid #eee}
-.pair{display:flex;gap:1em;align-items:flex-start}
-.pair>div:first-child{flex:1 1 58%;min-width:0} .pair>div:last-child{flex:0 0 40%}
-figure{margin:0} figure img{max-width:100%;border:1px solid #eee}
-figcaption,.cap{font-size:.9em;color:#444} .meta{color:#666;font:12px system-ui,sans-serif}
-pre{font-size:11px;background:#f8f8f8;padding:.5em;overflow-x:auto}
-.bad{color:#b00} .ok{color:#070}
+td a,p a.num{color:#0645ad;text-decoration:none} td a:hover{text-decoration:underline}
+td .ci{display:block;color:#555;font-size:11px;white-space:nowrap}
+tr.grp th{background:#e8eef7;text-align:left} tr.sep th{background:#f7f7f7;color:#666;
+text-align:left;font-weight:normal;font-style:italic}
+tr.control td{background:#f6f6f6;color:#555} tr.control td a{color:#3a5a9a}
+.wide{max-width:100%;overflow-x:auto} .paper{margin:.6em 0 1.2em}
+figure{margin:1em 0} figure img{width:100%;border:1px solid #eee}
+figcaption,.cap{font-size:.9em;color:#333} .meta{color:#666;font:12px system-ui,sans-serif}
+.links{font:12px system-ui,sans-serif;color:#666}
+pre{font-size:11px;background:#f8f8f8;padding:.5em;overflow-x:auto;white-space:pre-wrap}
+.bad{color:#b00} .ok{color:#070} .abstract p{margin:.5em 0}
+table.pub td{text-align:left} table.pub .ours{background:#f4f9f4}
 """
 
 
@@ -90,114 +124,51 @@ def _num(v: Any) -> str:
     return str(v)
 
 
-def _caption(tsv: Path, stem: str) -> str:
-    md = tsv.with_suffix(".md")
-    if md.exists():
-        first = md.read_text(encoding="utf-8").splitlines()[:1]
-        if first and first[0].startswith("**") and first[0].endswith("**"):
-            return first[0].strip("*")
-    return TABLES.get(stem, ("other", stem.replace("_", " "), ()))[1]
+def _methods_of(frame: pd.DataFrame) -> list[str]:
+    vals: list[Any] = []
+    for col in ("method", "ci_method"):
+        if col in frame.columns:
+            vals += frame[col].dropna().tolist()
+    return method_keys(vals)
 
 
-# ------------------------------------------------------------------ trace pages
-def _cell_page(stem: str, traces: list, back: str) -> str:
-    t0 = traces[0]
-    parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>trace {_e(stem)} "
-             f"row {t0.row_index}</title><style>{STYLE}</style></head><body>",
-             f"<p class='meta'><a href='{back}'>back to the report</a></p>",
-             f"<h1>{_e(stem)}: row {t0.row_index}</h1>",
-             f"<p><code>{_e(t0.row_key)}</code> in <code>{_e(t0.table)}</code></p>",
-             "<p class='meta'>From the shell: <code>judgeaudit trace "
-             f"{_e(t0.table)} --row {_e(t0.row_index)} --column &lt;column&gt;</code></p>",
-             "<h2>Numbers and their recomputation</h2><table><tr><th class='k'>column</th>"
-             "<th>value</th><th>recomputed</th><th class='k'>check</th></tr>"]
-    for t in traces:
-        check = ("<span class='ok'>match</span>" if t.match else
-                 "<span class='bad'>MISMATCH</span>" if t.match is False else "not recomputed")
-        parts.append(f"<tr id='{_e(t.column)}'><td class='k'>{_e(t.column)}</td>"
-                     f"<td>{_e(_num(t.value))}</td><td>{_e(_num(t.recomputed))}</td>"
-                     f"<td class='k'>{check}</td></tr>")
-    parts.append("</table>")
-    if t0.recipe:
-        parts.append(f"<p>Recomputed with <code>{_e(t0.recipe)}</code> from the "
-                     f"{len(t0.trials)} trials and responses listed below.</p>")
-    notes = sorted({t.note for t in traces if t.note})
-    parts += [f"<p class='bad'>{_e(n)}</p>" for n in notes]
-    parts.append("<h2>Rule chain</h2><pre>")
-    for n in t0.chain:
-        code = n["code"]
-        parts.append(_e(f"{n['output']} <- rule {n['rule']} (commit "
-                        f"{str(code.get('git_commit'))[:10]}"
-                        f"{' dirty' if code.get('git_dirty') else ''})"))
-        for i in n["inputs"]:
-            parts.append(_e(f"    {'>' if i['followed'] else ' '} {i['path']}  sha256 "
-                            f"{(i['sha256'] or '')[:16]}"))
-    parts.append("</pre><h2>Config values that shaped it</h2>")
-    cfg = t0.config
-    parts.append(f"<p>config <code>{_e(cfg['config_sha256'])}</code> "
-                 f"(resolved config: <code>{_e(cfg['config_path'])}</code>)</p><pre>")
-    for rule, params in cfg["params"].items():
-        parts.append(_e(f"{rule}: {json.dumps(params, sort_keys=True)}"))
-    parts.append("</pre>")
-    if t0.trials:
-        parts.append(f"<h2>Trials and raw responses ({len(t0.trials)})</h2>"
-                     "<div class='scroll'><table><tr><th class='k'>trial_id</th>"
-                     "<th class='k'>condition</th><th class='k'>gold</th>"
-                     "<th class='k'>status</th><th class='k'>parsed</th>"
-                     "<th class='k'>request_key (cache key)</th><th class='k'>response</th>"
-                     "<th class='k'>raw text</th><th class='k'>facts</th></tr>")
-        for r in t0.trials:
-            raw = (r.get("raw_text") or "")[:300]
-            parts.append(
-                f"<tr><td class='k'>{_e(r['trial_id'])}</td><td class='k'>"
-                f"{_e(r['condition'])}</td><td class='k'>{_e(r['gold'])}</td>"
-                f"<td class='k'>{_e(r['status'])}</td><td class='k'>{_e(r['parsed'])}</td>"
-                f"<td class='k'>{_e(str(r['request_key'])[:24])}</td>"
-                f"<td class='k'>{_e(r['response_source'])}</td><td class='k'>{_e(raw)}</td>"
-                f"<td class='k'><code>{_e(json.dumps(r.get('facts') or {}, sort_keys=True)[:300])}"
-                f"</code></td></tr>")
-        parts.append("</table></div>")
-    parts.append("</body></html>\n")
-    return "\n".join(parts)
+def _units_of(frame: pd.DataFrame) -> list[str]:
+    if "cluster_unit" not in frame.columns:
+        return []
+    return sorted({str(u) for u in frame["cluster_unit"].dropna() if str(u) not in ("", "nan")})
 
 
-def _table_html(stem: str, frame: pd.DataFrame, stats: Counter, cell_dir: Path,
-                root: Path, tsv: str, trace: bool) -> str:
-    nums = set(value_columns(frame))
-    keys = key_columns(frame)
-    out = ["<div class='scroll'><table><tr>" + "".join(
-        f"<th class='{'' if c in nums else 'k'}'>{_e(c)}</th>" for c in frame.columns)
-        + "</tr>"]
-    for i in range(len(frame)):
-        href = f"cells/{stem}/{i}.html"
-        if trace:
-            try:
-                traces = trace_row(tsv, i, root=root, frame=frame)
-            except (CellError, KeyError, ValueError, StopIteration) as exc:
-                traces = None
-                stats["trace_errors"] += 1
-                write_text_atomic(cell_dir / stem / f"{i}.html",
-                                  f"<!doctype html><html><body><p>trace of {_e(tsv)} row {i} "
-                                  f"failed: {_e(exc)}</p><p><a href='../../index.html'>back"
-                                  f"</a></p></body></html>\n")
-            if traces:
-                for t in traces:
-                    stats["numbers"] += 1
-                    stats["matched" if t.match else "mismatched" if t.match is False
-                          else "not_recomputed"] += 1
-                write_text_atomic(cell_dir / stem / f"{i}.html",
-                                  _cell_page(stem, traces, f"../../index.html#{stem}"))
-        cells = []
-        for c in frame.columns:
-            v = frame.at[i, c]
-            if c in nums:
-                cells.append(f"<td><a href='{href}#{_e(c)}' title='trace "
-                             f"{_e(row_key(frame, i, keys))} / {_e(c)}'>{_e(_num(v))}</a></td>")
-            else:
-                cells.append(f"<td class='k'>{_e(v)}</td>")
-        out.append("<tr>" + "".join(cells) + "</tr>")
-    out.append("</table></div>")
-    return "\n".join(out)
+def _n_range(frame: pd.DataFrame, col: str) -> str:
+    if col not in frame.columns:
+        return ""
+    n = pd.to_numeric(frame[col], errors="coerce").dropna()
+    n = n[n > 0]
+    if n.empty:
+        return ""
+    lo, hi = int(n.min()), int(n.max())
+    return str(lo) if lo == hi else f"{lo}-{hi}"
+
+
+def _method_spans(methods: Sequence[str]) -> str:
+    return "; ".join(f"<span class='method' data-method='{_e(m)}'>{_e(method_text(m))}</span>"
+                     for m in methods)
+
+
+def _stats_sentence(frame: pd.DataFrame, unit_of: str = "estimate") -> str:
+    """'95% interval: <method text>; sampling unit: <unit>; n = a-b trials, G = c-d
+    clusters per <unit_of>.' from the rows themselves."""
+    methods = _methods_of(frame)
+    parts = []
+    if methods:
+        parts.append("95% interval: " + _method_spans(methods))
+    units = _units_of(frame)
+    if units:
+        parts.append("sampling unit (cluster): " + _e(", ".join(units)))
+    n, g = _n_range(frame, "n"), _n_range(frame, "n_clusters")
+    if n:
+        parts.append(f"n = {n} valid observations per {unit_of}"
+                     + (f", G = {g} clusters" if g else ""))
+    return ". ".join(parts) + ("." if parts else "")
 
 
 # ------------------------------------------------------------------ methods
@@ -290,24 +261,48 @@ def _samples(root: Path) -> tuple[str, list, list]:
             for (s, t, c), v in sorted(counts.items(), key=lambda kv: tuple(map(str, kv[0])))]
     facts = [{"study": s, "task": t, "condition": c, "n": v["n"], "units": len(v["units"])}
              for (s, t, c), v in counts.items()]
-    html_rows = ("<div class='scroll'><table><tr><th class='k'>study</th><th class='k'>task</th>"
-                 "<th class='k'>condition</th><th>trials per judge</th>"
-                 "<th>distinct clips / pairs / items</th></tr>" + "\n".join(rows)
-                 + "</table></div>")
+    head = ("<div class='wide'><table class='samples'><tr><th class='k'>study</th>"
+            "<th class='k'>task</th><th class='k'>condition</th><th>trials per judge</th>"
+            "<th>distinct clips / pairs / items</th></tr>")
+    by_study: dict[str, list[str]] = defaultdict(list)  # one table per study (<= 60 rows)
+    for (s, _, _), row in zip(sorted(counts, key=lambda k: tuple(map(str, k))), rows,
+                              strict=True):
+        by_study[str(s)].append(row)
+    html_rows = "\n".join(head + "\n".join(r) + "</table></div>"
+                           for _, r in sorted(by_study.items()))
     tmpl = sorted(templates.items())
     return html_rows, facts, tmpl
 
 
 def _methods_used(frames: Mapping[str, pd.DataFrame]) -> list[str]:
-    found = set()
+    """The method registry keys named by any table's method column."""
+    found: set[str] = set()
     for f in frames.values():
-        for col in ("method", "ci_method"):
-            if col in f.columns:
-                found |= {str(v) for v in f[col].dropna().unique() if str(v)}
+        found |= set(_methods_of(f))
     return sorted(found)
 
 
 # ------------------------------------------------------------------ limitations
+def _verification_sentence(root: Path) -> str:
+    """When `judgeaudit verify` last checked the files behind these numbers, and what
+    it found (results/verify.json; the report does not re-hash anything itself)."""
+    from judgeaudit.provenance.verify import last_verification
+
+    v = last_verification(root)
+    if v is None:
+        return ("The files behind these numbers have not been verified since the run "
+                "(`judgeaudit verify` re-hashes every clip, output and input against its "
+                "provenance record).")
+    if v.get("ok"):
+        return (f"Last verified {v.get('verified_utc')}: every clip, output and input "
+                "matched the hash recorded when it was made, and the judge cache passed "
+                "its integrity check (`judgeaudit verify`).")
+    resting = v.get("tables_resting_on_damage") or {}
+    return (f"Last verified {v.get('verified_utc')}: {len(v.get('problems') or [])} "
+            f"file(s) changed after they were made; {len(resting)} table/figure file(s) "
+            "rest on them and may no longer be backed by their data (see results/verify.json).")
+
+
 def _limitations(corpora: list, judges: list, frames: Mapping[str, pd.DataFrame],
                  config: Mapping[str, Any], stats: Counter, min_n: int) -> list[str]:
     out = []
@@ -378,13 +373,276 @@ def _limitations(corpora: list, judges: list, frames: Mapping[str, pd.DataFrame]
     return out
 
 
+def _md_caption(tsv: Path, stem: str) -> str:
+    """A table the registry does not know: its Markdown sibling's bold first line, else
+    its name in words."""
+    md = tsv.with_suffix(".md")
+    if md.exists():
+        first = md.read_text(encoding="utf-8").splitlines()[:1]
+        if first and first[0].startswith("**") and first[0].endswith("**"):
+            return first[0].strip("*")
+    return stem.replace("_", " ")
+
+
+# ------------------------------------------------------------------ printed tables
+def _href(stem: str, row: int, col: str = "estimate") -> str:
+    return f"cells/{stem}.html#r{row}.{col}"
+
+
+def _printed_html(stem: str, p: Printed) -> str:
+    """One pivot as an HTML table: grouped column headers, a header row per group of
+    the first row key (task / format), audited judges first, then the control judges
+    under their own header row."""
+    piv = p.pivot
+    group = len(piv.rows) >= 2
+    key_cols = piv.rows[1:] if group else piv.rows
+    ncols = len(key_cols) + len(p.header)
+    out = [f"<div class='wide'><table class='paper' data-table='{_e(stem)}'>"]
+    levels = len(piv.cols)
+    for lev in range(levels):
+        cells = "".join(f"<th class='k' rowspan='{levels}'>{_e(k)}</th>" for k in key_cols) \
+            if lev == 0 else ""
+        spans: list[list[Any]] = []
+        for key in p.header:
+            prefix = key[:lev + 1]
+            if spans and spans[-1][0] == prefix:
+                spans[-1][1] += 1
+            else:
+                spans.append([prefix, 1])
+        for prefix, span in spans:
+            label = piv.labels.get(prefix[-1], prefix[-1])
+            cells += f"<th colspan='{span}'>{_e(label)}</th>"
+        out.append(f"<tr>{cells}</tr>")
+    last_group, ctrl_open = None, False
+    for rk, ctrl, cells in p.body:
+        if group and rk[0] != last_group:
+            out.append(f"<tr class='grp'><th colspan='{ncols}'>{_e(piv.rows[0])}: "
+                       f"{_e(rk[0])}</th></tr>")
+            last_group, ctrl_open = rk[0], False
+        if ctrl and not ctrl_open:
+            out.append(f"<tr class='sep'><th colspan='{ncols}'>control judges (behaviour "
+                       "known by construction)</th></tr>")
+            ctrl_open = True
+        keys = rk[1:] if group else rk
+        tds = "".join(f"<td class='k'>{_e(k)}</td>" for k in keys)
+        for c in cells:
+            if c is None or math.isnan(c.est):
+                tds += "<td>-</td>" if c is None else \
+                    f"<td><a href='{_href(stem, c.row, piv.est)}'>-</a></td>"
+                continue
+            side = " title='one-sided 95% bound'" if c.one_sided else ""
+            tds += (f"<td{side}><a href='{_href(stem, c.row, piv.est)}'>{fmt(c.est)}</a>"
+                    f"<span class='ci'>[<a href='{_href(stem, c.row, piv.lo)}'>{fmt(c.lo)}"
+                    f"</a>, <a href='{_href(stem, c.row, piv.hi)}'>{fmt(c.hi)}</a>]"
+                    f"{'*' if c.one_sided else ''}</span></td>")
+        out.append(f"<tr class='{'control' if ctrl else 'audited'}'>{tds}</tr>")
+    out.append("</table></div>")
+    return "\n".join(out)
+
+
+LONG_MAX_COLUMNS = 11  # a table without a paper layout shows at most this many columns
+
+
+def _long_html(stem: str, frame: pd.DataFrame, limit: int = MAX_ROWS - 1) -> str:
+    """A table without a paper layout, compacted to fit: columns equal on every row are
+    stated once above it, empty columns dropped, estimate and interval in one cell,
+    at most LONG_MAX_COLUMNS columns and `limit` rows (the rest are in the TSV)."""
+    from judgeaudit.provenance.cells import value_columns
+    from judgeaudit.render.layout import states_as_text
+
+    frame = states_as_text(frame)
+    nums = set(value_columns(frame))
+    const, cols = {}, []
+    for c in frame.columns:
+        vals = frame[c].dropna()
+        if vals.empty or vals.astype(str).isin(["", "nan"]).all():
+            continue
+        if len(frame) > 1 and vals.astype(str).nunique() == 1 and len(vals) == len(frame):
+            const[c] = vals.iloc[0]
+            continue
+        cols.append(c)
+    has_ci = {"estimate", "ci_low", "ci_high"} <= set(cols)
+    if has_ci:
+        cols = [c for c in cols if c not in ("ci_low", "ci_high")]
+    keys = [c for c in cols if c not in nums]
+    vals = [c for c in cols if c in nums]
+    shown_cols = (keys + vals)[:LONG_MAX_COLUMNS]
+    hidden = [c for c in keys + vals if c not in shown_cols]
+    shown = frame.head(limit)
+    out = []
+    if const:
+        out.append("<p class='meta'>Every row: " + "; ".join(
+            f"{_e(k)} = {_e(_num(v))}" for k, v in const.items()) + ".</p>")
+    out.append("<div class='wide'><table class='long'><tr>" + "".join(
+        f"<th class='{'' if c in nums else 'k'}'>"
+        f"{_e('estimate [95% CI]' if has_ci and c == 'estimate' else c)}</th>"
+        for c in shown_cols) + "</tr>")
+    for i in range(len(shown)):
+        cells = []
+        for c in shown_cols:
+            v = frame.at[i, c]
+            if c == "estimate" and has_ci:
+                cells.append(f"<td><a href='{_href(stem, i, c)}'>{_e(_num(v))}</a>"
+                             f"<span class='ci'>[<a href='{_href(stem, i, 'ci_low')}'>"
+                             f"{_e(_num(frame.at[i, 'ci_low']))}</a>, <a href='"
+                             f"{_href(stem, i, 'ci_high')}'>{_e(_num(frame.at[i, 'ci_high']))}"
+                             "</a>]</span></td>")
+            elif c in nums:
+                cells.append(f"<td><a href='{_href(stem, i, c)}'>{_e(_num(v))}</a></td>")
+            else:
+                cells.append(f"<td class='k'>{_e(v)}</td>")
+        out.append("<tr>" + "".join(cells) + "</tr>")
+    out.append("</table></div>")
+    notes = []
+    if len(frame) > limit:
+        notes.append(f"first {limit} of {len(frame)} rows")
+    if hidden:
+        notes.append("columns not shown here: " + ", ".join(hidden))
+    if notes:
+        out.append(f"<p class='meta'>{_e('; '.join(notes)).capitalize()}; every row and "
+                   f"column is in the TSV and on the <a href='cells/{_e(stem)}.html'>trace "
+                   "page</a>.</p>")
+    return "\n".join(out)
+
+
+def _select(frame: pd.DataFrame, sel: Mapping[str, Any]) -> pd.DataFrame:
+    m = pd.Series(True, index=frame.index)
+    for k, v in sel.items():
+        if k not in frame.columns:
+            return frame.iloc[0:0]
+        vals = v if isinstance(v, tuple | list) else (v,)
+        m &= frame[k].astype(str).isin([str(x) for x in vals])
+    return frame[m]
+
+
+def _published_html(stem: str, frame: pd.DataFrame) -> str:
+    """The papers' published figures for their judges beside this run's estimates of
+    the same quantity (its judges)."""
+    from judgeaudit.render.layout import states_as_text
+
+    pubs = for_table(stem)
+    if not pubs:
+        return ""
+    frame = states_as_text(frame)
+    rows = []
+    for p in pubs:
+        ours = []
+        if p.select and "estimate" in frame.columns:
+            sub = _select(frame, p.select)
+            for i in sub.index:
+                r = frame.loc[i]
+                label = " / ".join(str(r[k]) for k in ("judge", "task", "condition", "protocol",
+                                                       "cue", "metric", "state")
+                                   if k in frame.columns and k not in ("task",)
+                                   and (k not in p.select or isinstance(p.select[k], tuple)))
+                s = p.scale
+                est = r.get("estimate")
+                if est is None or (isinstance(est, float) and math.isnan(est)):
+                    continue
+                val = (f"<a href='{_href(stem, int(i))}'>{float(est) * s:.1f}</a>" if s != 1
+                       else f"<a href='{_href(stem, int(i))}'>{float(est):.2f}</a>")
+                ci = ""
+                if "ci_low" in frame.columns and pd.notna(r.get("ci_low")):
+                    dig = 1 if s != 1 else 2
+                    ci = f" [{float(r['ci_low']) * s:.{dig}f}, {float(r['ci_high']) * s:.{dig}f}]"
+                ours.append(f"{_e(label)}: {val}{ci}")
+        run = "<br>".join(ours) if ours else "<span class='meta'>no matching cell in this " \
+            "run</span>"
+        rows.append(f"<tr><td>{_e(p.where)}</td><td>{_e(p.quantity)}</td>"
+                    f"<td><b>{_e(p.value)}</b><br><span class='meta'>{_e(p.judges)}</span></td>"
+                    f"<td class='ours'>{run}</td></tr>")
+    paper = pubs[0].paper
+    return (f"<div class='published' data-table='{_e(stem)}'><p class='cap'><b>Published "
+            f"numbers.</b> The figures {_e(paper)} publishes for <i>its</i> judges (the "
+            "papers' measurements, not this run's), beside this run's estimates of the same "
+            "quantity for this run's judges (estimate [95% interval], linked to their "
+            "trace).</p><div class='wide'><table class='pub'><tr><th class='k'>paper table"
+            "</th><th class='k'>quantity</th><th class='k'>published (the paper's judges)</th>"
+            "<th class='k'>this run</th></tr>" + "\n".join(rows) + "</table></div></div>")
+
+
+def _figure_stats(fig: str, frame: pd.DataFrame) -> str:
+    """The figure's interval method and sampling unit (its registry entry, else its
+    table's) and the n behind each plotted point (from the table's rows)."""
+    entry = _outputs.FIGURES.get(fig)
+    if entry is not None and not entry.method and entry.function and \
+            "point estimates" in entry.caption:
+        keys: list[str] = []  # the figure plots no interval
+    else:
+        keys = method_keys([entry.method]) if entry is not None and entry.method else \
+            _methods_of(frame)
+    unit = (entry.sampling_unit if entry is not None and entry.sampling_unit else
+            ", ".join(_units_of(frame)))
+    parts = []
+    if keys:
+        parts.append("95% interval: " + _method_spans(keys))
+    else:
+        parts.append("Point estimates only (their 95% intervals are in the table above)")
+    if unit:
+        parts.append("sampling unit (cluster): " + _e(unit))
+    n, g = _n_range(frame, "n"), _n_range(frame, "n_clusters")
+    if n:
+        parts.append(f"n = {n} valid observations per point / bar"
+                     + (f", G = {g} clusters" if g else ""))
+    return ". ".join(parts) + ("." if parts else "")
+
+
+def _figure_html(stem: str, png: Path, fig_dir: Path, out: Path, number: int,
+                 what: str, stats: str) -> str:
+    if not png.exists():
+        return f"<p class='bad'>figure {_e(stem)} missing ({_e(png)})</p>"
+    shutil.copyfile(png, fig_dir / png.name)
+    pdf = png.with_suffix(".pdf")
+    links = []
+    if pdf.exists():
+        shutil.copyfile(pdf, fig_dir / pdf.name)
+        links.append(f"<a href='figures/{_e(pdf.name)}'>pdf</a>")
+    prov = record_path(png)
+    if prov.exists():
+        links.append(f"<a href='{os.path.relpath(prov, out)}'>provenance record</a>")
+    return (f"<figure id='fig-{_e(stem)}'><img src='figures/{_e(png.name)}' "
+            f"alt='{_e(what)}'><figcaption><b>Figure {number}.</b> {_e(what)} "
+            f"{stats} <span class='links'>{' · '.join(links)}</span>"
+            "</figcaption></figure>")
+
+
+# ------------------------------------------------------------------ appendix
+def _prompts_html(root: Path, templates: Sequence[tuple[str, str]]) -> str:
+    """Every prompt template file the trial rules read, in full, and one request as sent
+    per study x task x condition (the first trial of each)."""
+    parts = ["<h3>Prompt templates</h3>"]
+    if not templates:
+        parts.append("<p>No template files recorded.</p>")
+    for rel, digest in templates:
+        p = root / rel
+        text = p.read_text(encoding="utf-8") if p.is_file() else "(file not found)"
+        parts.append(f"<h4><code>{_e(rel)}</code> <span class='meta'>sha256 "
+                     f"{_e(digest[:16])}</span></h4><pre>{_e(text)}</pre>")
+    parts.append("<h3>One request as sent per condition</h3><p>The full text of the first "
+                 "trial of each study x task x condition (audio parts shown as their file); "
+                 "every trial's request is on its trace page.</p>")
+    seen = set()
+    for f in sorted((root / "results" / "trials").rglob("*.jsonl")):
+        for t in read_jsonl(f):
+            key = (t.get("study"), t.get("task"), t.get("condition"))
+            if key in seen:
+                continue
+            seen.add(key)
+            text, _ = request_text(t)
+            parts.append(f"<details><summary>{_e(' / '.join(map(str, key)))} "
+                         f"<span class='meta'>({_e(t['trial_id'])})</span></summary>"
+                         f"<pre>{_e(text or '(no messages recorded)')}</pre></details>")
+    return "\n".join(parts)
+
+
 # ------------------------------------------------------------------ the report
 def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[str, Any],
                 out_dir: str | os.PathLike = "results/report", root: str | os.PathLike = ".",
                 datasets_used: Mapping[str, str] | None = None, trace: bool = True,
                 min_n: int = 30, title: str = "Auditing audio-language-model judges of "
                 "speech") -> dict[str, Any]:
-    """Write `<out_dir>/index.html`, `cells/**` and `figures/*`; return a summary."""
+    """Write `<out_dir>/index.html`, `cells/<table>.html|.data.js` and `figures/*`;
+    return a summary."""
     root = Path(root)
     out = root / out_dir
     out.mkdir(parents=True, exist_ok=True)
@@ -398,40 +656,63 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
     paths = {Path(t).stem: t for t in tables}
     figs = {Path(f).stem: f for f in figures}
     stats: Counter = Counter()
-    active = list((config.get("judges") or {}).get("active") or
-                  sorted((config.get("judges") or {}).get("panel") or {}))
+    judges_cfg = config.get("judges") or {}
+    panel = judges_cfg.get("panel") or {}
+    active = list(judges_cfg.get("active") or sorted(panel))
+    store = Store(root, out, TrialIndex(root))
 
-    # results (built first: the trace statistics feed the summary and limitations)
+    order = [x[0] for x in SECTIONS]
     placed_figs: set[str] = set()
     section_html: dict[str, list[str]] = defaultdict(list)
-    n_table = 0
-    for stem in sorted(frames, key=lambda s: ([x[0] for x in SECTIONS].index(
-            TABLES.get(s, ("other",))[0]), s)):
-        section, _, fig_stems = TABLES.get(stem, ("other", "", ()))
-        n_table += 1
+    n_table = n_fig = 0
+    for stem in sorted(frames, key=lambda s: (order.index(TABLES.get(s, ("other",))[0]),
+                                              list(TABLES).index(s) if s in TABLES else 99,
+                                              s)):
+        frame = frames[stem]
         tsv = root / paths[stem]
-        links = " · ".join(
-            f"<a href='{os.path.relpath(tsv.with_suffix(ext), out)}'>{ext[1:]}</a>"
-            for ext in (".tsv", ".md", ".tex") if tsv.with_suffix(ext).exists())
+        section, caption, fig_stems = TABLES.get(stem, ("other", _md_caption(tsv, stem), ()))
+        page = write_table_pages(stem, paths[stem], frame, root, out, store, stats,
+                                 STYLE, f"../index.html#{stem}", trace)
+        n_table += 1
+        number = PAPER_TABLE.get(stem) or f"Table {n_table}"
+        links = [f"<a href='{_e(page)}'>trace of every row</a>"]
+        links += [f"<a href='{os.path.relpath(tsv.with_suffix(ext), out)}'>"
+                  f"{'long-format TSV' if ext == '.tsv' else ext[1:]}</a>"
+                  for ext in (".tsv", ".md", ".tex") if tsv.with_suffix(ext).exists()]
         prov = record_path(tsv)
-        links += (f" · <a href='{os.path.relpath(prov, out)}'>provenance record</a>"
-                  if prov.exists() else "")
-        body = _table_html(stem, frames[stem], stats, cell_dir, root, paths[stem], trace)
-        fig_html = ""
+        if prov.exists():
+            links.append(f"<a href='{os.path.relpath(prov, out)}'>provenance record</a>")
+        stats_txt = _stats_sentence(frame, "cell")
+        block = [f"<div class='tbl' id='{_e(stem)}'><p class='cap'><b>{_e(number)}.</b> "
+                 f"{_e(caption)} {stats_txt} Cells: estimate [95% interval] (* one-sided "
+                 "bound); control judges are shaded, under their own header. "
+                 f"<span class='links'>({_e(paths[stem])}, {len(frame)} rows: "
+                 f"{' · '.join(links)}; click a number for its trace)</span></p>"]
+        printed = printed_pivots(stem, frame, panel)
+        for p in printed:
+            if len(printed) > 1 and p.pivot.title:
+                block.append(f"<p class='meta'>{_e(p.pivot.title)}</p>")
+            block.append(_printed_html(stem, p))
+        if not printed:
+            block.append(_long_html(stem, frame))
+        block.append(_published_html(stem, frame))
         for fs in fig_stems:
             if fs in figs:
                 placed_figs.add(fs)
-                fig_html += _figure_html(fs, root / figs[fs], fig_dir, out)
-        cap = (f"<p class='cap' id='{_e(stem)}'><b>Table {n_table}.</b> "
-               f"{_e(_caption(tsv, stem))} <span class='meta'>({_e(paths[stem])}; "
-               f"{len(frames[stem])} rows; {links}; click a number for its trace)</span></p>")
-        block = cap + (f"<div class='pair'><div>{body}</div><div>{fig_html}</div></div>"
-                       if fig_html else body)
-        section_html[section].append(block)
+                n_fig += 1
+                block.append(_figure_html(fs, root / figs[fs], fig_dir, out, n_fig,
+                                          FIGURES.get(fs, fs.replace("_", " ")),
+                                          _figure_stats(fs, frame)))
+        block.append("</div>")
+        section_html[section].append("\n".join(block))
     for fs, f in sorted(figs.items()):
         if fs not in placed_figs:
-            section_html["other"].append(_figure_html(fs, root / f, fig_dir, out))
+            n_fig += 1
+            section_html["other"].append(_figure_html(
+                fs, root / f, fig_dir, out, n_fig, FIGURES.get(fs, fs.replace("_", " ")),
+                "see the figure's provenance record."))
 
+    store_bytes = store.write()
     used = dict(datasets_used or {})
     corpora_html, corpora = _corpora(root, config, used)
     judges_html, judges = _judges(root, config, active)
@@ -439,7 +720,6 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
     methods = _methods_used(frames)
     digest, cfg_src = save_resolved_config(config, store=root / CONFIG_STORE)
     shutil.copyfile(cfg_src, out / "config.yaml")
-    cfg_link = " (<a href='config.yaml'>resolved config</a>)"
     commits = set()
     for t in tables:
         rp = record_path(root / t)
@@ -452,34 +732,45 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
     from judgeaudit.human.validation import limitation_sentences
 
     lims += limitation_sentences(root)
+    lims.append(_verification_sentence(root))
 
+    findings = abstract(frames, panel, lambda s, i, c: _href(s, i, c))
     n_trials = sum(s["n"] for s in samples)
+    controls = [j for j in active if _is_control(j, panel)]
+
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(title)}</title>"
              f"<style>{STYLE}</style></head><body>", f"<h1>{_e(title)}</h1>",
              "<p class='meta'>judge-audit report, generated "
              f"{_dt.datetime.now(_dt.UTC).strftime('%Y-%m-%d %H:%M UTC')} · config "
-             f"<code>{digest[:12]}</code>{cfg_link} · code {_e(', '.join(sorted(commits)))}</p>",
-             "<h2 id='summary'>Summary</h2>",
-             f"<p>This run audits {len(active)} judge(s) ({_e(', '.join(active))}) on "
-             f"{len(corpora)} corpora with {n_trials} trials per judge across "
-             f"{len({(s['study'], s['task']) for s in samples})} study tasks, and reports "
-             f"{n_table} tables. {stats['numbers']} numbers link to a trace page; "
-             f"{stats['matched']} of them were recomputed from the raw judge responses and "
-             f"matched the table, {stats['mismatched']} did not"
-             f"{', ' + str(stats['not_recomputed']) + ' are traced to their rules and config only' if stats['not_recomputed'] else ''}.</p>",
-             "<h2 id='methods'>Methods</h2>",
-             "<h3>Corpora</h3>", corpora_html,
-             "<h3>Judges</h3>", judges_html,
-             "<h3>Specialists</h3>", _specialists_html(config, frames),
-             "<h3>Conditions and sample sizes</h3>",
-             "<p>Each judge answers every trial once (cached by request); the same trial set "
-             "is sent to each judge.</p>", samples_html,
-             "<h3>Prompt templates</h3>",
-             ("<ul>" + "".join(f"<li><code>{_e(p)}</code> sha256 <code>{_e(h[:16])}</code></li>"
-                               for p, h in templates) + "</ul>") if templates
-             else "<p>No template files recorded.</p>",
-             "<h3>Statistics</h3>", _stats_html(config, methods),
-             "<h2 id='results'>Results</h2>"]
+             f"<code>{digest[:12]}</code> (<a href='config.yaml'>resolved config</a>) · code "
+             f"{_e(', '.join(sorted(commits)))}</p>",
+             "<h2 id='abstract'>Abstract</h2><div class='abstract'>",
+             f"<p>This run audits {len(active)} judges ({_e(', '.join(active))}; controls of "
+             f"known behaviour: {_e(', '.join(controls) or 'none')}) on {len(corpora)} corpora "
+             f"with {n_trials} trials per judge. Findings, each with its 95% interval (every "
+             "number links to its trace):</p>"]
+    parts += [f"<p class='finding' data-rq='{_e(sid)}'>{s} <a class='meta' href='#{sid}'>"
+              "(section)</a></p>" for sid, s in findings]
+    parts.append(f"<p class='meta'>{stats['numbers']} numbers link to a trace; "
+                 f"{stats['matched']} were recomputed from the raw judge responses and matched "
+                 f"the table, {stats['mismatched']} did not"
+                 + (f", {stats['not_recomputed']} are traced to their rules and config only"
+                    if stats['not_recomputed'] else "") + ".</p></div>")
+    parts.append("<p class='meta'>Contents: <a href='#methods'>Methods</a> · "
+                 + " · ".join(f"<a href='#{sid}'>{_e(h)}</a>" for sid, h, _ in SECTIONS
+                              if section_html.get(sid))
+                 + " · <a href='#limitations'>Limitations</a> · "
+                 "<a href='#appendix'>Appendix: prompts</a></p>")
+    parts += ["<h2 id='methods'>Methods</h2>",
+              "<h3>Corpora</h3>", corpora_html,
+              "<h3>Judges</h3>", judges_html,
+              "<h3>Specialists</h3>", _specialists_html(config, frames),
+              "<h3>Conditions and sample sizes</h3>",
+              "<p>Each judge answers every trial once (cached by request); the same trial "
+              "set is sent to each judge. The full prompt texts are in the "
+              "<a href='#appendix'>appendix</a>.</p>", samples_html,
+              "<h3>Statistics</h3>", _stats_html(config, methods),
+              "<h2 id='results'>Results</h2>"]
     for sid, heading, desc in SECTIONS:
         if section_html.get(sid):
             parts.append(f"<h2 id='{sid}'>{_e(heading)}</h2>")
@@ -488,30 +779,16 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
             parts += section_html[sid]
     parts.append("<h2 id='limitations'>Limitations</h2><ul>"
                  + "".join(f"<li>{_e(x)}</li>" for x in lims) + "</ul>")
+    parts.append("<h2 id='appendix'>Appendix: prompts</h2>")
+    parts.append(_prompts_html(root, templates))
     parts.append("</body></html>\n")
     write_text_atomic(out / "index.html", "\n".join(parts))
     return {"numbers": stats["numbers"], "matched": stats["matched"],
             "mismatched": stats["mismatched"], "not_recomputed": stats["not_recomputed"],
             "trace_errors": stats["trace_errors"], "tables": n_table,
             "figures": len(figs), "limitations": lims, "judges": active,
-            "corpora": [c["name"] for c in corpora], "trials_per_judge": n_trials}
-
-
-def _figure_html(stem: str, png: Path, fig_dir: Path, out: Path) -> str:
-    if not png.exists():
-        return f"<p class='bad'>figure {_e(stem)} missing ({_e(png)})</p>"
-    shutil.copyfile(png, fig_dir / png.name)
-    pdf = png.with_suffix(".pdf")
-    pdf_link = ""
-    if pdf.exists():
-        shutil.copyfile(pdf, fig_dir / pdf.name)
-        pdf_link = f" · <a href='figures/{_e(pdf.name)}'>pdf</a>"
-    prov = record_path(png)
-    prov_link = (f" · <a href='{os.path.relpath(prov, out)}'>provenance record</a>"
-                 if prov.exists() else "")
-    return (f"<figure id='fig-{_e(stem)}'><img src='figures/{_e(png.name)}' "
-            f"alt='{_e(stem)}'><figcaption>Figure: {_e(stem.replace('_', ' '))}"
-            f"{pdf_link}{prov_link}</figcaption></figure>")
+            "corpora": [c["name"] for c in corpora], "trials_per_judge": n_trials,
+            "findings": [sid for sid, _ in findings], "store_bytes": store_bytes}
 
 
 def _specialists_html(config: Mapping[str, Any], frames: Mapping[str, pd.DataFrame]) -> str:
@@ -540,10 +817,15 @@ def _specialists_html(config: Mapping[str, Any], frames: Mapping[str, pd.DataFra
     return ("<ul>" + "".join(rows) + "</ul>" if rows else "") + acc
 
 
+
 def _stats_html(config: Mapping[str, Any], methods: Sequence[str]) -> str:
+    """The interval and test methods the tables use, in the method registry's words
+    (the same text the captions print)."""
     sa = config.get("study_a") or {}
     sb = config.get("study_b") or {}
-    items = [f"<li><code>{_e(m)}</code>: {_e(method_glossary(m))}</li>" for m in methods]
+    items = [f"<li><code>{_e(m)}</code> ({_e(_METHODS[m].label)}; "
+             f"<code>{_e(_METHODS[m].library)}</code>): {_method_spans([m])}</li>"
+             for m in methods if m in _METHODS]
     boot = []
     if sa.get("bootstrap"):
         boot.append(f"Study A bootstrap: {json.dumps(sa['bootstrap'], sort_keys=True)}")
@@ -551,7 +833,11 @@ def _stats_html(config: Mapping[str, Any], methods: Sequence[str]) -> str:
         boot.append(f"Study B bootstrap resamples: {sb['bootstrap']}")
     if "seed" in config:
         boot.append(f"seed {config['seed']}")
-    return ("<p>Methods named in the tables:</p><ul>" + "".join(items) + "</ul>"
+    return ("<p>Every interval is a 95% interval over the real sampling units (the cluster "
+            "named in each caption), never over trials treated as independent. Methods "
+            "named in the tables:</p><ul class='methods'>" + "".join(items) + "</ul>"
+            + "<p>Paired contrasts are Holm-corrected within each family over the audited "
+            "judges; control judges are reported apart.</p>"
             + (f"<p>{_e('; '.join(boot))}.</p>" if boot else ""))
 
 
@@ -564,4 +850,5 @@ def write_redirect(path: str | os.PathLike, target: str) -> None:
                       "</body></html>\n")
 
 
-__all__ = ["SECTIONS", "TABLES", "build_paper", "write_redirect"]
+__all__ = ["FIGURES", "METHOD_GLOSSARY", "PAPER_TABLE", "SECTIONS", "TABLES", "build_paper",
+           "method_text", "write_redirect"]
