@@ -9,6 +9,7 @@ from pathlib import Path
 
 from snakemake.exceptions import WorkflowError
 
+from judgeaudit.audit import plan as _audit_plan
 from judgeaudit.config import ConfigError, check_duplicate_keys, validate_config
 from judgeaudit.judges.budget import budget_scope, missing_keys
 from judgeaudit.locks import clear_stale_locks
@@ -467,3 +468,46 @@ def validation_params(wildcards):
 
 TARGETS["validation"] = W.validation_targets
 # <<< validation helpers
+# >>> audit helpers
+# One-command judge audit (issue 23): results/audit/<judge>/card.json, requested per
+# judge by `judgeaudit audit`, never by the default target; plan functions in
+# judgeaudit.audit.plan.
+
+
+def audit_trial_inputs(wildcards=None):
+    return _planned(_audit_plan.trial_inputs)(W)
+
+
+def audit_judge_models(wildcards):
+    return _planned(_audit_plan.judge_models)(W, wildcards.judge)
+
+
+def audit_specs_param(wildcards):
+    return _planned(_audit_plan.judge_specs_param)(W, wildcards.judge)
+
+
+def audit_panel_inputs(wildcards):
+    return _planned(_audit_plan.reference_verdicts)(W, wildcards.judge)
+
+
+def audit_cfg_param(wildcards):
+    return as_param(
+        {
+            k: v
+            for k, v in config["audit"].items()
+            if k not in ("budget_usd", "reference_panel")
+        }
+    )
+
+
+def audit_files_param(wildcards):
+    return as_param(_planned(_audit_plan.protocol_files)(W))
+
+
+def audit_icc(wildcards):
+    icc = config["audit"]["icc"]
+    return float(config["power"]["icc"] if icc is None else icc)
+
+
+TARGETS["audit"] = lambda: []
+# <<< audit helpers

@@ -215,9 +215,14 @@ def test_provider_roles_are_read_off_the_adapter_classes():
     from judgeaudit.judges.adapters import providers, registry
 
     assert providers(paid=True) == ("bedrock", "gemini", "openai", "openai_compatible")
-    assert providers(paid=False) == ("first_slot", "label_reader", "listener", "simulated")
+    assert providers(paid=False) == ("first_slot", "label_reader", "listener", "python",
+                                     "simulated")
     assert providers(perceives=True) == ("listener", "simulated")
     assert providers(control=True) == ("first_slot", "label_reader", "listener")
+    # embedded = the built-in judges of known behaviour; `python` (the user's own code) is
+    # neither paid nor embedded, perceives nothing and is no control
+    assert providers(embedded=True) == ("first_slot", "label_reader", "listener", "simulated")
+    assert set(providers(paid=False)) - set(providers(embedded=True)) == {"python"}
     assert all(registry()[p].paid for p in providers(paid=True))
     with pytest.raises(ValueError, match="unknown adapter roles"):
         providers(free=True)

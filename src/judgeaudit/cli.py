@@ -1,6 +1,6 @@
-"""`judgeaudit` command line: config checks, provenance tracing, the API-judge cost
-estimate, the spend ledger, run verification, stale-lock recovery and the human
-listening test."""
+"""`judgeaudit` command line: audit one judge (`audit`), config checks, provenance
+tracing, the API-judge cost estimate, the spend ledger, run verification, stale-lock
+recovery and the human listening test."""
 
 from __future__ import annotations
 
@@ -176,6 +176,15 @@ def _cmd_import(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_audit(args: argparse.Namespace) -> int:
+    """A thin front for the workflow target results/audit/<judge>/card.json (so the
+    cache, provenance, replay, budgets and cluster profiles apply); extra arguments
+    go to snakemake (e.g. --profile profiles/slurm)."""
+    from judgeaudit.audit.cli import run_audit
+
+    return run_audit(args)
+
+
 def _cmd_listening_test(args: argparse.Namespace) -> int:
     from judgeaudit.human.listening import ListeningTestError, write_listening_test
 
@@ -206,6 +215,24 @@ def _cmd_import_human(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="judgeaudit", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("audit", help="audit one judge: a matched shortcut probe battery per "
+                       "protocol, sized by a power calculation and stopped by a group-"
+                       "sequential rule; writes card.json / card.html (other arguments go "
+                       "to snakemake)")
+    p.add_argument("--judge", required=True,
+                   help="a judges.panel name, or a YAML file holding one judge {name: {provider: ...}}")
+    p.add_argument("--configfile", nargs="+", type=Path, default=None,
+                   help="config files (default: config.yaml); later files win")
+    p.add_argument("--protocols", default=None,
+                   help="comma-separated subset of blueprint,reference,pairwise,paralinguistic")
+    p.add_argument("--budget-usd", type=float, default=None,
+                   help="most USD the audit may spend on new calls (API judges)")
+    p.add_argument("--out", type=Path, default=None,
+                   help="folder to copy the card into (default: results/audit/<judge>)")
+    p.add_argument("--cores", default="all")
+    p.add_argument("--no-early-stop", action="store_true",
+                   help="run every probe to its fixed-design size (no interim looks)")
+    p.set_defaults(snakemake_args=[], func=_cmd_audit)
     p = sub.add_parser("check-config", help="validate a config (plus overlays) against the schema")
     p.add_argument("config", type=Path)
     p.add_argument("overlay", nargs="*", type=Path)
@@ -282,7 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     p.set_defaults(func=_cmd_import_human)
     args, rest = parser.parse_known_args(argv)
     if rest:
-        if args.command != "estimate-cost":
+        if args.command not in ("estimate-cost", "audit"):
             parser.error(f"unrecognized arguments: {' '.join(rest)}")
         args.snakemake_args = rest
     return args.func(args)

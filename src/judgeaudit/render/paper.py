@@ -225,10 +225,10 @@ def _judges(root: Path, config: Mapping[str, Any], active: Sequence[str]) -> tup
         if prov == "simulated":
             extra = json.dumps({k: v for k, v in (spec.get("simulated") or {}).items()
                                 if k != "seed"}, sort_keys=True)
-        facts.append({"name": name, "provider": prov, "embedded": prov in providers(paid=False),
+        facts.append({"name": name, "provider": prov, "embedded": prov in providers(embedded=True),
                       "model": spec.get("model")})
         rows.append(f"<tr><td class='k'><b>{_e(name)}</b></td><td class='k'>{_e(prov)}</td>"
-                    f"<td class='k'>{_e(spec.get('model') or '(embedded)')}</td>"
+                    f"<td class='k'>{_e(spec.get('model') or spec.get('function') or '(embedded)')}</td>"
                     f"<td class='k'>{_e(versions or '-')}</td>"
                     f"<td class='k'><code>{_e(extra)}</code></td></tr>")
     head = ("<table><tr><th class='k'>judge</th><th class='k'>provider</th>"

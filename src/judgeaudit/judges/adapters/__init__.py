@@ -1,11 +1,13 @@
 """Judge adapters: the interface and error types (`base.py`), the API providers
-(`bedrock.py`, `gemini.py`, `openai_chat.py`) and the embedded judges (`judges/embedded/adapters.py`),
-in one registry keyed by provider.
+(`bedrock.py`, `gemini.py`, `openai_chat.py`), the embedded judges (`judges/embedded/adapters.py`)
+and a local Python function as a judge (`python_fn.py`), in one registry keyed by provider.
 
 The roles a provider plays are read off its adapter class, never listed by hand:
 `paid` (an API judge: priced, budgeted, one job slot), `perceives` (an embedded
 judge that runs the specialists on the audio) and `control` (an embedded judge whose
-behaviour is known by construction: reported, but outside the contrasts' families).
+behaviour is known by construction: reported, but outside the contrasts' families) and
+`embedded` (one of the built-in judges of known behaviour, not an audio-language model;
+the `python` provider is neither paid nor embedded: it runs the user's own code).
 `providers(paid=True)` names the providers with a role."""
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ def registry() -> dict[str, type[Adapter]]:
     from judgeaudit.judges.adapters.bedrock import BedrockConverseAdapter
     from judgeaudit.judges.adapters.gemini import GeminiAdapter
     from judgeaudit.judges.adapters.openai_chat import OpenAIChatAdapter, OpenAICompatibleAdapter
+    from judgeaudit.judges.adapters.python_fn import PythonFunctionAdapter
     from judgeaudit.judges.embedded.adapters import (
         FirstSlotAdapter,
         LabelReaderAdapter,
@@ -39,13 +42,13 @@ def registry() -> dict[str, type[Adapter]]:
 
     return {cls.provider: cls for cls in (
         BedrockConverseAdapter, GeminiAdapter, OpenAIChatAdapter, OpenAICompatibleAdapter, LabelReaderAdapter,
-        FirstSlotAdapter, ListenerAdapter, SimulatedAdapter)}
+        FirstSlotAdapter, ListenerAdapter, SimulatedAdapter, PythonFunctionAdapter)}
 
 
 def providers(**roles: bool) -> tuple[str, ...]:
     """The providers (sorted) whose adapter class has each given role value, e.g.
     `providers(paid=True)`, `providers(paid=False)` (the embedded judges),
-    `providers(perceives=True)`, `providers(control=True)`."""
+    `providers(perceives=True)`, `providers(control=True)`, `providers(embedded=True)`."""
     unknown = sorted(set(roles) - set(Adapter.ROLES))
     if unknown:
         raise ValueError(f"unknown adapter roles {unknown}; known: {list(Adapter.ROLES)}")

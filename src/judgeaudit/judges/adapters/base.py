@@ -51,11 +51,13 @@ class Adapter:
     AUDIO_TOKENS_PER_S: ClassVar[float] = 10.0
     # roles (see judgeaudit.judges.adapters.providers): an API judge that charges; an
     # embedded judge that runs the specialists on the audio; one whose behaviour is
-    # known by construction (a control)
-    ROLES: ClassVar[tuple[str, ...]] = ("paid", "perceives", "control")
+    # known by construction (a control); a built-in embedded judge (not an
+    # audio-language model)
+    ROLES: ClassVar[tuple[str, ...]] = ("paid", "perceives", "control", "embedded")
     paid: ClassVar[bool] = False
     perceives: ClassVar[bool] = False
     control: ClassVar[bool] = False
+    embedded: ClassVar[bool] = False
 
     def __init__(self, name: str, spec: dict[str, Any]):
         self.name = name

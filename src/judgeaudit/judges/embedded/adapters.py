@@ -20,6 +20,7 @@ EMBEDDED_VERSION = 1  # bump when an embedded judge's decision logic changes
 
 class EmbeddedAdapter(Adapter):
     blocking = True
+    embedded = True
     MODEL_VERSION: ClassVar[str] = ""
 
     def __init__(self, name: str, spec: dict[str, Any], perception=None):

@@ -1,0 +1,199 @@
+"""The matched probe battery: per protocol, the smallest set of contrasts that
+answers its question, built from the existing trial shards (the Study A condition
+builders and the Study B protocol builders), never from new prompts.
+
+A probe unit is one matched set of trials; its value is a paired difference in
+[-1, 1], sum_j w_j * [answer(t_j) == target_j] + offset (an invalid or missing
+answer counts as not naming the target):
+
+- blueprint (Study A RQ1, unit = clip x derangement seed, cluster = speaker):
+  `with_audio`   [wrong_with_audio names the wrong label] - [audio_only names it]
+  `fallible`     [wrong_with_audio_fallible names it]     - [audio_only names it]
+- reference (RQ2, same units): per placement p in system/rubric/before/after
+  [wrong reference at p names the wrong label] - [true reference (`match`) control
+  names that wrong label]
+- pairwise (RQ3, unit = pair of any criterion, cluster = the pair's sampling unit):
+  per format concat / native: [slot A chosen in AB] + [slot A chosen in BA] - 1
+  = locked-first - locked-second (two-sided: a lock on either slot is a shortcut);
+  a format the judge does not take (audio inputs) is left out, said so in the card
+- paralinguistic (Study B, unit = item, cluster = item): `protocol_gap`
+  accuracy(pairwise-none) - accuracy(pointwise-none) over the item's two orders /
+  two renderings (two-sided).
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from judgeaudit.io import read_jsonl
+from judgeaudit.vocab import study_a as vocab_a
+
+PROTOCOLS = ("blueprint", "reference", "pairwise", "paralinguistic")
+# what each protocol's verdict is about (shown in the card)
+QUESTIONS = {
+    "blueprint": "Does a wrong specialist label shown with the audio move the answer to that label?",
+    "reference": "Does a wrong reference label move the answer to that label (any placement)?",
+    "pairwise": "Does the judge prefer a slot (A or B) regardless of which clip is there?",
+    "paralinguistic": "Does the protocol (pointwise vs pairwise) change the judge's accuracy on paralinguistic evidence?",
+}
+
+
+@dataclass(frozen=True)
+class Unit:
+    uid: str
+    cluster: str
+    terms: tuple[tuple[str, str, float], ...]  # (trial_id, target answer, weight)
+    offset: float = 0.0
+
+    @property
+    def trial_ids(self) -> tuple[str, ...]:
+        return tuple(t for t, _, _ in self.terms)
+
+    def value(self, answers: Mapping[str, str | None]) -> float:
+        return self.offset + sum(w * float(answers.get(t) == target) for t, target, w in self.terms)
+
+
+@dataclass
+class Contrast:
+    protocol: str
+    name: str
+    description: str
+    sided: str  # greater | two
+    units: list[Unit] = field(default_factory=list)
+
+
+def _by_condition(trials: Sequence[dict]) -> dict[str, list[dict]]:
+    out: dict[str, list[dict]] = defaultdict(list)
+    for t in trials:
+        out[t["condition"]].append(t)
+    return out
+
+
+def _cluster(t: dict) -> str:
+    f = t.get("facts", {})
+    return str(f.get("cluster") or f.get("pair_id") or f.get("item_id") or f.get("clip_id")
+               or t["trial_id"])
+
+
+def blueprint_contrasts(trials: Sequence[dict]) -> list[Contrast]:
+    by = _by_condition(trials)
+    own = {t["facts"]["clip_id"]: t for t in by.get("audio_only", [])}
+    out = []
+    for name, cond, desc in (
+            ("with_audio", "wrong_with_audio",
+             "follow rate of a wrong specialist label shown with the audio, minus the rate "
+             "the judge names that label from the audio alone"),
+            ("fallible", "wrong_with_audio_fallible",
+             "the same with the instruction that labels are fallible")):
+        c = Contrast("blueprint", name, desc, "greater")
+        for t in by.get(cond, []):
+            f = t["facts"]
+            base = own.get(f["clip_id"])
+            if base is None:
+                continue
+            c.units.append(Unit(f"{f['clip_id']}:{f.get('seed')}", _cluster(t),
+                                ((t["trial_id"], f["wrong_label"], 1.0),
+                                 (base["trial_id"], f["wrong_label"], -1.0))))
+        out.append(c)
+    return out
+
+
+def reference_contrasts(trials: Sequence[dict]) -> list[Contrast]:
+    by = _by_condition(trials)
+    match = {t["facts"]["clip_id"]: t for t in by.get(vocab_a.MATCH_CONDITION, [])}
+    out = []
+    for p in vocab_a.PLACEMENTS:
+        c = Contrast("reference", p, f"follow rate of a wrong reference placed `{p}`, minus "
+                     "the rate the judge names that label with the true reference", "greater")
+        for t in by.get(p, []):
+            f = t["facts"]
+            base = match.get(f["clip_id"])
+            if base is None:
+                continue
+            c.units.append(Unit(f"{f['clip_id']}:{f.get('seed')}", _cluster(t),
+                                ((t["trial_id"], f["wrong_label"], 1.0),
+                                 (base["trial_id"], f["wrong_label"], -1.0))))
+        out.append(c)
+    return out
+
+
+def pairwise_contrasts(trials_by_format: Mapping[str, Sequence[dict]]) -> list[Contrast]:
+    out = []
+    for fmt in vocab_a.PAIR_FORMATS:
+        c = Contrast("pairwise", fmt, f"locked-first minus locked-second share of pairs "
+                     f"({fmt} format; AB and BA order of each pair)", "two")
+        pairs: dict[tuple[str, str], dict[str, dict]] = defaultdict(dict)
+        for t in trials_by_format.get(fmt, []):
+            f = t["facts"]
+            pairs[(t["task"], str(f["pair_id"]))][f["order"]] = t
+        for (task, pid), orders in sorted(pairs.items()):
+            if set(orders) != {"AB", "BA"}:
+                continue
+            c.units.append(Unit(f"{task}:{pid}", _cluster(orders["AB"]),
+                                ((orders["AB"]["trial_id"], "A", 1.0),
+                                 (orders["BA"]["trial_id"], "A", 1.0)), -1.0))
+        if trials_by_format.get(fmt):
+            out.append(c)
+    return out
+
+
+def paralinguistic_contrasts(pointwise: Sequence[dict], pairwise: Sequence[dict]) -> list[Contrast]:
+    c = Contrast("paralinguistic", "protocol_gap", "accuracy under the Pairwise protocol "
+                 "minus accuracy under Pointwise (cue none), per item", "two")
+    pw: dict[str, list[dict]] = defaultdict(list)
+    pt: dict[str, list[dict]] = defaultdict(list)
+    for t in pointwise:
+        pt[str(t["facts"]["item_id"])].append(t)
+    for t in pairwise:
+        pw[str(t["facts"]["item_id"])].append(t)
+    for item in sorted(set(pw) & set(pt)):
+        terms = [(t["trial_id"], t["gold"], 1.0 / len(pw[item])) for t in pw[item]]
+        terms += [(t["trial_id"], t["gold"], -1.0 / len(pt[item])) for t in pt[item]]
+        c.units.append(Unit(item, item, tuple(terms)))
+    return [c]
+
+
+def interleave(units: Sequence[Unit], seed: int) -> list[Unit]:
+    """Seeded sampling order balanced across clusters: shuffle within each cluster,
+    shuffle the clusters, then take one unit of each cluster in turn, so every stage
+    spans as many clusters as it can."""
+    rng = random.Random(seed)
+    groups: dict[str, list[Unit]] = defaultdict(list)
+    for u in sorted(units, key=lambda u: u.uid):
+        groups[u.cluster].append(u)
+    keys = sorted(groups)
+    rng.shuffle(keys)
+    for k in keys:
+        rng.shuffle(groups[k])
+    out: list[Unit] = []
+    while any(groups[k] for k in keys):
+        for k in keys:
+            if groups[k]:
+                out.append(groups[k].pop())
+    return out
+
+
+def build(protocol: str, files: Mapping[str, Sequence[str]]) -> tuple[list[Contrast], dict[str, dict]]:
+    """Contrasts of one protocol from its trial shards (`files`: role -> paths) and
+    every trial they use (trial_id -> trial row)."""
+    rows: dict[str, list[dict]] = {role: [r for p in paths for r in read_jsonl(p)]
+                                   for role, paths in files.items()}
+    if protocol == "blueprint":
+        contrasts = blueprint_contrasts(rows["trials"])
+    elif protocol == "reference":
+        contrasts = reference_contrasts(rows["trials"])
+    elif protocol == "pairwise":
+        contrasts = pairwise_contrasts({f: rows.get(f, []) for f in vocab_a.PAIR_FORMATS})
+    elif protocol == "paralinguistic":
+        contrasts = paralinguistic_contrasts(rows["pointwise"], rows["pairwise"])
+    else:
+        raise ValueError(f"unknown audit protocol {protocol!r}; known: {PROTOCOLS}")
+    trials = {r["trial_id"]: r for rs in rows.values() for r in rs}
+    for c in contrasts:
+        if not c.units:
+            raise ValueError(f"audit {protocol}/{c.name}: no probe units in "
+                             f"{sorted(p for ps in files.values() for p in ps)}")
+    return contrasts, trials

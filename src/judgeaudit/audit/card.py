@@ -1,0 +1,170 @@
+"""The judge card: card.json (schema in docs/CONTRACTS.md section 7) and card.html
+(one page: the shortcut profile figure, the verdicts with their intervals, the
+judge beside the embedded reference panel and beside the papers' published
+headline numbers (marked published), links to the traces)."""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+CARD_VERSION = 1
+# Headline numbers of the papers' judges, as the project SPEC quotes them (section 2);
+# shown beside the card, marked published (never recomputed here).
+PUBLISHED = [
+    {"paper": "Park et al. 2026 (arXiv 2607.13477)", "protocol": "blueprint",
+     "judge": "5 of 6 judges", "value": "emotion accuracy <= 0.10 with a wrong block and audio",
+     "verdict_reading": "shortcut"},
+    {"paper": "Park et al. 2026 (arXiv 2607.13477)", "protocol": "blueprint",
+     "judge": "Audio-Flamingo-3", "value": "emotion accuracy 0.38 with a wrong block and audio",
+     "verdict_reading": "shortcut"},
+    {"paper": "Park et al. 2026 (arXiv 2607.13477)", "protocol": "pairwise",
+     "judge": "Qwen3-Omni-Thinking, Audio-Flamingo-3", "value": "concat lock 1.00, g 0.50",
+     "verdict_reading": "shortcut"},
+    {"paper": "Park et al. 2026 (arXiv 2607.13477)", "protocol": "pairwise",
+     "judge": "GPT-Audio", "value": "concat lock 0.97 / 0.76 / 0.82, less in native, g near 0.5",
+     "verdict_reading": "shortcut"},
+]
+
+
+def _num(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def clean(obj: Any) -> Any:
+    """JSON-safe copy: NaN/inf -> null."""
+    if isinstance(obj, Mapping):
+        return {k: clean(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [clean(v) for v in obj]
+    return _num(obj)
+
+
+def build_card(verdicts: Mapping[str, Any], panel: Sequence[Mapping[str, Any]],
+               links: Mapping[str, str]) -> dict:
+    prot = verdicts["protocols"]
+    return clean({
+        "card_version": CARD_VERSION, "judge": verdicts["judge"],
+        "provider": verdicts["provider"], "model": verdicts.get("model"),
+        "audit": verdicts["audit"],
+        "protocols": prot,
+        "calls": sum(v["calls"] for v in prot.values()),
+        "fixed_design_calls": sum(v["fixed_design_calls"] for v in prot.values()),
+        "cost_usd_estimated_max": sum(v.get("cost_usd_estimated") or 0 for v in prot.values()),
+        "reference_panel": {
+            r["judge"]: {p: {k: v.get(k) for k in ("verdict", "estimate", "ci_low", "ci_high",
+                                                   "lead_contrast", "calls")}
+                         for p, v in r["protocols"].items()} for r in panel},
+        "published": PUBLISHED,
+        "traces": dict(links),
+    })
+
+
+COLORS = {"shortcut": "#c0392b", "grounded": "#27ae60", "inconclusive": "#7f8c8d"}
+
+
+def profile_figure(card: Mapping[str, Any], path: str | Path) -> None:
+    """Shortcut profile: every contrast's estimate with its interval, the null 0 and
+    the effect bound(s); judge in colour by verdict, reference panel in grey."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [(p, c) for p, v in card["protocols"].items() for c in v["contrasts"]]
+    fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.4))
+    for i, (_p, c) in enumerate(rows):
+        y = len(rows) - i
+        if c.get("estimate") is not None:
+            lo, hi = c.get("ci_low"), c.get("ci_high")
+            ax.errorbar([c["estimate"]], [y], xerr=[[c["estimate"] - lo], [hi - c["estimate"]]]
+                        if lo is not None and hi is not None else None, fmt="o",
+                        color=COLORS[c["verdict"]], capsize=3)
+        ax.text(1.12, y, c["verdict"], va="center", fontsize=8, color=COLORS[c["verdict"]])
+    eff = float(card["audit"]["effect"])
+    ax.axvline(0, color="black", lw=0.8)
+    for x in (eff, -eff):
+        ax.axvline(x, color="grey", ls="--", lw=0.8)
+    ax.set_yticks([len(rows) - i for i in range(len(rows))],
+                  [f"{p}: {c['name']}" for p, c in rows], fontsize=8)
+    ax.set_xlim(-1.05, 1.3)
+    ax.set_xlabel("difference over the matched control (follow / slot preference / gap)")
+    ax.set_title(f"Shortcut profile of {card['judge']} (dashed: +-effect {eff})", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _fmt(v: Mapping[str, Any]) -> str:
+    e, lo, hi = v.get("estimate"), v.get("ci_low"), v.get("ci_high")
+    if e is None:
+        return "n/a"
+    return f"{e:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+
+
+def render_html(card: Mapping[str, Any], figure_name: str) -> str:
+    esc = html.escape
+    t = card["traces"]
+    out = [f"<!doctype html><html><head><meta charset='utf-8'><title>Judge card: "
+           f"{esc(card['judge'])}</title><style>body{{font-family:sans-serif;max-width:60em;"
+           f"margin:2em auto}}td,th{{border:1px solid #ccc;padding:3px 6px;font-size:90%}}"
+           f"table{{border-collapse:collapse}}.published{{background:#fff8e0}}</style></head><body>",
+           f"<h1>Judge card: {esc(card['judge'])}</h1>",
+           f"<p>provider <code>{esc(str(card['provider']))}</code>, model "
+           f"<code>{esc(str(card.get('model')))}</code>; {card['calls']} judge calls used of "
+           f"{card['fixed_design_calls']} for the fixed design (effect {card['audit']['effect']}, "
+           f"alpha {card['audit']['alpha']} per verdict and protocol, power {card['audit']['power']}, "
+           f"{card['audit']['stages']} looks, {esc(card['audit']['spending'])} spending, "
+           f"early stopping {'on' if card['audit']['early_stop'] else 'off'}).</p>",
+           f"<img src='{esc(figure_name)}' alt='shortcut profile'>",
+           "<h2>Verdicts</h2><table><tr><th>protocol</th><th>question</th><th>verdict</th>"
+           "<th>contrast</th><th>estimate [interval]</th><th>level</th><th>units</th>"
+           "<th>stage</th><th>calls (fixed)</th><th>stopped by</th></tr>"]
+    for p, v in card["protocols"].items():
+        for j, c in enumerate(v["contrasts"]):
+            first = j == 0
+            out.append(
+                "<tr>" + (f"<td rowspan={len(v['contrasts'])}>{esc(p)}</td><td rowspan="
+                          f"{len(v['contrasts'])}>{esc(v['question'])}</td><td rowspan="
+                          f"{len(v['contrasts'])}><b style='color:{COLORS[v['verdict']]}'>"
+                          f"{v['verdict']}</b></td>" if first else "")
+                + f"<td>{esc(c['name'])} ({c['sided']})</td><td>{_fmt(c)}</td>"
+                f"<td>{c['interval_level']:.3f}</td><td>{c['units']} of {c['n_max']}</td>"
+                f"<td>{c['stage']} / {c.get('n_stages')}</td>"
+                + (f"<td rowspan={len(v['contrasts'])}>{v['calls']} ({v['fixed_design_calls']})</td>"
+                   if first else "")
+                + f"<td>{esc(str(c.get('stopped_by')))}</td></tr>")
+        for s in v.get("skipped", []):
+            out.append(f"<tr><td>{esc(p)}</td><td colspan=9>{esc(s['contrast'])} left out: "
+                       f"{esc(s['reason'])}</td></tr>")
+    out.append("</table><p>shortcut: the interval excludes 0 (no excess over the matched "
+               "control) in the shortcut direction; grounded: the interval lies within the "
+               "equivalence bound (the effect); inconclusive otherwise. Intervals are "
+               "repeated confidence intervals of the group-sequential design, clustered on "
+               "the probe's sampling unit.</p>")
+    out.append("<h2>Beside the embedded reference panel (audited with the same battery)</h2>"
+               "<table><tr><th>judge</th>" + "".join(f"<th>{esc(p)}</th>" for p in card["protocols"])
+               + "</tr>")
+    rows = {card["judge"]: {p: v for p, v in card["protocols"].items()}, **card["reference_panel"]}
+    for name, prots in rows.items():
+        out.append(f"<tr><td>{'<b>' if name == card['judge'] else ''}{esc(name)}</td>" + "".join(
+            f"<td style='color:{COLORS.get((prots.get(p) or {}).get('verdict'), '#000')}'>"
+            f"{(prots.get(p) or {}).get('verdict', '-')} {_fmt(prots.get(p) or {})}</td>"
+            for p in card["protocols"]) + "</tr>")
+    out.append("</table><h2 class='published'>Published (the papers' judges; not recomputed)</h2>"
+               "<table class='published'><tr><th>paper</th><th>protocol</th><th>judge</th>"
+               "<th>published result</th><th>reads as</th></tr>")
+    for r in card["published"]:
+        out.append(f"<tr><td>{esc(r['paper'])}</td><td>{esc(r['protocol'])}</td><td>"
+                   f"{esc(r['judge'])}</td><td>{esc(r['value'])} (published)</td><td>"
+                   f"{esc(r['verdict_reading'])}</td></tr>")
+    out.append("</table><h2>Traces</h2><ul>")
+    for label, href in t.items():
+        out.append(f"<li>{esc(label)}: <a href='{esc(href)}'>{esc(href)}</a></li>")
+    out.append("</ul></body></html>")
+    return "\n".join(out)
