@@ -11,22 +11,21 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from judgeaudit.render.published import PUBLISHED as _PAPERS_PUBLISHED
+
 CARD_VERSION = 1
-# Headline numbers of the papers' judges, as the project SPEC quotes them (section 2);
-# shown beside the card, marked published (never recomputed here).
+# The papers' published numbers for their judges: the one list the report prints too
+# (render/published.py), shown beside the card under the protocol they speak to,
+# marked published (never recomputed here).
+_PROTOCOL_OF_TABLE = {"study_a_table2_blueprint": "blueprint",
+                      "study_a_table3_reference": "reference",
+                      "study_a_table5_pairwise": "pairwise"}
 PUBLISHED = [
-    {"paper": "Park et al. 2026 (arXiv 2607.13477)", "protocol": "blueprint",
-     "judge": "5 of 6 judges", "value": "emotion accuracy <= 0.10 with a wrong block and audio",
-     "verdict_reading": "shortcut"},
-    {"paper": "Park et al. 2026 (arXiv 2607.13477)", "protocol": "blueprint",
-     "judge": "Audio-Flamingo-3", "value": "emotion accuracy 0.38 with a wrong block and audio",
-     "verdict_reading": "shortcut"},
-    {"paper": "Park et al. 2026 (arXiv 2607.13477)", "protocol": "pairwise",
-     "judge": "Qwen3-Omni-Thinking, Audio-Flamingo-3", "value": "concat lock 1.00, g 0.50",
-     "verdict_reading": "shortcut"},
-    {"paper": "Park et al. 2026 (arXiv 2607.13477)", "protocol": "pairwise",
-     "judge": "GPT-Audio", "value": "concat lock 0.97 / 0.76 / 0.82, less in native, g near 0.5",
-     "verdict_reading": "shortcut"},
+    {"paper": p.paper, "where": p.where, "judge": p.judges,
+     "protocol": _PROTOCOL_OF_TABLE.get(
+         p.stem, "paralinguistic" if p.stem.startswith("study_b_") else p.stem),
+     "value": f"{p.quantity}: {p.value}"}
+    for p in _PAPERS_PUBLISHED
 ]
 
 
@@ -157,12 +156,12 @@ def render_html(card: Mapping[str, Any], figure_name: str) -> str:
             f"{(prots.get(p) or {}).get('verdict', '-')} {_fmt(prots.get(p) or {})}</td>"
             for p in card["protocols"]) + "</tr>")
     out.append("</table><h2 class='published'>Published (the papers' judges; not recomputed)</h2>"
-               "<table class='published'><tr><th>paper</th><th>protocol</th><th>judge</th>"
-               "<th>published result</th><th>reads as</th></tr>")
+               "<table class='published'><tr><th>paper</th><th>where</th><th>protocol</th>"
+               "<th>judge</th><th>published result</th></tr>")
     for r in card["published"]:
-        out.append(f"<tr><td>{esc(r['paper'])}</td><td>{esc(r['protocol'])}</td><td>"
-                   f"{esc(r['judge'])}</td><td>{esc(r['value'])} (published)</td><td>"
-                   f"{esc(r['verdict_reading'])}</td></tr>")
+        out.append(f"<tr><td>{esc(r['paper'])}</td><td>{esc(r['where'])}</td><td>"
+                   f"{esc(r['protocol'])}</td><td>{esc(r['judge'])}</td><td>"
+                   f"{esc(r['value'])} (published)</td></tr>")
     out.append("</table><h2>Traces</h2><ul>")
     for label, href in t.items():
         out.append(f"<li>{esc(label)}: <a href='{esc(href)}'>{esc(href)}</a></li>")
