@@ -51,8 +51,7 @@ it equals CR1 (the intercept variance of statsmodels `OLS(y, 1).fit(cov_type=
 
 Follow-rate helpers (Study A): `chance_normalised` maps a follow-rate Estimate
 through RF~ = (RF - c)/(1 - c), c = 1/(K-1) (unclipped, so it never collapses to a
-zero-width [0, 0]; the paper clips the estimate at 0, which `rf_tilde_paper`
-gives); `invalid_bounds` the follow rate if every invalid answer had been a follow
+zero-width [0, 0]; the paper clips the point estimate at 0); `invalid_bounds` the follow rate if every invalid answer had been a follow
 / had not been.
 """
 
@@ -96,7 +95,6 @@ METHOD_TEXT = {
     METHOD_UNCLUSTERED: "Wilson score interval (fewer than 2 clusters: not clustered)",
     "cluster_bootstrap_percentile": ("cluster bootstrap (resampling clusters), percentile "
                                      "interval"),
-    "paired_bootstrap_percentile": "paired bootstrap over units, percentile interval",
 }
 
 FEW_CLUSTERS = 10  # below this many clusters a caption should say the variance is rough
@@ -167,17 +165,6 @@ def _values(y: Sequence | np.ndarray, what: str, binary: bool = False) -> np.nda
     if binary and x.size and not np.isin(x, (0.0, 1.0)).all():
         raise ValueError(f"{what}: values must be 0/1 (or bool), got {sorted(set(x))[:5]}")
     return x
-
-
-def cr1_variance(y: np.ndarray, codes: np.ndarray, g: int) -> float:
-    """CR1 cluster-robust variance of the pooled mean sum(y)/n:
-    G/(G-1) * sum_g (sum_{i in g} (y_i - ybar))^2 / n^2 (NaN when G < 2). Kept as the
-    reference the CR2 variance reduces to for equal cluster sizes (`cr2_bm`)."""
-    n = y.size
-    if g < 2 or n == 0:
-        return math.nan
-    resid = np.bincount(codes, weights=y - y.mean(), minlength=g)
-    return float(g / (g - 1) * np.sum(resid ** 2) / n ** 2)
 
 
 def cr2_bm(y: np.ndarray, codes: np.ndarray, g: int) -> tuple[float, float]:
@@ -377,74 +364,11 @@ def cluster_bootstrap_bca(values: Sequence | np.ndarray,
 
 
 # ------------------------------------------------------------------ bootstraps
-# (formerly stats/bootstrap.py and stats/resample.py; one module since issue 11)
-METHOD_CLUSTER_PERCENTILE = "cluster_bootstrap_percentile"
-METHOD_PAIRED_PERCENTILE = "paired_bootstrap_percentile"
-
-
 def cluster_codes(clusters: Sequence) -> tuple[np.ndarray, list[str]]:
     """Integer code per row and the sorted cluster names."""
     names, codes = np.unique(np.asarray(list(clusters), dtype=object).astype(str),
                              return_inverse=True)
     return codes.astype(int), [str(n) for n in names]
-
-
-def _multinomial_weights(n_clusters: int, n_boot: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_boot)
-
-
-def _percentile(reps: np.ndarray, alpha: float) -> tuple[float, float]:
-    reps = reps[np.isfinite(reps)]
-    if reps.size == 0:
-        return (math.nan, math.nan)
-    lo, hi = np.quantile(reps, [alpha / 2, 1 - alpha / 2])
-    return (float(lo), float(hi))
-
-
-def cluster_bootstrap(values: Sequence[float], clusters: Sequence | None = None,
-                      n_boot: int = 2000, seed: int = 0, alpha: float = 0.05) -> dict[str, Any]:
-    """Pooled mean of `values` with a cluster-bootstrap percentile CI (multinomial
-    weights over clusters; the replicate mean is (w @ sums) / (w @ sizes), exact for
-    the ratio-of-sums estimator). `clusters[i]` names the cluster of values[i]; None
-    means every value is its own cluster (the ordinary bootstrap)."""
-    x = np.asarray(values, dtype=float)
-    if np.isnan(x).any():
-        raise ValueError("cluster_bootstrap: values contain NaN; drop invalid rows first")
-    n = x.size
-    if n == 0:
-        return {"estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n": 0,
-                "n_clusters": 0, "method": METHOD_CLUSTER_PERCENTILE}
-    codes, g = _codes(clusters, n, "cluster_bootstrap")
-    sums = np.bincount(codes, weights=x, minlength=g)
-    sizes = np.bincount(codes, minlength=g).astype(float)
-    w = _multinomial_weights(g, n_boot, seed)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        reps = (w @ sums) / (w @ sizes)
-    lo, hi = _percentile(reps, alpha)
-    return {"estimate": float(x.mean()), "ci_low": lo, "ci_high": hi, "n": int(n),
-            "n_clusters": g, "method": METHOD_CLUSTER_PERCENTILE}
-
-
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], clusters: Sequence | None = None,
-                     n_boot: int = 2000, seed: int = 0, alpha: float = 0.05) -> dict[str, Any]:
-    """mean(a) - mean(b) for paired measurements a[i], b[i] of the same item, with a
-    percentile CI from resampling items (or `clusters` of items) jointly. For a
-    printed paired contrast prefer `clustered_difference` (CR2, Bell-McCaffrey t)."""
-    xa = np.asarray(a, dtype=float)
-    xb = np.asarray(b, dtype=float)
-    if xa.shape != xb.shape:
-        raise ValueError(f"paired_bootstrap: a has {xa.size} values, b has {xb.size}")
-    if np.isnan(xa).any() or np.isnan(xb).any():
-        raise ValueError("paired_bootstrap: values contain NaN; keep only pairs valid in both")
-    n = xa.size
-    if n == 0:
-        return {"estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n": 0,
-                "n_clusters": 0, "method": METHOD_PAIRED_PERCENTILE}
-    # the mean of paired differences is a pooled mean: the same cluster bootstrap
-    res = cluster_bootstrap(xa - xb, clusters, n_boot, seed, alpha)
-    return {**res, "estimate": float(xa.mean() - xb.mean()),
-            "method": METHOD_PAIRED_PERCENTILE}
 
 
 def cluster_bootstrap_ci(stat: Callable[[np.ndarray], float], n_clusters: int,
@@ -546,8 +470,8 @@ def chance_level(k_classes: int) -> float:
 def chance_normalised(rf: Estimate, k_classes: int) -> Estimate:
     """RF~ = (RF - c)/(1 - c) with c = 1/(K-1), the RF interval mapped through the same
     increasing linear map. Unclipped (negative = below chance), so its interval is
-    as wide (relative) as RF's and never zero-width; the paper's clipped point value
-    is `rf_tilde_paper`."""
+    as wide (relative) as RF's and never zero-width (the paper clips the point value
+    at 0)."""
     c = chance_level(k_classes)
 
     def f(x: float) -> float:
@@ -557,14 +481,6 @@ def chance_normalised(rf: Estimate, k_classes: int) -> Estimate:
                     f"{rf.method}+chance_normalised", rf.one_sided,
                     rf.se / (1 - c) if math.isfinite(rf.se) else math.nan, rf.deff, rf.n_eff,
                     rf.k, rf.pvalue)
-
-
-def rf_tilde_paper(rf: float, k_classes: int) -> float:
-    """The paper's point value max(0, (RF - c)/(1 - c))."""
-    if rf is None or not math.isfinite(rf):
-        return math.nan
-    c = chance_level(k_classes)
-    return max(0.0, (rf - c) / (1 - c))
 
 
 def invalid_bounds(k: float, n_valid: int, n_invalid: int) -> tuple[float, float]:
@@ -606,7 +522,7 @@ def caption_method(methods: Sequence[str], n_clusters: Sequence[int] | None = No
 __all__ = ["Estimate", "FEW_CLUSTERS", "METHOD_BCA", "METHOD_DIFFERENCE", "METHOD_MEAN",
            "METHOD_PROPORTION", "METHOD_TEXT", "METHOD_UNCLUSTERED", "ROW_FIELDS",
            "caption_method", "chance_level", "chance_normalised", "cluster_bootstrap_bca",
-           "clustered_difference", "clustered_mean", "clustered_proportion", "cr1_variance",
-           "cr2_bm", "cluster_bootstrap", "paired_bootstrap", "cluster_bootstrap_ci",
+           "clustered_difference", "clustered_mean", "clustered_proportion",
+           "cr2_bm", "cluster_bootstrap_ci",
            "cluster_codes", "anova_icc", "clustered_wilson",
-           "design_effect", "empty", "invalid_bounds", "rf_tilde_paper", "wilson_bounds"]
+           "design_effect", "empty", "invalid_bounds", "wilson_bounds"]
