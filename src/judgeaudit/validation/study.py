@@ -10,16 +10,18 @@ Summary columns per scenario x estimand x interval method:
   mean_estimate, bias, bias_mcse, bias_vs_planted, rmse
   coverage, coverage_mcse = sqrt(cov (1 - cov) / n_reps)
   mean_width, zero_width  mean interval width and share of zero-width intervals
-  se_ratio               empirical SD of the estimates / mean SE the interval implies
-                         (width / (2 c), c the interval's own critical value: t on
-                         G - 1 df for the CR2 intervals, z otherwise): > 1 means the
-                         interval is too narrow
+  se_ratio               empirical SD of the estimates / mean SE the interval is
+                         built on (the CR2 SE for the CR2 Wilson interval; otherwise
+                         width / (2 c), c the interval's own critical value: t on G - 1
+                         df for the CR2 t intervals, z for the rest): > 1 means the
+                         variance is underestimated
   counted                the row enters the coverage check: the scenario is meant for
                          the estimand, the interval is the one the tables print, and the
                          planted rate is not 0 (planted-rate-0 rows are reported apart)
   verdict, reason        pass / pass (within MC error) / under-covers / over-covers,
                          with the measured cause; "pass (within MC error)" when the
-                         coverage is outside the band by at most 2 Monte Carlo SE. A
+                         coverage is outside the band by at most 2 Monte Carlo SE of a
+                         calibrated interval, sqrt(.95 x .05 / n_reps), n_reps >= 100. A
                          cluster bootstrap row resting on fewer than BOOT_MIN_CLUSTERS
                          clusters is labelled as failing there (its BCa interval is known
                          to under-cover with so few clusters)
@@ -41,6 +43,7 @@ from judgeaudit.validation import simulate as sim
 BAND = (0.93, 0.97)
 BOOT_MIN_CLUSTERS = 12  # below this the BCa cluster bootstrap cross-check is not valid
 PASSES = ("pass", "pass (within MC error)")
+MC_MIN_REPS = 100  # fewer replicates: no Monte Carlo allowance (the verdict is too noisy)
 REPLICATE_COLUMNS = ["scenario", "kind", "rep", "estimand", "method", "primary", "estimate",
                      "ci_low", "ci_high", "n", "n_clusters", "deff", "one_sided"]
 SUMMARY_COLUMNS = ["scenario", "kind", "estimand", "method", "primary", "truth", "truth_se",
@@ -129,6 +132,23 @@ def _reason(row: dict[str, Any], sc_kind: str) -> str:
     return "; ".join(bits)
 
 
+def _implied_se(ok: pd.DataFrame) -> np.ndarray:
+    """Per replicate, the SE its interval is built on: for the CR2 Wilson interval the
+    CR2 SE sqrt(p (1 - p) deff / n) (its width is not 2 c SE: the Wilson score interval
+    shrinks at small n_eff); for every other interval half its width over its own
+    critical value (`_critical`)."""
+    methods = ok["method"].astype(str).to_numpy()
+    width = ok["ci_high"].to_numpy(float) - ok["ci_low"].to_numpy(float)
+    out = width / (2 * _critical(methods, ok["n_clusters"].to_numpy(float)))
+    p = ok["estimate"].to_numpy(float)
+    deff = ok["deff"].to_numpy(float) if "deff" in ok else np.full(len(ok), np.nan)
+    n = ok["n"].to_numpy(float)
+    wil = (np.array([m.startswith("wilson_cr2") for m in methods], dtype=bool)
+           & np.isfinite(deff) & (p > 0) & (p < 1) & (n > 0))
+    out[wil] = np.sqrt(p[wil] * (1 - p[wil]) * deff[wil] / n[wil])
+    return out
+
+
 def _critical(methods: np.ndarray, n_clusters: np.ndarray) -> np.ndarray:
     """Per replicate, the critical value its interval uses: Student t on G - 1 df for
     the CR2 / Bell-McCaffrey intervals (the df they use for equal cluster sizes; close
@@ -173,9 +193,7 @@ def summarise(reps: pd.DataFrame, sc: sim.Scenario, truth: dict[str, dict[str, f
         fin = np.isfinite(deff)
         sided = ok["one_sided"].fillna("").astype(str) if "one_sided" in ok else pd.Series([""] * n)
         sd = float(np.std(e, ddof=1)) if n > 1 else math.nan
-        crit = _critical(ok["method"].astype(str).to_numpy(),
-                         ok["n_clusters"].to_numpy(float)) if n else np.zeros(0)
-        implied = float(np.mean(width / (2 * crit))) if n else math.nan
+        implied = float(np.mean(_implied_se(ok))) if n else math.nan
         pl = planted.get(estimand)
         primary = bool(g["primary"].iloc[0])
         counted = estimand in sc.meant_for and primary and pl != 0
@@ -214,8 +232,9 @@ def summarise(reps: pd.DataFrame, sc: sim.Scenario, truth: dict[str, dict[str, f
             verdict = "under-covers" if cov < band[0] else "over-covers"
         row["verdict"] = verdict
         row["reason"] = _reason(row, sc.kind) if verdict != "pass" else ""
-        mcse = row["coverage_mcse"]
-        if verdict in ("under-covers", "over-covers") and np.isfinite(mcse) and mcse > 0:
+        # Monte Carlo error of an exactly calibrated interval's coverage at n replicates
+        mcse = math.sqrt(0.95 * 0.05 / n) if n else math.nan
+        if verdict in ("under-covers", "over-covers") and n >= MC_MIN_REPS:
             edge = band[0] if verdict == "under-covers" else band[1]
             if abs(cov - edge) <= 2 * mcse:
                 row["verdict"] = "pass (within MC error)"
