@@ -14,6 +14,8 @@ rule power_report:
         "results/trials/power.tsv",
     log:
         "logs/power/power_report.log",
+    benchmark:
+        "logs/benchmarks/power_report.tsv"
     conda:
         CONDA_ENV
     threads: 1
@@ -35,6 +37,8 @@ rule power_table:
         multiext("results/tables/power", ".tsv", ".md", ".tex"),
     log:
         "logs/power/power_table.log",
+    benchmark:
+        "logs/benchmarks/power_table.tsv"
     conda:
         CONDA_ENV
     threads: 1

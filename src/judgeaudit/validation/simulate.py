@@ -174,10 +174,10 @@ PRESETS: dict[str, Scenario] = {s.name: s for s in (
              Pairwise(lock=0.0, lock_gap_slope=0.0, source_sd=0.0, discriminate=1.0),
              ("g", "consistent_correct", "consistent_wrong"),
              "planted lock 0 (inconsistent choices still look locked)"),
-    Scenario("pairs_locker_g6", "pairwise", Pairwise(n_speakers=3), _PAIR_ALL,
+    Scenario("pairs_locker_six", "pairwise", Pairwise(n_speakers=3), _PAIR_ALL,
              "as pairs_locker on 6 source clusters (3 speakers x 2 sources, 12 pairs): the "
              "fewest clusters a printed pair cell has had"),
-    Scenario("pairs_locker_g8", "pairwise", Pairwise(n_speakers=4), _PAIR_ALL,
+    Scenario("pairs_locker_eight", "pairwise", Pairwise(n_speakers=4), _PAIR_ALL,
              "as pairs_locker on 8 source clusters (4 speakers x 2 sources, 16 pairs)"),
     Scenario("studyb_single", "study_b", StudyB(), ESTIMANDS["study_b"],
              "16 items x 2 renderings, potemkin 0.3"),
