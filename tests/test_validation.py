@@ -51,7 +51,8 @@ def test_only_the_adapter_imports_the_estimators():
             assert not hits, f"{f.name} imports {hits}; only estimators.py may"
 
 
-@pytest.mark.parametrize("name", ["emotion_follower", "studyb_single", "pairs_listener"])
+@pytest.mark.parametrize("name", ["emotion_follower", "studyb_single", "pairs_listener",
+                                  "emotion_crossed"])
 def test_population_truth_matches_closed_forms(name):
     sc = sim.scenario(name)
     truth = sim.population_truth(sc, n_clusters=8000, seed=1)
