@@ -153,15 +153,23 @@ def states_frame(rend: pd.DataFrame) -> pd.DataFrame:
 
 
 def scored_frame(data: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Simulated pointwise (J per rendering) and pairwise (per order) judgments ->
+    trial and response records, scored by the product's own `study_b.score_trials`
+    (gold R1; a right answer parses as R1, a wrong one as R0, NaN as a refusal)."""
     rend, pw = data["renderings"], data["pairwise"]
-    pt = pd.DataFrame({"item_id": "item" + rend["item"].astype(str), "protocol": "pointwise",
-                       "correct": rend["J"]})
-    pp = pd.DataFrame({"item_id": "item" + pw["item"].astype(str), "protocol": "pairwise",
-                       "correct": pw["correct"]})
-    out = pd.concat([pt, pp], ignore_index=True)
-    out["judge"], out["task"], out["cue"] = JUDGE, "single", "none"
-    out["valid"] = out["correct"].notna()
-    return out
+    trials, responses = [], []
+    for proto, frame in (("pointwise", rend), ("pairwise", pw)):
+        col = "J" if proto == "pointwise" else "correct"
+        for i, (item, val) in enumerate(zip(frame["item"].to_numpy(), frame[col].to_numpy(),
+                                            strict=True)):
+            tid = f"{proto}-{i}"
+            trials.append({"trial_id": tid, "task": "single", "gold": "R1",
+                           "facts": {"item_id": f"item{int(item)}", "protocol": proto,
+                                     "cue": "none"}})
+            ok = not (isinstance(val, float) and math.isnan(val))
+            responses.append({"trial_id": tid, "status": "valid" if ok else "refusal",
+                              "parsed": ("R1" if val else "R0") if ok else None})
+    return sb.score_trials(trials, responses, JUDGE, "sim", "validation")
 
 
 def study_b(data: dict[str, pd.DataFrame], n_boot: int, seed: int = 0) -> list[dict[str, Any]]:
