@@ -126,9 +126,11 @@ def _reason(row: dict[str, Any], sc_kind: str) -> str:
     if row["one_sided_share"] and row["one_sided_share"] > 0.2:
         bits.append(f"{row['one_sided_share']:.0%} of intervals one-sided (estimate at 0 or 1)")
     if not bits and row["verdict"] in ("under-covers", "over-covers"):
+        tail = ("check against the validation_full target's Monte Carlo error"
+                if row["n_reps"] < 1000 else
+                f"at {row['n_reps']} replicates the Monte Carlo error does not explain it")
         bits.append(f"no systematic cause measured (empirical SD = {row['se_ratio']:.2f} x "
-                    f"implied SE, bias {row['bias']:+.3f}): check against the "
-                    "validation_full target's Monte Carlo error")
+                    f"implied SE, bias {row['bias']:+.3f}): {tail}")
     return "; ".join(bits)
 
 
