@@ -451,6 +451,21 @@ def power_trial_files(wildcards=None):
     return W.power_trial_files()
 
 
+def power_audited():
+    """Audited (non-control) judges per study: the Holm families' judge copies."""
+    panel = config["judges"]["panel"]
+    study_b = [
+        n
+        for n in W.study_b_judges()
+        if panel.get(n, {}).get("provider")
+        not in ("listener", "label_reader", "first_slot")
+    ]
+    return {
+        "A": len(W.study_a_judges()) - len(W.study_a_control_judges()),
+        "B": len(study_b),
+    }
+
+
 TARGETS["power"] = _planned(W.power_targets)
 # <<< power helpers
 # >>> validation helpers

@@ -2,16 +2,20 @@
 
 
 rule power_report:
-    """Per trial cell: trials, units, clusters, design effect, MDE at the configured
-    power/alpha and power at the target effect; loud WARNING when a cell's MDE
-    exceeds its target; error (or warning) naming a cell the corpus cannot fill."""
+    """Per tested cell: its clusters (the printed interval's unit) and sizes, power at
+    the target effect and MDE by simulating the printed estimator at the cell's design,
+    Holm over its family; loud WARNING when a cell's power is below the configured
+    power; error (or warning) naming a cell the corpus cannot fill."""
     input:
         trials=power_trial_files,
+        pilot=config["power"]["pilot_metrics"],
         code=package_code("power_report.py"),
     output:
         "results/trials/power.tsv",
     log:
         "logs/power/power_report.log",
+    benchmark:
+        "logs/benchmarks/power_report.tsv"
     conda:
         CONDA_ENV
     threads: 1
@@ -19,6 +23,7 @@ rule power_report:
         cfg=lambda wc: as_param(config["power"]),
         study_a=lambda wc: as_param(power_sizes_cfg("study_a")),
         study_b=lambda wc: as_param(power_sizes_cfg("study_b")),
+        audited=lambda wc: as_param(power_audited()),
     script:
         "../scripts/power_report.py"
 
@@ -32,6 +37,8 @@ rule power_table:
         multiext("results/tables/power", ".tsv", ".md", ".tex"),
     log:
         "logs/power/power_table.log",
+    benchmark:
+        "logs/benchmarks/power_table.tsv"
     conda:
         CONDA_ENV
     threads: 1

@@ -278,3 +278,31 @@ def test_emotion_classes_separable_on_held_out_voices(tmp_path):
     clf.fit(feats[train], m.emotion[train])
     acc = float((clf.predict(feats[~train]) == m.emotion[~train]).mean())
     assert acc >= 0.85, f"held-out accuracy {acc:.3f}"
+
+
+def test_default_config_puts_every_study_subset_on_24_speakers(repo_root):
+    """The default design (issue 20): the held-out voices each study subset is drawn
+    from number 24 for emotion, language (over its languages), speaker pairs and the
+    cleanness sources; Study B renders with 24 voices."""
+    from judgeaudit.config import load_config
+    from judgeaudit.datasets.synth.common import make_voices, split_speakers
+
+    cfg = load_config(repo_root / "config.yaml")
+    d, seed = cfg["datasets"], cfg["seed"]
+
+    def n_test(ds, prefix, tag=None, base="en-us"):
+        c = d[ds]
+        v = make_voices(prefix, c["n_voices"], c["variants"], c["pitch_offsets"], seed, ds,
+                        base=base)
+        return sum(s == "test" for s in split_speakers(v, c["test_fraction"], seed,
+                                                       tag or ds).values())
+
+    assert n_test("synth_emotion", "emo") == 24
+    assert n_test("synth_speaker", "spk") == 24
+    assert n_test("synth_naturalness", "nat") == 24 and d["synth_naturalness"]["n_sentences"] == 1
+    assert sum(n_test("synth_language", f"lang_{lg}", f"synth_language/{lg}")
+               for lg in d["synth_language"]["languages"]) == 24
+    for ds in ("synth_counterfactual", "synth_dialogue"):
+        assert d[ds]["n_voices"] == 24
+    tasks = cfg["study_b"]["tasks"]
+    assert min(tasks[t]["n_items"] for t in ("single", "positional", "conversation")) >= 50

@@ -29,7 +29,9 @@ def test_tiny_run_writes_power_table_and_flags_shortfall(tiny_run, tmp_path):
         assert (work / f"results/tables/power.{ext}").stat().st_size > 0
     assert (work / "results/trials/power.tsv").exists()
     frame = pd.read_csv(work / OUT, sep="\t")
-    assert {"lock", "follow", "accuracy"} <= set(frame["metric"])
+    assert {"lock_vs_null", "follow_vs_null", "concat_vs_native_lock"} <= set(frame["test"])
+    assert frame["method"].str.contains("simulation of").all()
+    assert frame["cluster_unit"].notna().all()
     lang = frame[(frame["study"] == "A") & (frame["task"] == "language")]
     assert lang["shortfall"].all() and set(lang["delivered_n"]) == {2}
     assert not frame[frame["task"] == "emotion"]["shortfall"].any()

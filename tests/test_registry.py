@@ -120,7 +120,7 @@ def test_method_registry_describes_every_method_the_code_writes():
                clustered.METHOD_DIFFERENCE, clustered.METHOD_BCA,
                clustered.METHOD_UNCLUSTERED, clustered.METHOD_CLUSTER_PERCENTILE,
                f"{clustered.METHOD_PROPORTION}+chance_normalised", chance.GATE_METHOD,
-               power.METHOD_TWO_PROP, power.METHOD_PAIRED,
+               *power.METHOD.values(),
                # the specialist and validation tables' sentences
                "speaker-clustered wilson on n_eff = n / DEFF (DEFF 1.31, ANOVA ICC 0.04 "
                "over 12 clusters)",

@@ -5,20 +5,12 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import binom, chi2, norm
+from scipy.stats import norm
 
-from judgeaudit.stats import (
-    chance_follow,
-    cluster_bootstrap,
-    holm,
-    mcnemar_paired,
-    normalise_follow,
-    pair_mode,
-    pair_summary,
-    paired_bootstrap,
-    proportion,
-    wilson,
-)
+from judgeaudit.stats.ci import proportion, wilson
+from judgeaudit.stats.clustered import chance_level, cluster_bootstrap_bca
+from judgeaudit.stats.contrasts import holm
+from judgeaudit.stats.rates import pair_mode, pair_summary
 
 
 def wilson_closed_form(k, n, alpha=0.05):
@@ -53,33 +45,6 @@ def test_proportion_row_and_errors():
         wilson(5, 4)
 
 
-def test_mcnemar_exact_binomial():
-    # 10 units (1,0), 2 units (0,1), 5 concordant: exact two-sided binomial p
-    x = [1] * 10 + [0] * 2 + [1] * 3 + [0] * 2
-    y = [0] * 10 + [1] * 2 + [1] * 3 + [0] * 2
-    res = mcnemar_paired(x, y)
-    assert (res["b"], res["c"]) == (10, 2)
-    assert res["method"] == "mcnemar_exact"
-    assert res["pvalue"] == pytest.approx(2 * binom.cdf(2, 12, 0.5), rel=1e-9)
-    assert res["pvalue"] == pytest.approx(158 / 4096, rel=1e-9)
-
-
-def test_mcnemar_chi2_with_continuity_correction():
-    x = [1] * 30 + [0] * 10 + [1] * 20
-    y = [0] * 30 + [1] * 10 + [1] * 20
-    res = mcnemar_paired(x, y)
-    assert res["method"] == "mcnemar_chi2_cc"
-    assert res["statistic"] == pytest.approx((abs(30 - 10) - 1) ** 2 / 40)
-    assert res["pvalue"] == pytest.approx(chi2.sf(9.025, 1), rel=1e-9)
-
-
-def test_mcnemar_no_discordant_and_bad_input():
-    res = mcnemar_paired([1, 0, 1], [1, 0, 1])
-    assert res["pvalue"] == 1.0
-    with pytest.raises(ValueError, match="binary"):
-        mcnemar_paired([2, 0], [1, 0])
-
-
 def test_holm_against_hand_computation():
     adj, rej = holm([0.01, 0.04, 0.03])
     assert adj == pytest.approx([0.03, 0.06, 0.06])
@@ -88,14 +53,11 @@ def test_holm_against_hand_computation():
     assert adj[0] == pytest.approx(0.01) and math.isnan(adj[1]) and rej == [True, False]
 
 
-def test_follow_normalisation():
-    assert chance_follow(8) == pytest.approx(1 / 7)
-    assert normalise_follow(1 / 7, 8) == 0.0
-    assert normalise_follow(0.0, 8) == 0.0
-    assert normalise_follow(1.0, 4) == 1.0
-    assert normalise_follow(0.5, 4) == pytest.approx((0.5 - 1 / 3) / (2 / 3))
+def test_chance_level():
+    assert chance_level(8) == pytest.approx(1 / 7)
+    assert chance_level(4) == pytest.approx(1 / 3)
     with pytest.raises(ValueError):
-        chance_follow(2)
+        chance_level(2)
 
 
 def test_pair_modes():
@@ -119,46 +81,27 @@ def test_first_slot_judge_has_g_one_half():
     assert s["lock_k"] == 100 and s["g_k"] / s["g_n"] == 0.5
 
 
-def test_cluster_bootstrap_duplicates_do_not_shrink_ci():
+def test_cluster_bootstrap_bca_duplicates_do_not_shrink_ci():
     rng = np.random.default_rng(0)
     base = rng.integers(0, 2, size=60).astype(float)
-    single = cluster_bootstrap(base, None, n_boot=4000, seed=3)
+    single = cluster_bootstrap_bca(base, None, n_resamples=4000, seed=3)
     # every clip judged 5 times identically (e.g. five derangement seeds)
     rep = np.repeat(base, 5)
     clusters = np.repeat(np.arange(60), 5)
-    clustered = cluster_bootstrap(rep, clusters, n_boot=4000, seed=3)
-    naive = cluster_bootstrap(rep, None, n_boot=4000, seed=3)
-    assert clustered["estimate"] == pytest.approx(base.mean())
-    assert clustered["n_clusters"] == 60 and clustered["n"] == 300
+    clustered = cluster_bootstrap_bca(rep, clusters, n_resamples=4000, seed=3)
+    naive = cluster_bootstrap_bca(rep, None, n_resamples=4000, seed=3)
+    assert clustered.estimate == pytest.approx(base.mean())
+    assert clustered.n_clusters == 60 and clustered.n == 300
     # same information as one judgment per clip (up to resampling noise)
-    assert clustered["ci_low"] == pytest.approx(single["ci_low"], abs=0.03)
-    assert clustered["ci_high"] == pytest.approx(single["ci_high"], abs=0.03)
-    width_c = clustered["ci_high"] - clustered["ci_low"]
-    width_n = naive["ci_high"] - naive["ci_low"]
-    assert width_c > 1.8 * width_n  # sqrt(5) ~ 2.24 in theory
+    assert clustered.lo == pytest.approx(single.lo, abs=0.03)
+    assert clustered.hi == pytest.approx(single.hi, abs=0.03)
+    assert clustered.width > 1.8 * naive.width  # sqrt(5) ~ 2.24 in theory
 
 
-def test_cluster_bootstrap_matches_normal_theory_width():
+def test_cluster_bootstrap_bca_matches_normal_theory_width():
     rng = np.random.default_rng(5)
     x = rng.integers(0, 2, size=400).astype(float)
-    res = cluster_bootstrap(x, None, n_boot=6000, seed=1)
+    res = cluster_bootstrap_bca(x, None, n_resamples=6000, seed=1)
     se = math.sqrt(x.mean() * (1 - x.mean()) / x.size)
-    assert res["ci_high"] - res["ci_low"] == pytest.approx(2 * 1.96 * se, rel=0.08)
+    assert res.width == pytest.approx(2 * 1.96 * se, rel=0.08)
 
-
-def test_paired_bootstrap():
-    rng = np.random.default_rng(2)
-    a = rng.normal(size=200)
-    shifted = paired_bootstrap(a + 0.25, a, n_boot=500, seed=0)
-    assert shifted["estimate"] == pytest.approx(0.25)
-    assert shifted["ci_low"] == pytest.approx(0.25) and shifted["ci_high"] == pytest.approx(0.25)
-    b = rng.integers(0, 2, 300).astype(float)
-    c = rng.integers(0, 2, 300).astype(float)
-    res = paired_bootstrap(b, c, n_boot=4000, seed=0)
-    sd = np.std(b - c, ddof=1) / math.sqrt(300)
-    assert res["ci_low"] < res["estimate"] < res["ci_high"]
-    assert res["ci_high"] - res["ci_low"] == pytest.approx(2 * 1.96 * sd, rel=0.1)
-    with pytest.raises(ValueError, match="NaN"):
-        paired_bootstrap([1.0, float("nan")], [0.0, 1.0])
-    with pytest.raises(ValueError, match="values"):
-        paired_bootstrap([1.0], [0.0, 1.0])

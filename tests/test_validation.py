@@ -51,7 +51,8 @@ def test_only_the_adapter_imports_the_estimators():
             assert not hits, f"{f.name} imports {hits}; only estimators.py may"
 
 
-@pytest.mark.parametrize("name", ["emotion_follower", "studyb_single", "pairs_listener"])
+@pytest.mark.parametrize("name", ["emotion_follower", "studyb_single", "pairs_listener",
+                                  "emotion_crossed"])
 def test_population_truth_matches_closed_forms(name):
     sc = sim.scenario(name)
     truth = sim.population_truth(sc, n_clusters=8000, seed=1)
@@ -108,6 +109,37 @@ def test_summary_arithmetic_on_constructed_replicates():
     assert math.isclose(row["rmse"], math.sqrt((0.01 + 0.01 + 0 + 0.16) / 4))
     assert row["zero_width"] == 0.25 and row["counted"] and row["verdict"] == "under-covers"
     assert "zero width" in row["reason"]
+
+
+def test_verdict_allows_monte_carlo_error_and_labels_bca_below_12_clusters():
+    sc = sim.scenario("studyb_single")
+    n = 400  # MC SE of a calibrated interval: sqrt(.95 * .05 / 400) = 0.0109
+    inside = np.arange(n) < int(0.915 * n)  # coverage 0.915: 0.015 below 0.93, < 2 SE
+    est = np.linspace(0.4, 0.6, n)
+    reps = pd.DataFrame({"scenario": sc.name, "kind": sc.kind, "rep": range(n),
+                         "estimand": "protocol_gap", "primary": True, "estimate": est,
+                         "ci_low": np.where(inside, 0.0, 0.9), "ci_high": 1.0, "n": 40})
+    truth = {"protocol_gap": {"value": 0.5, "se": 0.0}}
+    row = study.summarise(reps.assign(method="paired_t_cr2_bm", n_clusters=40), sc,
+                          truth).iloc[0]
+    assert row["coverage"] == pytest.approx(0.915)
+    assert row["verdict"] == "pass (within MC error)" and "under-covers" in row["reason"]
+    far = reps.assign(ci_low=np.where(np.arange(n) < int(0.89 * n), 0.0, 0.9))
+    row = study.summarise(far.assign(method="paired_t_cr2_bm", n_clusters=40), sc,
+                          truth).iloc[0]
+    assert row["verdict"] == "under-covers"
+    row = study.summarise(reps.assign(method="cluster_bootstrap_bca(item)", n_clusters=8,
+                                      primary=False), sc, truth).iloc[0]
+    assert row["verdict"] == "fails (< 12 clusters)"
+    # se_ratio on the interval's own critical value: a t(7) interval of half-width
+    # t * SE with SE = the empirical SD has ratio 1 (width / 3.92 would give 0.83)
+    from scipy.stats import t as student
+
+    sd = float(np.std(est, ddof=1))
+    half = student.ppf(0.975, 7) * sd
+    sym = reps.assign(ci_low=est - half, ci_high=est + half, method="paired_t_cr2_bm",
+                      n_clusters=8)
+    assert study.summarise(sym, sc, truth).iloc[0]["se_ratio"] == pytest.approx(1.0)
 
 
 def test_fast_run_reports_every_estimator_and_keeps_planted_zero_apart(tmp_path):

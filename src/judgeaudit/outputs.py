@@ -64,12 +64,13 @@ OTHER_TABLES = (
                          "wilson"), recomputed=False,
           why_not="computed from simulated replicates, not from judge trials"),
     Table("power", "", "validation", "Power",
-          "Power and minimum detectable effect of the design per cell, at the effective "
-          "sample size of the printed estimator's clusters.",
-          "power and MDE per design cell", "judgeaudit.stats.power",
-          "judgeaudit.render.power.power_table", "power_two_proportions",
-          "the cell's clusters (design effect from the ANOVA ICC)", "", {},
-          extra_methods=("power_paired_t",), recomputed=False,
+          "Power (after Holm over each test's family) and minimum detectable effect of every "
+          "pre-specified headline test, simulated at the cell's own clusters and run through "
+          "the estimator the tables print.",
+          "power and MDE per tested cell", "judgeaudit.stats.power.report",
+          "judgeaudit.render.power.power_table", "power_sim_proportion",
+          "the cell's printed cluster unit (speaker, source, item)", "", {},
+          extra_methods=("power_sim_difference",), recomputed=False,
           why_not="a design calculation from trial counts, not an estimate from responses"),
 )
 OTHER_FIGURES = (

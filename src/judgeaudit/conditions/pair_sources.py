@@ -126,7 +126,9 @@ def emotion_pairs(manifest: pd.DataFrame, n: int, seed: int, neutral: str = "neu
                   split: str | None = "test", targets: tuple[str, ...] | None = None
                   ) -> list[Pair]:
     """An emotional clip wins over a `neutral` clip by the same speaker (and the same
-    sentence when a `transcript` column exists), asked as "which sounds more <emotion>?"."""
+    sentence when a `transcript` column exists), asked as "which sounds more <emotion>?".
+    Pairs are spread over the speakers (each draw comes from a least-used speaker), so
+    the speaker-clustered lock interval rests on as many clusters as the split has."""
     _need(manifest, {"clip_id", "path", "sha256", "speaker", "emotion"}, "emotion pairs")
     m = _split(manifest, split)
     emotions = [e for e in (targets or sorted(m["emotion"].unique()))
@@ -143,12 +145,17 @@ def emotion_pairs(manifest: pd.DataFrame, n: int, seed: int, neutral: str = "neu
             for _, row in grp[grp["emotion"] == e].iterrows():
                 candidates[e].append((neu.iloc[int(rng.integers(0, len(neu)))], row))
     i = 0
+    used: dict[str, int] = {}  # pairs per speaker: spread the pairs over the speakers
     while len(pairs) < n and any(candidates.values()):
         e = emotions[i % len(emotions)]
         i += 1
         if not candidates[e]:
             continue
-        neu, emo = candidates[e].pop(int(rng.integers(0, len(candidates[e]))))
+        # a random candidate among the least-used speakers (the speaker is the cluster)
+        load = [used.get(str(c[1]["speaker"]), 0) for c in candidates[e]]
+        least = [j for j, v in enumerate(load) if v == min(load)]
+        neu, emo = candidates[e].pop(least[int(rng.integers(0, len(least)))])
+        used[str(emo["speaker"])] = used.get(str(emo["speaker"]), 0) + 1
         pairs.append(Pair(f"emo-{emo['clip_id']}-{neu['clip_id']}", "emotion", _clip(emo),
                           _clip(neu), emotion=e,
                           meta=(("cluster", str(emo["speaker"])), ("cluster_unit", "speaker"))))

@@ -354,12 +354,19 @@ def _limitations(corpora: list, judges: list, frames: Mapping[str, pd.DataFrame]
                    "them are not claims.")
     power = frames.get("power")
     if power is not None:
-        pcol = next((c for c in power.columns if c.lower() in ("power", "achieved_power")), None)
+        # the simulated power after Holm (`power` is the configured target, not a result)
+        pcol = next((c for c in ("power_at_target", "achieved_power") if c in power.columns),
+                    None)
         if pcol:
-            low = int((pd.to_numeric(power[pcol], errors="coerce") < 0.8).sum())
-            if low:
-                out.append(f"{low} of {len(power)} design cells in the power table have power "
-                           "below 0.8.")
+            pw = pd.to_numeric(power[pcol], errors="coerce")
+            weak = power[pw < 0.8]
+            if len(weak):
+                names = "; ".join(f"{r.get('study', '')}/{r.get('task', '')}/{r.get('cell', '')} "
+                                  f"{float(p):.2f}" for (_, r), p in zip(weak.iterrows(),
+                                                                          pw[pw < 0.8],
+                                                                          strict=True))
+                out.append(f"{len(weak)} of {len(power)} design cells in the power table have "
+                           f"simulated power below 0.8 at the target effect: {names}.")
     if invalid:
         out.append(f"{invalid} invalid/refused/errored responses (summed over table cells) are "
                    "excluded from estimates and counted per cell.")

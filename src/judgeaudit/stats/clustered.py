@@ -51,13 +51,13 @@ it equals CR1 (the intercept variance of statsmodels `OLS(y, 1).fit(cov_type=
 
 Follow-rate helpers (Study A): `chance_normalised` maps a follow-rate Estimate
 through RF~ = (RF - c)/(1 - c), c = 1/(K-1) (unclipped, so it never collapses to a
-zero-width [0, 0]; the paper clips the estimate at 0, which `rf_tilde_paper`
-gives); `invalid_bounds` the follow rate if every invalid answer had been a follow
+zero-width [0, 0]; the paper clips the point estimate at 0); `invalid_bounds` the follow rate if every invalid answer had been a follow
 / had not been.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable, Sequence
@@ -81,6 +81,7 @@ METHOD_PROPORTION = "wilson_cr2_bm"
 METHOD_MEAN = "t_cr2_bm"
 METHOD_DIFFERENCE = "paired_t_cr2_bm"
 METHOD_BCA = "cluster_bootstrap_bca"
+METHOD_CLUSTER_PERCENTILE = "cluster_bootstrap_percentile"  # BCa undefined: the fallback
 METHOD_UNCLUSTERED = "wilson"  # fewer than two clusters: plain Wilson, said so
 
 # the sentence a caption prints per method: the method registry's (stats/methods.py),
@@ -138,12 +139,15 @@ def empty(method: str = METHOD_PROPORTION) -> Estimate:
 def _codes(clusters: Sequence | np.ndarray | None, n: int, what: str) -> tuple[np.ndarray, int]:
     if clusters is None:
         return np.arange(n), n
-    c = np.asarray(clusters, dtype=object)
+    c = np.asarray(clusters)
     if c.shape != (n,):
         raise ValueError(f"{what}: {c.size} cluster ids for {n} values")
     if n == 0:
         return np.zeros(0, dtype=int), 0
-    _, codes = np.unique(c.astype(str), return_inverse=True)
+    # integer ids group as they are (the power simulation's fast path); anything else
+    # by its string form
+    _, codes = np.unique(c if c.dtype.kind in "iu" else c.astype(object).astype(str),
+                         return_inverse=True)
     return codes.astype(int), int(codes.max()) + 1
 
 
@@ -155,17 +159,6 @@ def _values(y: Sequence | np.ndarray, what: str, binary: bool = False) -> np.nda
     if binary and x.size and not np.isin(x, (0.0, 1.0)).all():
         raise ValueError(f"{what}: values must be 0/1 (or bool), got {sorted(set(x))[:5]}")
     return x
-
-
-def cr1_variance(y: np.ndarray, codes: np.ndarray, g: int) -> float:
-    """CR1 cluster-robust variance of the pooled mean sum(y)/n:
-    G/(G-1) * sum_g (sum_{i in g} (y_i - ybar))^2 / n^2 (NaN when G < 2). Kept as the
-    reference the CR2 variance reduces to for equal cluster sizes (`cr2_bm`)."""
-    n = y.size
-    if g < 2 or n == 0:
-        return math.nan
-    resid = np.bincount(codes, weights=y - y.mean(), minlength=g)
-    return float(g / (g - 1) * np.sum(resid ** 2) / n ** 2)
 
 
 def cr2_bm(y: np.ndarray, codes: np.ndarray, g: int) -> tuple[float, float]:
@@ -196,9 +189,19 @@ def cr2_bm(y: np.ndarray, codes: np.ndarray, g: int) -> tuple[float, float]:
     return v, df
 
 
+def _t_sf(x: float, df: float) -> float:
+    """Upper tail P(T > x) of Student's t on df degrees of freedom (scipy.special.stdtr,
+    the function scipy.stats.t.sf evaluates, without the distribution's call overhead)."""
+    from scipy.special import stdtr
+
+    return float(stdtr(df, -x))
+
+
+@functools.lru_cache(maxsize=4096)
 def _tcrit(alpha: float, df: float, one_sided: bool = False) -> float:
     """Student t critical value on `df` degrees of freedom (normal when df is not a
-    positive finite number, i.e. fewer than 2 clusters)."""
+    positive finite number, i.e. fewer than 2 clusters). Cached: the df depends on the
+    cluster sizes only, so repeated calls on one design reuse it."""
     q = 1 - alpha if one_sided else 1 - alpha / 2
     if df is None or not math.isfinite(df) or df <= 0:
         return float(_sps().norm.ppf(q))
@@ -257,6 +260,27 @@ def clustered_proportion(successes: Sequence | np.ndarray,
                     df=df)
 
 
+def proportion_pvalue(est: Estimate, p0: float) -> float:
+    """Two-sided p-value of H0: p = p0 dual to `clustered_proportion`'s interval: the
+    Wilson interval at n_eff with critical value t(df) is exactly the set of p0 with
+    |p - p0| <= t * sqrt(p0 (1 - p0) / n_eff), so p0 lies outside the 1 - alpha interval
+    iff this p-value is below alpha (one-sided where the interval is, i.e. at an
+    estimate of 0 or 1). Used by the power simulation to run Holm on the printed
+    interval's own test."""
+    if not (0.0 < p0 < 1.0):
+        raise ValueError(f"proportion_pvalue: need 0 < p0 < 1, got {p0}")
+    if est.n == 0 or not math.isfinite(est.estimate):
+        return math.nan
+    n_eff = est.n_eff if math.isfinite(est.n_eff) and est.n_eff > 0 else float(est.n)
+    z = abs(est.estimate - p0) / math.sqrt(p0 * (1 - p0) / n_eff)
+    df = est.df
+    if math.isfinite(df) and df > 0:
+        sf = _t_sf(z, df)
+    else:
+        sf = float(0.5 * math.erfc(z / math.sqrt(2)))
+    return sf if est.one_sided else min(1.0, 2 * sf)
+
+
 def clustered_mean(values: Sequence | np.ndarray, clusters: Sequence | np.ndarray | None = None,
                    alpha: float = 0.05) -> Estimate:
     """Pooled mean of real values with a CR2 standard error and a t interval on the
@@ -274,7 +298,7 @@ def clustered_mean(values: Sequence | np.ndarray, clusters: Sequence | np.ndarra
         return Estimate(m, math.nan, math.nan, n, g, METHOD_MEAN)
     se = math.sqrt(v)
     t = _tcrit(alpha, df)
-    pv = float(2 * _sps().t.sf(abs(m) / se, df)) if se > 0 else (1.0 if m == 0 else 0.0)
+    pv = 2 * _t_sf(abs(m) / se, df) if se > 0 else (1.0 if m == 0 else 0.0)
     return Estimate(m, m - t * se, m + t * se, n, g, METHOD_MEAN, None, se, pvalue=pv, df=df)
 
 
@@ -302,7 +326,7 @@ def clustered_difference(y_a: Sequence | np.ndarray, y_b: Sequence | np.ndarray,
     if g >= 2 and v > 0:
         se = math.sqrt(v)
         t = _tcrit(alpha, df)
-        pv = float(2 * _sps().t.sf(abs(m) / se, df))
+        pv = 2 * _t_sf(abs(m) / se, df)
         return Estimate(m, max(lo_lim, m - t * se), min(hi_lim, m + t * se), n, g,
                         METHOD_DIFFERENCE, None, se, pvalue=pv, k=float(np.count_nonzero(d)),
                         df=df)
@@ -360,79 +384,16 @@ def cluster_bootstrap_bca(values: Sequence | np.ndarray,
                                 n_resamples=n_resamples, confidence_level=1 - alpha,
                                 method="percentile", random_state=np.random.default_rng(seed))
             lo, hi = float(res.confidence_interval.low), float(res.confidence_interval.high)
-    name = METHOD_BCA if method == "BCa" else "cluster_bootstrap_percentile"
+    name = METHOD_BCA if method == "BCa" else METHOD_CLUSTER_PERCENTILE
     return Estimate(m, lo, hi, n, g, name, None, float(res.standard_error))
 
 
 # ------------------------------------------------------------------ bootstraps
-# (formerly stats/bootstrap.py and stats/resample.py; one module since issue 11)
-METHOD_CLUSTER_PERCENTILE = "cluster_bootstrap_percentile"
-METHOD_PAIRED_PERCENTILE = "paired_bootstrap_percentile"
-
-
 def cluster_codes(clusters: Sequence) -> tuple[np.ndarray, list[str]]:
     """Integer code per row and the sorted cluster names."""
     names, codes = np.unique(np.asarray(list(clusters), dtype=object).astype(str),
                              return_inverse=True)
     return codes.astype(int), [str(n) for n in names]
-
-
-def _multinomial_weights(n_clusters: int, n_boot: int, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    return rng.multinomial(n_clusters, np.full(n_clusters, 1.0 / n_clusters), size=n_boot)
-
-
-def _percentile(reps: np.ndarray, alpha: float) -> tuple[float, float]:
-    reps = reps[np.isfinite(reps)]
-    if reps.size == 0:
-        return (math.nan, math.nan)
-    lo, hi = np.quantile(reps, [alpha / 2, 1 - alpha / 2])
-    return (float(lo), float(hi))
-
-
-def cluster_bootstrap(values: Sequence[float], clusters: Sequence | None = None,
-                      n_boot: int = 2000, seed: int = 0, alpha: float = 0.05) -> dict[str, Any]:
-    """Pooled mean of `values` with a cluster-bootstrap percentile CI (multinomial
-    weights over clusters; the replicate mean is (w @ sums) / (w @ sizes), exact for
-    the ratio-of-sums estimator). `clusters[i]` names the cluster of values[i]; None
-    means every value is its own cluster (the ordinary bootstrap)."""
-    x = np.asarray(values, dtype=float)
-    if np.isnan(x).any():
-        raise ValueError("cluster_bootstrap: values contain NaN; drop invalid rows first")
-    n = x.size
-    if n == 0:
-        return {"estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n": 0,
-                "n_clusters": 0, "method": METHOD_CLUSTER_PERCENTILE}
-    codes, g = _codes(clusters, n, "cluster_bootstrap")
-    sums = np.bincount(codes, weights=x, minlength=g)
-    sizes = np.bincount(codes, minlength=g).astype(float)
-    w = _multinomial_weights(g, n_boot, seed)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        reps = (w @ sums) / (w @ sizes)
-    lo, hi = _percentile(reps, alpha)
-    return {"estimate": float(x.mean()), "ci_low": lo, "ci_high": hi, "n": int(n),
-            "n_clusters": g, "method": METHOD_CLUSTER_PERCENTILE}
-
-
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], clusters: Sequence | None = None,
-                     n_boot: int = 2000, seed: int = 0, alpha: float = 0.05) -> dict[str, Any]:
-    """mean(a) - mean(b) for paired measurements a[i], b[i] of the same item, with a
-    percentile CI from resampling items (or `clusters` of items) jointly. For a
-    printed paired contrast prefer `clustered_difference` (CR2, Bell-McCaffrey t)."""
-    xa = np.asarray(a, dtype=float)
-    xb = np.asarray(b, dtype=float)
-    if xa.shape != xb.shape:
-        raise ValueError(f"paired_bootstrap: a has {xa.size} values, b has {xb.size}")
-    if np.isnan(xa).any() or np.isnan(xb).any():
-        raise ValueError("paired_bootstrap: values contain NaN; keep only pairs valid in both")
-    n = xa.size
-    if n == 0:
-        return {"estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "n": 0,
-                "n_clusters": 0, "method": METHOD_PAIRED_PERCENTILE}
-    # the mean of paired differences is a pooled mean: the same cluster bootstrap
-    res = cluster_bootstrap(xa - xb, clusters, n_boot, seed, alpha)
-    return {**res, "estimate": float(xa.mean() - xb.mean()),
-            "method": METHOD_PAIRED_PERCENTILE}
 
 
 def cluster_bootstrap_ci(stat: Callable[[np.ndarray], float], n_clusters: int,
@@ -534,8 +495,8 @@ def chance_level(k_classes: int) -> float:
 def chance_normalised(rf: Estimate, k_classes: int) -> Estimate:
     """RF~ = (RF - c)/(1 - c) with c = 1/(K-1), the RF interval mapped through the same
     increasing linear map. Unclipped (negative = below chance), so its interval is
-    as wide (relative) as RF's and never zero-width; the paper's clipped point value
-    is `rf_tilde_paper`."""
+    as wide (relative) as RF's and never zero-width (the paper clips the point value
+    at 0)."""
     c = chance_level(k_classes)
 
     def f(x: float) -> float:
@@ -545,14 +506,6 @@ def chance_normalised(rf: Estimate, k_classes: int) -> Estimate:
                     f"{rf.method}+chance_normalised", rf.one_sided,
                     rf.se / (1 - c) if math.isfinite(rf.se) else math.nan, rf.deff, rf.n_eff,
                     rf.k, rf.pvalue)
-
-
-def rf_tilde_paper(rf: float, k_classes: int) -> float:
-    """The paper's point value max(0, (RF - c)/(1 - c))."""
-    if rf is None or not math.isfinite(rf):
-        return math.nan
-    c = chance_level(k_classes)
-    return max(0.0, (rf - c) / (1 - c))
 
 
 def invalid_bounds(k: float, n_valid: int, n_invalid: int) -> tuple[float, float]:
@@ -596,7 +549,8 @@ def caption_method(methods: Sequence[str], n_clusters: Sequence[int] | None = No
 __all__ = ["Estimate", "FEW_CLUSTERS", "METHOD_BCA", "METHOD_DIFFERENCE", "METHOD_MEAN",
            "METHOD_PROPORTION", "METHOD_TEXT", "METHOD_UNCLUSTERED", "ROW_FIELDS",
            "caption_method", "chance_level", "chance_normalised", "cluster_bootstrap_bca",
-           "clustered_difference", "clustered_mean", "clustered_proportion", "cr1_variance",
-           "cr2_bm", "cluster_bootstrap", "paired_bootstrap", "cluster_bootstrap_ci",
+           "clustered_difference", "clustered_mean", "clustered_proportion",
+           "proportion_pvalue",
+           "cr2_bm", "cluster_bootstrap_ci",
            "cluster_codes", "anova_icc", "clustered_wilson",
-           "design_effect", "empty", "invalid_bounds", "rf_tilde_paper", "wilson_bounds"]
+           "design_effect", "empty", "invalid_bounds", "wilson_bounds"]

@@ -1,43 +1,12 @@
-"""Paired contrasts: McNemar (statsmodels) and Holm's step-down correction."""
+"""Holm's step-down multiplicity correction (statsmodels `multipletests`)."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
-from statsmodels.stats.contingency_tables import mcnemar
 from statsmodels.stats.multitest import multipletests
-
-EXACT_BELOW = 25  # discordant pairs below which the exact binomial test is used
-
-
-def mcnemar_paired(x: Sequence[bool | int], y: Sequence[bool | int]) -> dict[str, Any]:
-    """McNemar's test for two paired binary outcomes x[i], y[i] of the same unit.
-
-    Exact (binomial) when the discordant count b + c < 25, else the chi-square
-    statistic with continuity correction, as statsmodels documents."""
-    xa = np.asarray(x, dtype=int)
-    ya = np.asarray(y, dtype=int)
-    if xa.shape != ya.shape:
-        raise ValueError(f"mcnemar_paired: x has {xa.size} values, y has {ya.size}")
-    if not set(np.unique(np.concatenate([xa, ya]))).issubset({0, 1}):
-        raise ValueError("mcnemar_paired: outcomes must be binary (0/1)")
-    table = np.array([
-        [int(np.sum((xa == 1) & (ya == 1))), int(np.sum((xa == 1) & (ya == 0)))],
-        [int(np.sum((xa == 0) & (ya == 1))), int(np.sum((xa == 0) & (ya == 0)))],
-    ])
-    b, c = int(table[0, 1]), int(table[1, 0])
-    n = int(xa.size)
-    out = {"n": n, "b": b, "c": c, "p_x": float(xa.mean()) if n else math.nan,
-           "p_y": float(ya.mean()) if n else math.nan}
-    if b + c == 0:
-        return {**out, "statistic": math.nan, "pvalue": 1.0, "method": "mcnemar_no_discordant"}
-    exact = (b + c) < EXACT_BELOW
-    res = mcnemar(table, exact=exact, correction=True)
-    return {**out, "statistic": float(res.statistic), "pvalue": float(res.pvalue),
-            "method": "mcnemar_exact" if exact else "mcnemar_chi2_cc"}
 
 
 def holm(pvalues: Sequence[float], alpha: float = 0.05) -> tuple[list[float], list[bool]]:
@@ -51,3 +20,24 @@ def holm(pvalues: Sequence[float], alpha: float = 0.05) -> tuple[list[float], li
         adj[ok] = padj
         rej[ok] = r
     return [float(v) for v in adj], [bool(v) for v in rej]
+
+
+def holm_reject(pvalues: np.ndarray, alpha: float = 0.05) -> np.ndarray:
+    """Holm's rejections of many families at once: row r of `pvalues` (R x m) is one
+    family. The same step-down as `holm` (statsmodels `multipletests(method="holm")`:
+    reject the k-th smallest p-value while every p_(j) <= alpha / (m - j + 1), j <= k),
+    vectorised over rows for the power simulation (statsmodels' Holm runs a full
+    `gc.collect()` per call). NaN p-values are never rejected."""
+    p = np.asarray(pvalues, dtype=float)
+    if p.ndim != 2:
+        raise ValueError(f"holm_reject: need an R x m array, got shape {p.shape}")
+    r, m = p.shape
+    q = np.where(np.isfinite(p), p, np.inf)
+    order = np.argsort(q, axis=1, kind="stable")
+    ps = np.take_along_axis(q, order, axis=1)
+    k = np.isfinite(p).sum(axis=1, keepdims=True)  # tests per family (NaN left out)
+    thresh = alpha / np.maximum(k - np.arange(m)[None, :], 1)
+    ok = np.cumprod(ps <= thresh, axis=1).astype(bool)
+    out = np.zeros((r, m), dtype=bool)
+    np.put_along_axis(out, order, ok, axis=1)
+    return out

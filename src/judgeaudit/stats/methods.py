@@ -191,23 +191,28 @@ METHODS: dict[str, Method] = {m.key: m for m in (
         "scipy.stats.spearmanr; closed-form Fisher z", "none", "standard normal z",
         patterns=(r"spearman\+fisher_z",)),
     Method(
-        "power_two_proportions", "power: two proportions",
-        "power of a two-sided two-sample comparison of proportions at Cohen's h, at the "
-        "effective size n/deff of each cell",
-        "judgeaudit.stats.power", "statsmodels.stats.power.NormalIndPower; "
-        "statsmodels.stats.proportion.proportion_effectsize",
-        "design effect from the ANOVA ICC of the cell's clusters", "standard normal z",
+        "power_sim_proportion", "power: simulation of the printed proportion",
+        "power and minimum detectable effect by simulation at the cell's own design (its "
+        "clusters, cluster sizes and trials; between-cluster variance from a pilot's "
+        "measured design effect or the configured ICC, source stated): each replicate is "
+        "run through clustered_proportion (wilson_cr2_bm), rejecting when the null lies "
+        "outside its interval, with Holm over the cell's family (power_holm; Bonferroni "
+        "and unadjusted beside it)",
+        "judgeaudit.stats.power.report", "statsmodels.stats.multitest.multipletests "
+        "(method='holm'), vectorised; the CR2 estimator of judgeaudit.stats.clustered",
+        "the printed interval's cluster unit", "Student t on the Bell-McCaffrey df",
         kind="power",
-        patterns=(re.escape("two-sample proportions, Cohen's h, statsmodels NormalIndPower "
-                            "(two-sided)"),)),
+        patterns=(re.escape("simulation of wilson_cr2_bm (clustered_proportion)"),)),
     Method(
-        "power_paired_t", "power: paired item differences",
-        "power of a two-sided paired t test of per-item differences, the variance from "
-        "independent protocol errors",
-        "judgeaudit.stats.power", "statsmodels.stats.power.TTestPower",
-        "the item", "Student t", kind="power",
-        patterns=(re.escape("paired item differences, statsmodels TTestPower (two-sided), "
-                            "psi from independent protocol errors"),)),
+        "power_sim_difference", "power: simulation of the printed paired difference",
+        "power by simulation at the cell's own design, each replicate run through "
+        "clustered_difference (paired_t_cr2_bm: CR2 paired t over the clusters), with Holm "
+        "over the cell's family (Bonferroni and unadjusted beside it)",
+        "judgeaudit.stats.power.report", "statsmodels.stats.multitest.multipletests "
+        "(method='holm'), vectorised; the CR2 estimator of judgeaudit.stats.clustered",
+        "the printed interval's cluster unit (item for Study B)",
+        "Student t on the Bell-McCaffrey df", kind="power",
+        patterns=(re.escape("simulation of paired_t_cr2_bm (clustered_difference)"),)),
 )}
 
 _TOKEN = re.compile(r"[A-Za-z0-9_]+")

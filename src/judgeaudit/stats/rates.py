@@ -1,8 +1,6 @@
-"""Follow-rate normalisation and pairwise-order summaries (Study A).
+"""Pairwise-order modes and summaries (Study A).
 
-Follow rate RF = P(pred = wrong reference | reference != gold). A judge answering
-uniformly at random among the K-1 non-gold labels would follow by chance with
-c = 1/(K-1); RF~ = max(0, (RF - c) / (1 - c)).
+(Chance-normalised follow rates: `stats.clustered.chance_level` / `chance_normalised`.)
 
 Pairs are judged in AB and BA order. With `better` = the slot holding the better
 clip in AB order, each valid pair falls in exactly one mode:
@@ -16,26 +14,11 @@ chosen slot holds the better clip.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from typing import Any
 
 PAIR_MODES = ("consistent_correct", "consistent_wrong", "locked_first", "locked_second")
 SLOTS = ("A", "B")
-
-
-def chance_follow(k: int) -> float:
-    if k < 3:
-        raise ValueError(f"chance_follow: need K >= 3 classes for a wrong-label follow rate, got {k}")
-    return 1.0 / (k - 1)
-
-
-def normalise_follow(rf: float, k: int) -> float:
-    """RF~ = max(0, (RF - c) / (1 - c)), c = 1/(K-1); NaN stays NaN."""
-    if rf is None or (isinstance(rf, float) and math.isnan(rf)):
-        return math.nan
-    c = chance_follow(k)
-    return max(0.0, (rf - c) / (1.0 - c))
 
 
 def other(slot: str) -> str:

@@ -69,27 +69,29 @@ def _plain(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def classification_frame(df: pd.DataFrame) -> pd.DataFrame:
-    """Simulated classification trials -> the frame `study_a.join` produces."""
-    lab = np.array([f"c{i}" for i in range(int(df["k"].iloc[0]))], dtype=object)
+    """Simulated classification trials -> trial and response records in the workflow's
+    formats, joined by the product's own `study_a.join` (not a frame built here): the
+    trial's `cluster` fact is its speaker, as the conditions stage writes it."""
+    lab = [f"c{i}" for i in range(int(df["k"].iloc[0]))]
     valid = df["valid"].to_numpy(bool)
-    ans = df["answer"].to_numpy()
-    shown = df["shown"].to_numpy()
-    return _plain(pd.DataFrame({
-        "judge": JUDGE, "trial_id": np.arange(len(df)).astype(str), "task": "sim",
-        "condition": df["condition"].to_numpy(),
-        "family": "blueprint",
-        "gold": lab[df["gold"].to_numpy()],
-        "parsed": np.where(valid, lab[np.clip(ans, 0, None)], None),
-        "status": np.where(valid, "valid", "refusal"),
-        "seed": np.where(df["derangement"].to_numpy() > 0, df["derangement"].astype(str),
-                         sa.POOLED),
-        "clip_id": "clip" + df["clip"].astype(str),
-        "k": df["k"].to_numpy(),
-        # the sampling unit the conditions stage names for classification trials
-        "cluster": "spk" + df["speaker"].astype(str), "cluster_unit": "speaker",
-        "wrong_label": np.where(shown >= 0, lab[np.clip(shown, 0, None)], None),
-        "valid": valid,
-    }))
+    ans, shown = df["answer"].to_numpy(), df["shown"].to_numpy()
+    gold, der = df["gold"].to_numpy(), df["derangement"].to_numpy()
+    cond, clip = df["condition"].to_numpy(), df["clip"].to_numpy()
+    spk, k = df["speaker"].to_numpy(), int(df["k"].iloc[0])
+    trials, responses = [], []
+    for i in range(len(df)):
+        tid = str(i)
+        trials.append({"trial_id": tid, "study": "A", "task": "sim", "condition": str(cond[i]),
+                       "gold": lab[int(gold[i])],
+                       "facts": {"family": "blueprint",
+                                 "seed": int(der[i]) if der[i] > 0 else None,
+                                 "clip_id": f"clip{int(clip[i])}", "k": k,
+                                 "wrong_label": lab[int(shown[i])] if shown[i] >= 0 else None,
+                                 "cluster": f"spk{int(spk[i])}", "cluster_unit": "speaker"}})
+        responses.append({"trial_id": tid,
+                          "parsed": lab[int(ans[i])] if valid[i] else None,
+                          "status": "valid" if valid[i] else "refusal", "error": None})
+    return sa.join(trials, responses, JUDGE)
 
 
 CLS_KEYS = {  # (condition, metric) -> estimand
@@ -152,15 +154,23 @@ def states_frame(rend: pd.DataFrame) -> pd.DataFrame:
 
 
 def scored_frame(data: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Simulated pointwise (J per rendering) and pairwise (per order) judgments ->
+    trial and response records, scored by the product's own `study_b.score_trials`
+    (gold R1; a right answer parses as R1, a wrong one as R0, NaN as a refusal)."""
     rend, pw = data["renderings"], data["pairwise"]
-    pt = pd.DataFrame({"item_id": "item" + rend["item"].astype(str), "protocol": "pointwise",
-                       "correct": rend["J"]})
-    pp = pd.DataFrame({"item_id": "item" + pw["item"].astype(str), "protocol": "pairwise",
-                       "correct": pw["correct"]})
-    out = pd.concat([pt, pp], ignore_index=True)
-    out["judge"], out["task"], out["cue"] = JUDGE, "single", NO_CUE
-    out["valid"] = out["correct"].notna()
-    return out
+    trials, responses = [], []
+    for proto, frame in (("pointwise", rend), ("pairwise", pw)):
+        col = "J" if proto == "pointwise" else "correct"
+        for i, (item, val) in enumerate(zip(frame["item"].to_numpy(), frame[col].to_numpy(),
+                                            strict=True)):
+            tid = f"{proto}-{i}"
+            trials.append({"trial_id": tid, "task": "single", "gold": "R1",
+                           "facts": {"item_id": f"item{int(item)}", "protocol": proto,
+                                     "cue": NO_CUE}})
+            ok = not (isinstance(val, float) and math.isnan(val))
+            responses.append({"trial_id": tid, "status": "valid" if ok else "refusal",
+                              "parsed": ("R1" if val else "R0") if ok else None})
+    return sb.score_trials(trials, responses, JUDGE, "sim", "validation")
 
 
 def study_b(data: dict[str, pd.DataFrame], n_boot: int, seed: int = 0) -> list[dict[str, Any]]:

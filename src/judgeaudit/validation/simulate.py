@@ -76,6 +76,9 @@ class Classification:
     follow_sd: float = 0.5          # speaker random effect on logit(follow)
     refuse_base: float = 0.02       # P(refusal) without a shown label
     refuse_wrong: float = 0.06      # P(refusal) with a wrong label shown
+    n_sentences: int = 0            # > 0: clip j of every speaker reads sentence j mod S
+    sentence_sd: float = 0.0        # sentence random effect on logit(perceive), crossed
+    unequal: float = 0.0            # speakers' clip counts cycle c (1 - u), c, c (1 + u)
 
 
 @dataclass(frozen=True)
@@ -164,6 +167,13 @@ PRESETS: dict[str, Scenario] = {s.name: s for s in (
                             perceive_sd=0.5, follow_audio=0.1, follow_block=0.5),
              _CLS_ALL,
              "K=4, near-perfect perception, rarely follows (RF~ with audio below chance)"),
+    Scenario("emotion_crossed", "classification",
+             Classification(n_speakers=24, clips_per_speaker=10, n_sentences=8,
+                            sentence_sd=0.5, unequal=0.5),
+             _CLS_ALL,
+             "crossed, unequal clusters: 24 speakers with 5, 10 or 15 clips each, every "
+             "speaker reading the same 8 sentences (sentence effect sd 0.5 on perception); "
+             "the interval clusters on the speaker only, as the tables do"),
     Scenario("emotion_listener", "classification",
              Classification(follow_audio=0.0, follow_block=0.0, follow_sd=0.0),
              ("accuracy_audio_only", "accuracy_wrong_with_audio"),
@@ -174,6 +184,11 @@ PRESETS: dict[str, Scenario] = {s.name: s for s in (
              Pairwise(lock=0.0, lock_gap_slope=0.0, source_sd=0.0, discriminate=1.0),
              ("g", "consistent_correct", "consistent_wrong"),
              "planted lock 0 (inconsistent choices still look locked)"),
+    Scenario("pairs_locker_six", "pairwise", Pairwise(n_speakers=3), _PAIR_ALL,
+             "as pairs_locker on 6 source clusters (3 speakers x 2 sources, 12 pairs): the "
+             "fewest clusters a printed pair cell has had"),
+    Scenario("pairs_locker_eight", "pairwise", Pairwise(n_speakers=4), _PAIR_ALL,
+             "as pairs_locker on 8 source clusters (4 speakers x 2 sources, 16 pairs)"),
     Scenario("studyb_single", "study_b", StudyB(), ESTIMANDS["study_b"],
              "16 items x 2 renderings, potemkin 0.3"),
     Scenario("studyb_no_potemkin", "study_b", StudyB(potemkin=0.0, n_items=24),
@@ -183,6 +198,9 @@ PRESETS: dict[str, Scenario] = {s.name: s for s in (
              ("protocol_gap",),
              "12 items, P rarely right (positional): conditional Potemkin rests on a few "
              "renderings (shown, not counted)"),
+    Scenario("studyb_conversation", "study_b", StudyB(n_items=50, pairwise=0.8),
+             ("protocol_gap", "potemkin_share"),
+             "the default conversation task's size: 50 items x 2 renderings"),
 )}
 
 DEFAULT_SCENARIOS = tuple(PRESETS)
@@ -235,14 +253,25 @@ def simulate_classification(p: Classification, rng: np.random.Generator,
                          f"{p.n_derangements} with K={p.k}")
     s_n = n_speakers or p.n_speakers
     k = p.k
-    n_clips = s_n * p.clips_per_speaker
-    speaker = np.repeat(np.arange(s_n), p.clips_per_speaker)
+    factors = (1.0 - p.unequal, 1.0, 1.0 + p.unequal)
+    sizes = np.array([max(1, int(round(p.clips_per_speaker * factors[i % 3])))
+                      for i in range(s_n)])
+    n_clips = int(sizes.sum())
+    speaker = np.repeat(np.arange(s_n), sizes)
+    within = np.concatenate([np.arange(c) for c in sizes])  # clip index within speaker
     u = rng.normal(0.0, p.perceive_sd, s_n)
     v = rng.normal(0.0, p.follow_sd, s_n)
     # balanced gold labels within each speaker
-    gold = np.concatenate([rng.permutation(np.arange(p.clips_per_speaker) % k)
-                           for _ in range(s_n)])
-    p_right = expit(logit(p.perceive) + u[speaker])
+    gold = np.concatenate([rng.permutation(np.arange(c) % k) for c in sizes])
+    eta = logit(p.perceive) + u[speaker]
+    if p.n_sentences > 0:
+        # crossed with the speakers: every speaker reads the same sentences; the
+        # population (scale > 1) gets proportionally more sentences
+        n_sent = p.n_sentences * max(1, s_n // p.n_speakers)
+        w = rng.normal(0.0, p.sentence_sd, n_sent)
+        eta = eta + w[(within + speaker * 7) % n_sent if n_sent > p.n_sentences
+                      else within % n_sent]
+    p_right = expit(eta)
     f_audio = expit(logit(p.follow_audio) + v[speaker]) if p.follow_audio > 0 else np.zeros(n_clips)
     f_block = expit(logit(p.follow_block) + v[speaker]) if p.follow_block > 0 else np.zeros(n_clips)
     clip_percept = _percept(rng, gold, p_right, k, p.confuse_neighbour)
@@ -458,7 +487,8 @@ def analytic_truth(sc: Scenario) -> dict[str, float]:
     Study B conditional Potemkin and protocol gap."""
     p = sc.params
     if sc.kind == "classification":
-        acc = _normal_mean(lambda z: expit(logit(p.perceive) + z), p.perceive_sd)
+        sd = math.hypot(p.perceive_sd, p.sentence_sd if p.n_sentences > 0 else 0.0)
+        acc = _normal_mean(lambda z: expit(logit(p.perceive) + z), sd)
         fb = (_normal_mean(lambda z: expit(logit(p.follow_block) + z), p.follow_sd)
               if p.follow_block > 0 else 0.0)
         rf_block = fb + (1 - fb) / p.k

@@ -235,7 +235,7 @@ def specs(root: str | Path, cfg: Mapping[str, Any], seed: int) -> tuple[list[Cli
     """ClipSpecs for every clip plus a summary; cfg is `datasets.ravdess`."""
     found = scan(root, check_complete=bool(cfg.get("check_complete", True)))
     actors = sorted({n.actor for _, n in found})
-    split = actor_splits(actors, float(cfg.get("test_fraction", 0.34)), seed)
+    split = actor_splits(actors, float(cfg.get("test_fraction", 0.75)), seed)
     subset_split = cfg.get("subset_split", "test")
     pool = [(p, n) for p, n in found if subset_split == "all" or split[n.actor] == subset_split]
     # a partial copy (check_complete: false) may lack an emotion altogether
