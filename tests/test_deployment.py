@@ -68,11 +68,14 @@ def _third_party_imports() -> set[str]:
 
 
 def test_extras_list_only_what_the_code_imports():
-    """The API adapters speak REST through aiohttp: no provider SDK is imported, so no
-    `providers` extra pins one; the Makefile installs only extras that exist. The
-    cluster extras hold Snakemake executor plugins, which profiles load (not code)."""
+    """The OpenAI/Gemini adapters speak REST through aiohttp: no provider SDK is
+    imported for them, so no `providers` extra pins one; Bedrock's SigV4-signed Converse
+    API goes through boto3 (imported lazily), the `bedrock` extra. The Makefile installs
+    only extras that exist. The cluster extras hold Snakemake executor plugins, which
+    profiles load (not code)."""
     extras = _pyproject()["project"].get("optional-dependencies", {})
-    assert set(extras) == {"dev", "cluster", "kubernetes"}
+    assert set(extras) == {"dev", "cluster", "kubernetes", "bedrock"}
+    assert [d.split("==")[0] for d in extras["bedrock"]] == ["boto3"]
     for extra in ("cluster", "kubernetes"):
         assert all(d.startswith(("snakemake-", "throttler")) for d in extras[extra]), extras[extra]
     imported = _third_party_imports()
