@@ -367,6 +367,7 @@ STUDY_B_TABLE_INPUTS = {
     "protocol_gap": {"gap": "results/metrics/B/protocol_gap.tsv"},
     "balance": {"balance": "results/metrics/B/balance.tsv"},
     "potemkin": {"potemkin": "results/metrics/B/potemkin.tsv"},
+    "text_gap": {"text_gap": "results/metrics/B/text_gap.tsv"},
     "state_distribution": {
         "distribution": "results/metrics/B/state_distribution.tsv",
         "chance": "results/metrics/B/state_chance.tsv",
@@ -382,6 +383,8 @@ STUDY_B_FIGURE_INPUTS = {
         "gap": "results/metrics/B/protocol_gap.tsv",
         "cue": "results/metrics/B/cue_dependence.tsv",
     },
+    "text_gap": {"text_gap": "results/metrics/B/text_gap.tsv"},
+    "probes": {"potemkin": "results/metrics/B/potemkin.tsv"},
 }
 
 

@@ -119,6 +119,28 @@ rule study_b_protocol_gap:
         "../scripts/study_b_metrics.py"
 
 
+rule study_b_text_gap:
+    """What listening adds: Pointwise (audio) - Text (the same request without
+    audio) per judge x task x cue, paired over items, Holm per judge."""
+    input:
+        scored=study_b_scored(_sb_is_protocol),
+        code=package_code("study_b_metrics.py"),
+    output:
+        "results/metrics/B/text_gap.tsv",
+    log:
+        "logs/metrics/study_b_text_gap.log",
+    benchmark:
+        "logs/benchmarks/study_b_text_gap.tsv"
+    conda:
+        CONDA_ENV
+    params:
+        metric="text_gap",
+        n_boot=config["study_b"]["bootstrap"],
+        seed=config["seed"],
+    script:
+        "../scripts/study_b_metrics.py"
+
+
 rule study_b_cue_dependence:
     """acc(hard or transition cue) - acc(no cue), paired over items."""
     input:
@@ -159,6 +181,7 @@ rule study_b_states:
     params:
         metric="states",
         gate=lambda wc: as_param(config["study_b"]["potemkin_gate"]),
+        p_scope=config["study_b"]["tasks"]["positional"]["p_bit"],
         n_boot=config["study_b"]["bootstrap"],
         seed=config["seed"],
     script:

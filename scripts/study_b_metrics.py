@@ -1,5 +1,5 @@
-"""Study B metrics from scored shards: accuracy, protocol gap, cue dependence,
-states (+ distribution, Potemkin) or reply balance (params.metric)."""
+"""Study B metrics from scored shards: accuracy, protocol gap, text gap (J - T), cue
+dependence, states (+ distribution, Potemkin) or reply balance (params.metric)."""
 
 import json
 
@@ -37,15 +37,18 @@ if metric == "accuracy":
     write_tsv_atomic(smk.output[0], named(SB.accuracy(scored())))
 elif metric == "protocol_gap":
     write_tsv_atomic(smk.output[0], named(SB.protocol_gap(scored(), n_boot=n_boot, seed=seed)))
+elif metric == "text_gap":
+    write_tsv_atomic(smk.output[0], named(SB.text_gap(scored(), n_boot=n_boot, seed=seed)))
 elif metric == "cue_dependence":
     write_tsv_atomic(smk.output[0], named(SB.cue_dependence(scored(), n_boot=n_boot,
                                                             seed=seed)))
 elif metric == "states":
     items = items_by_task(smk.input.item_files)
-    st = SB.states(scored(), items)
+    p_scope = smk.params.p_scope
+    st = SB.states(scored(), items, p_scope)
     write_tsv_atomic(smk.output.states, named(st))
     write_tsv_atomic(smk.output.distribution, named(SB.state_distribution(st)))
-    chance = CH.chance_distribution(items)
+    chance = CH.chance_distribution(items, p_scope=p_scope)
     gate = json.loads(smk.params.gate)
     pot = CH.gate_potemkin(SB.potemkin(st), st, chance, gate["alpha"], gate["min_n"])
     for r in pot[pot["reported"] == False].itertuples():  # noqa: E712

@@ -47,9 +47,10 @@ STUDY_A_TABLES = ["study_a_table2_blueprint", "study_a_follow_blueprint",
 STUDY_A_FIGURES = ["study_a_follow_by_placement", "study_a_lock_vs_g",
                    "study_a_accuracy_by_blueprint"]
 STUDY_B_TABLES = ["study_b_accuracy", "study_b_protocol_gap", "study_b_balance",
-                  "study_b_potemkin", "study_b_state_distribution"]
-STUDY_B_FIGURES = ["study_b_states", "study_b_heatmap"]
+                  "study_b_potemkin", "study_b_state_distribution", "study_b_text_gap"]
+STUDY_B_FIGURES = ["study_b_states", "study_b_heatmap", "study_b_text_gap", "study_b_probes"]
 STUDY_B_TEMPLATE_FILES = {"pointwise": "pointwise.txt", "pairwise": "pairwise.txt",
+                          "text": "pointwise.txt",  # T: the pointwise request, no audio
                           "P": "probe_perception.txt", "O": "probe_oracle.txt"}
 TABLE_EXTS = ("tsv", "md", "tex")
 FIGURE_EXTS = ("png", "pdf")
@@ -95,7 +96,8 @@ def study_b_is_cue_contrast(shard: str) -> bool:
 
 
 def study_b_is_state_input(shard: str) -> bool:
-    return shard in (*vocab_b.PROBE_SHARDS, "pointwise-none")
+    return shard in (*vocab_b.PROBE_SHARDS, "pointwise-none",
+                     vocab_b.protocol_shard(vocab_b.TEXT_PROTOCOL, "none"))  # T in states
 
 
 def validation_run(table_name: str) -> str:

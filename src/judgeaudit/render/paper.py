@@ -54,7 +54,7 @@ SECTIONS: list[tuple[str, str, str]] = [
      "Position lock and gold-aligned rate over both orders, concat vs native."),
     ("contrasts", "Study A, paired contrasts", "McNemar tests, Holm-corrected within family."),
     ("b_accuracy", "Study B: end-to-end accuracy",
-     "Pointwise (deployment) vs Pairwise (diagnostic) by cue."),
+     "Pointwise (deployment) vs Pairwise (diagnostic) vs Text (no audio) by cue."),
     ("b_gap", "Study B: protocol gap and cue dependence", ""),
     ("b_states", "Study B: perception, oracle and judgment probes", ""),
     ("b_balance", "Study B: reply balance", "R0 and R1 differ in fitness only."),
@@ -77,8 +77,10 @@ TABLES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "study_b_accuracy": ("b_accuracy", "Study B accuracy (Wilson 95% CI).", ()),
     "study_b_protocol_gap": ("b_gap", "Pairwise - Pointwise (paired bootstrap over items).",
                              ("study_b_heatmap",)),
-    "study_b_potemkin": ("b_states", "P, O, J rates and conditional Potemkin rate.",
-                         ("study_b_states",)),
+    "study_b_text_gap": ("b_gap", "What listening adds: Pointwise - Text (J - T), paired "
+                         "over items, Holm per judge.", ("study_b_text_gap",)),
+    "study_b_potemkin": ("b_states", "P, O, staging, J and T rates, conditional and staged "
+                         "Potemkin rates.", ("study_b_states", "study_b_probes")),
     "study_b_balance": ("b_balance", "Reply quality gaps R1 - R0.", ()),
     "study_a_planted": ("validation", "Planted propensities vs estimates.", ()),
     "estimator_validation": ("validation", "Estimator validation: simulated truth vs "

@@ -5,11 +5,18 @@ with `estimate [ci_low, ci_high] n=.. G=..` cells, G = items, the sampling unit)
 - study_b_accuracy: rows judges; columns Single Pointwise none/soft/hard, Single
   Pairwise none/soft/hard, Positional Pointwise none/transition, Positional
   Pairwise none/transition (+ Conversation columns when that task runs);
-- study_b_protocol_gap: Pairwise - Pointwise per judge x task x cue;
+  Text columns = the text-only baseline T (the pointwise request without audio)
+  beside Pointwise and Pairwise for every task and cue;
+- study_b_protocol_gap: Pairwise - Pointwise per judge x task x cue (p Holm per judge);
+- study_b_text_gap: Pointwise - Text (J - T: what listening adds) per judge x task x
+  cue, paired over items (p Holm per judge);
 - study_b_balance: R0 vs R1 quality gaps per task and metric;
-- study_b_potemkin: conditional Potemkin rate, staging accuracy, P and O accuracy.
-Figures: study_b_states (stacked bars of the 8 states per judge x task) and
-study_b_heatmap (conditional Potemkin rate, protocol collapse, cue dependence).
+- study_b_potemkin: conditional and staged Potemkin rates, P, O, staging, J and T
+  rates, and J successes that need no listening P(T=1 | J=1).
+Figures: study_b_states (stacked bars of the 8 states per judge x task),
+study_b_heatmap (conditional Potemkin rate, protocol collapse, cue dependence),
+study_b_text_gap (J - T with its 95% CI per judge, one panel per task, one marker
+per cue) and study_b_probes (P, O, staging, J and T rates with CIs per judge x task).
 """
 
 from __future__ import annotations
@@ -71,7 +78,11 @@ def accuracy_table(acc: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     keep = [c for c in order if c in wide.columns]
     wide = wide[[*index, *keep]].fillna("-")
     tsv = j.drop(columns=["cell"]).sort_values(["judge", "task", "protocol", "cue"])
-    write_table(wide, base, caption=_caption("Study B end-to-end accuracy", j), tsv_frame=tsv)
+    write_table(wide, base, caption=_caption(
+        "Study B end-to-end accuracy; Text = the text-only baseline T (the Pointwise "
+        "request with its audio removed: same instruction, transcript and candidates; "
+        "1/2 by construction for a judge answering the same request the same way)", j),
+        tsv_frame=tsv)
     return wide
 
 
@@ -89,16 +100,115 @@ def gap_table(gap: pd.DataFrame, base: str | Path) -> pd.DataFrame:
                                       "one_sided": r[f"{name}_one_sided"]})
                        for r in g.to_dict("records")]
     cols = ["judge", "task", "cue", "pointwise", "pairwise", "Pairwise - Pointwise", "pvalue",
-            "n", "n_clusters"]
+            "p_holm", "n", "n_clusters"]
     show = g[[c for c in cols if c in g.columns]].sort_values(["task", "cue", "judge"])
     write_table(show, base, caption=(
         "Study B protocol gap: mean over items of per-item Pairwise - Pointwise accuracy; 95% "
         "CI: " + METHOD_TEXT[METHOD_DIFFERENCE] + ", each item one cluster (n = n_clusters = "
         "items valid under both protocols); the paired cluster bootstrap over items (BCa) is in "
-        "the TSV (boot_low, boot_high). Per-protocol accuracies: "
+        "the TSV (boot_low, boot_high). p_holm: Holm-adjusted over one family per judge "
+        "(every task x cue of this table; statsmodels multipletests). Per-protocol accuracies: "
         + caption_method([METHOD_PROPORTION], unit="item") + ". " + CELL_LEGEND),
         tsv_frame=gap)
     return show
+
+
+def text_gap_table(tg: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+    """Pointwise (J), Text (T) and J - T per judge x task x cue."""
+    g = tg.copy()
+    g["J - T"] = [fmt_ci(e, lo, hi) + (" 1-sided" if isinstance(o, str) and o else "")
+                  for e, lo, hi, o in zip(g["estimate"], g["ci_low"], g["ci_high"],
+                                          g["one_sided"].fillna("") if "one_sided" in g
+                                          else [""] * len(g), strict=True)]
+    for name in ("pointwise", "text"):
+        g[name] = [fmt_rate_cell({"estimate": r[name], "ci_low": r[f"{name}_ci_low"],
+                                  "ci_high": r[f"{name}_ci_high"], "n": r[f"{name}_n"],
+                                  "n_clusters": r[f"{name}_n_clusters"],
+                                  "one_sided": r[f"{name}_one_sided"]})
+                   for r in g.to_dict("records")]
+    cols = ["judge", "task", "cue", "pointwise", "text", "J - T", "pvalue", "p_holm", "n",
+            "n_clusters"]
+    show = g[[c for c in cols if c in g.columns]].sort_values(["task", "cue", "judge"])
+    write_table(show, base, caption=(
+        "Study B: what listening adds. J - T = mean over items of per-item Pointwise "
+        "accuracy (with audio) - Text accuracy (the same request without its audio); "
+        "95% CI: " + METHOD_TEXT[METHOD_DIFFERENCE] + ", each item one cluster (n = "
+        "n_clusters = items valid under both); p_holm: Holm-adjusted over one family "
+        "per judge (every task x cue). A judge answering the text-only request the same "
+        "way for both renderings of an item scores Text = 1/2 by construction. "
+        "Per-protocol accuracies: " + caption_method([METHOD_PROPORTION], unit="item")
+        + ". " + CELL_LEGEND), tsv_frame=tg)
+    return show
+
+
+def text_gap_figure(tg: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+    """J - T with its 95% CI per judge (rows), one panel per task, one marker per cue;
+    returns the plotted estimates (judge x task|cue)."""
+    tasks = [t for t in TASK_ORDER if t in set(tg["task"])]
+    judges = sorted(set(tg["judge"]))
+    fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(3.4 * max(1, len(tasks)) + 1,
+                                                            0.45 * len(judges) + 1.6),
+                             sharey=True, squeeze=False)
+    marks = dict(zip(CUE_ORDER, ("o", "s", "^", "D"), strict=True))
+    plotted = {}
+    for ax, task in zip(axes[0], tasks, strict=False):
+        d = tg[tg["task"] == task]
+        cues = [c for c in CUE_ORDER if c in set(d["cue"])]
+        for k, cue in enumerate(cues):
+            sub = d[d["cue"] == cue].set_index("judge")
+            y = np.arange(len(judges)) + (k - (len(cues) - 1) / 2) * 0.18
+            est = np.array([sub["estimate"].get(j, np.nan) for j in judges], dtype=float)
+            lo = np.array([sub["ci_low"].get(j, np.nan) for j in judges], dtype=float)
+            hi = np.array([sub["ci_high"].get(j, np.nan) for j in judges], dtype=float)
+            ax.errorbar(est, y, xerr=[est - lo, hi - est], fmt=marks.get(cue, "o"), ms=4,
+                        capsize=2, lw=0.8, label=cue)
+            plotted.update({(j, f"{task}|{cue}"): e for j, e in zip(judges, est, strict=True)})
+        ax.axvline(0, color="#777", lw=0.6)
+        ax.set_xlim(-1.05, 1.05)
+        ax.set_title(TASK_LABEL.get(task, task) + _corpus_of(d), fontsize=9)
+        ax.set_xlabel("J - T (Pointwise - Text)")
+        ax.legend(fontsize=6, title="cue", title_fontsize=6, loc="lower right")
+    axes[0][0].set_yticks(range(len(judges)), judges)
+    save_figure(fig, base)
+    return pd.Series(plotted, dtype=float).unstack() if plotted else pd.DataFrame()
+
+
+PROBE_METRICS = (("probe_P", "P"), ("probe_O", "O"), ("staging_accuracy", "staging"),
+                 ("probe_J", "J"), ("probe_T", "T"))
+
+
+def probes_figure(pot: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+    """P, O, staging, J and T rates (95% CI over items) per judge, one panel per task:
+    O (stated label, text) beside staging (P's own label, text) beside J (audio) shows
+    the modality gap; returns the plotted estimates."""
+    tasks = [t for t in TASK_ORDER if t in set(pot["task"])]
+    judges = sorted(set(pot["judge"]))
+    metrics = [(m, lab) for m, lab in PROBE_METRICS if m in set(pot["metric"])]
+    fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(3.4 * max(1, len(tasks)) + 1.2,
+                                                            3.2), sharey=True, squeeze=False)
+    width = 0.8 / max(1, len(metrics))
+    plotted = {}
+    for ax, task in zip(axes[0], tasks, strict=False):
+        d = pot[pot["task"] == task]
+        for k, (m, lab) in enumerate(metrics):
+            sub = d[d["metric"] == m].set_index("judge")
+            x = np.arange(len(judges)) + (k - (len(metrics) - 1) / 2) * width
+            est = np.array([sub["estimate"].get(j, np.nan) for j in judges], dtype=float)
+            lo = np.array([sub["ci_low"].get(j, np.nan) for j in judges], dtype=float)
+            hi = np.array([sub["ci_high"].get(j, np.nan) for j in judges], dtype=float)
+            ax.bar(x, np.nan_to_num(est), width, label=lab)
+            ax.errorbar(x, est, yerr=[est - lo, hi - est], fmt="none", ecolor="#333",
+                        lw=0.7, capsize=1.5)
+            plotted.update({(j, f"{task}|{lab}"): e for j, e in zip(judges, est, strict=True)})
+        ax.set_xticks(range(len(judges)), judges, rotation=45, ha="right")
+        ax.set_ylim(0, 1.05)
+        ax.set_title(TASK_LABEL.get(task, task) + _corpus_of(d), fontsize=9)
+    axes[0][0].set_ylabel("rate over renderings")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="center right", fontsize=7, title="probe")
+    fig.subplots_adjust(right=0.85)
+    save_figure(fig, base)
+    return pd.Series(plotted, dtype=float).unstack() if plotted else pd.DataFrame()
 
 
 def balance_table(bal: pd.DataFrame, base: str | Path) -> pd.DataFrame:
@@ -244,4 +354,5 @@ def heatmap_figure(pot: pd.DataFrame, gap: pd.DataFrame, cue: pd.DataFrame,
 
 
 __all__ = ["accuracy_table", "balance_table", "gap_table", "heatmap_figure", "potemkin_table",
-           "states_figure", "states_table"]
+           "probes_figure", "states_figure", "states_table", "text_gap_figure",
+           "text_gap_table"]

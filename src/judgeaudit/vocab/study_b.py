@@ -1,12 +1,19 @@
 """Study B: tasks (item families), protocols, cues and probes.
 
 Trial shards are `results/trials/B/<task>/<shard>.jsonl` with shard
-`<protocol>-<cue>` or `probe-<probe>`."""
+`<protocol>-<cue>` or `probe-<probe>`.
+
+Protocols: `pointwise` (one recording, the native judgment J under cue `none`),
+`pairwise` (both recordings) and `text` (the text-only baseline T: the pointwise
+instruction, transcript and candidates with no audio). AUDIO_PROTOCOLS are the
+paper's two protocols (the protocol gap and cue dependence families)."""
 
 from __future__ import annotations
 
 TASKS: tuple[str, ...] = ("single", "positional", "conversation")
-PROTOCOLS: tuple[str, ...] = ("pointwise", "pairwise")
+PROTOCOLS: tuple[str, ...] = ("pointwise", "pairwise", "text")
+AUDIO_PROTOCOLS: tuple[str, ...] = ("pointwise", "pairwise")
+TEXT_PROTOCOL = "text"
 CUES: tuple[str, ...] = ("none", "soft", "hard", "transition")
 # cues a task may use (config study_b.tasks.<task>.cues)
 TASK_CUES: dict[str, tuple[str, ...]] = {
@@ -35,5 +42,5 @@ def shard_regex() -> str:
             + "|".join(PROBE_SHARDS))
 
 
-__all__ = ["CUES", "PROBES", "PROBE_PREFIX", "PROBE_SHARDS", "PROTOCOLS", "TASKS",
-           "TASK_CUES", "probe_shard", "protocol_shard", "shard_regex"]
+__all__ = ["AUDIO_PROTOCOLS", "CUES", "PROBES", "PROBE_PREFIX", "PROBE_SHARDS", "PROTOCOLS", "TASKS",
+           "TASK_CUES", "TEXT_PROTOCOL", "probe_shard", "protocol_shard", "shard_regex"]
