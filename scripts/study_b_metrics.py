@@ -5,6 +5,7 @@ import json
 
 import pandas as pd
 
+from judgeaudit.conditions.study_b import quality as Q
 from judgeaudit.conditions.study_b.build import LEXICAL_METRICS, items_by_task
 from judgeaudit.io import write_tsv_atomic
 from judgeaudit.scriptjob import finish_job, start_job
@@ -57,10 +58,14 @@ elif metric == "states":
     write_tsv_atomic(smk.output.potemkin, named(pot))
 elif metric == "balance":
     rows = pd.concat([pd.read_csv(p, sep="\t") for p in smk.input.quality], ignore_index=True)
-    metrics = [m for m in (*LEXICAL_METRICS, "dnsmos_ovrl", "dnsmos_sig", "dnsmos_bak")
-               if m in rows.columns]
-    write_tsv_atomic(smk.output[0], named(SB.balance(rows.to_dict("records"), metrics,
-                                                     n_boot=n_boot, seed=seed)))
+    metrics = [m for m in (*LEXICAL_METRICS, *Q.LLM_METRICS, "dnsmos_ovrl", "dnsmos_sig",
+                           "dnsmos_bak") if m in rows.columns]
+    bal = SB.balance(rows.to_dict("records"), metrics, n_boot=n_boot, seed=seed,
+                     paper_gaps={m: Q.paper_gap(m) for m in Q.LLM_METRICS})
+    for r in bal[bal.get("exceeds_paper", pd.Series(dtype=object)) == True].itertuples():  # noqa: E712
+        log.warning("reply balance %s/%s: |gap| %.2f exceeds the paper's %.2f", r.task,
+                    r.metric, r.abs_gap, r.paper_gap)
+    write_tsv_atomic(smk.output[0], named(bal))
 else:
     raise ValueError(f"study_b_metrics: unknown metric {metric!r}")
 log.info("study B metric %s written", metric)

@@ -538,8 +538,10 @@ class Plan:
     def study_b_task_param(self, task: str) -> str:
         """Only the config a task's items/renderings depend on."""
         sb = self.config["study_b"]
+        # the reply-quality settings (DNSMOS voices, LLM scorer) never touch items
+        replies = {k: v for k, v in sb["replies"].items() if k not in ("dnsmos_voices", "scorer")}
         return as_param({"tasks": {task: sb["tasks"][task]}, "rendering": sb["rendering"],
-                         "replies": sb["replies"]})
+                         "replies": replies})
 
     def study_b_scored(self, shards_of: Callable[[str], bool] | None = None) -> list[str]:
         """Scored shard tables of every judge x task (optionally a subset of shards)."""

@@ -32,7 +32,7 @@ import pandas as pd
 
 from judgeaudit.io import read_jsonl
 from judgeaudit.provenance import record_path
-from judgeaudit.vocab.study_b import PROTOCOLS
+from judgeaudit.vocab.study_b import AUDIO_PROTOCOLS, TEXT_PROTOCOL
 
 # files whose records the cell chain follows; anything else is listed as a leaf
 FOLLOW_PREFIXES = ("results/tables/", "results/metrics/", "results/responses/",
@@ -297,10 +297,11 @@ def _study_a(row: Mapping[str, Any], ch: Sequence[dict], root: Path
         f"on {note}")
 
 
-def _scored(ch: Sequence[dict], root: Path, judge: str, task: str
+def _scored(ch: Sequence[dict], root: Path, judge: str, task: str | None
             ) -> tuple[pd.DataFrame, list[dict], dict[str, dict]]:
-    """score_trials on every (trials, responses) shard of this judge and task, through
-    the same TSV round trip (write, `read_scored`) the metrics rules read."""
+    """score_trials on every (trials, responses) shard of this judge and task (every
+    task: None), through the same TSV round trip (write, `read_scored`) the metrics
+    rules read."""
     from judgeaudit.stats import study_b as SB
 
     frames, trials, resp_all = [], [], {}
@@ -308,7 +309,7 @@ def _scored(ch: Sequence[dict], root: Path, judge: str, task: str
         if not node["rule"].startswith("study_b_score"):  # study_b_score(_probes)
             continue
         wc = node["wildcards"]
-        if wc.get("judge") != judge or wc.get("task") != task:
+        if wc.get("judge") != judge or (task is not None and wc.get("task") != task):
             continue
         tfile = next(i["path"] for i in node["inputs"] if i["role"] == "trials")
         rfile = next(i["path"] for i in node["inputs"] if i["role"] == "responses")
@@ -334,7 +335,10 @@ def _study_b(metric: str):
         from judgeaudit.stats import study_b as SB
 
         rule = f"study_b_{metric}"
-        scored, trials, resp = _scored(ch, root, row["judge"], row["task"])
+        # the Holm family of the gap tables is one judge's rows over every task
+        family = metric in ("protocol_gap", "text_gap", "cue_dependence")
+        scored, trials, resp = _scored(ch, root, row["judge"], None if family else row["task"])
+        in_task = scored["task"] == row["task"]
         n_boot = int(_param(ch, rule, "n_boot", 2000))
         seed = int(_param(ch, rule, "seed", 0))
         proto = row.get("protocol", "")
@@ -347,15 +351,23 @@ def _study_b(metric: str):
                 cell = (scored["protocol"] == proto) & (scored["cue"] == row.get("cue", ""))
             recomputed, how = SB.accuracy(scored[cell]), "stats.study_b.accuracy"
         elif metric == "protocol_gap":
-            cell = scored["protocol"].isin(PROTOCOLS) & (
+            cell = in_task & scored["protocol"].isin(AUDIO_PROTOCOLS) & (
                 scored["cue"] == row.get("cue", ""))
-            recomputed = SB.protocol_gap(scored[cell], n_boot=n_boot, seed=seed)
-            how = f"stats.study_b.protocol_gap(n_boot={n_boot}, seed={seed})"
+            recomputed = SB.protocol_gap(scored, n_boot=n_boot, seed=seed)
+            how = (f"stats.study_b.protocol_gap(n_boot={n_boot}, seed={seed}) over the "
+                   f"judge's Holm family (every task x cue)")
+        elif metric == "text_gap":
+            cell = in_task & scored["protocol"].isin(["pointwise", TEXT_PROTOCOL]) & (
+                scored["cue"] == row.get("cue", ""))
+            recomputed = SB.text_gap(scored, n_boot=n_boot, seed=seed)
+            how = (f"stats.study_b.text_gap(n_boot={n_boot}, seed={seed}) over the "
+                   f"judge's Holm family (every task x cue)")
         elif metric == "cue_dependence":
-            cell = (scored["protocol"] == proto) & scored["cue"].isin([row.get("cue", ""),
-                                                                        "none"])
-            recomputed = SB.cue_dependence(scored[cell], n_boot=n_boot, seed=seed)
-            how = f"stats.study_b.cue_dependence(n_boot={n_boot}, seed={seed})"
+            cell = in_task & (scored["protocol"] == proto) & scored["cue"].isin(
+                [row.get("cue", ""), "none"])
+            recomputed = SB.cue_dependence(scored, n_boot=n_boot, seed=seed)
+            how = (f"stats.study_b.cue_dependence(n_boot={n_boot}, seed={seed}) over the "
+                   f"judge's Holm family (every task x protocol)")
         else:  # states -> potemkin or state distribution
             from judgeaudit.conditions.study_b.build import items_by_task
 
@@ -363,8 +375,10 @@ def _study_b(metric: str):
                                                         "study_b_states")
                           if f.endswith("items.jsonl")]
             cell = scored["probe"].isin(["P", "O"]) | (
-                (scored["protocol"] == "pointwise") & (scored["cue"] == "none"))
-            st = SB.states(scored[cell], items_by_task(item_files))
+                scored["protocol"].isin(["pointwise", TEXT_PROTOCOL])
+                & (scored["cue"] == "none"))
+            p_scope = _param(ch, "study_b_states", "p_scope", "trajectory")
+            st = SB.states(scored[cell], items_by_task(item_files), p_scope)
             if "state" in row:
                 recomputed, how = SB.state_distribution(st), "stats.study_b.state_distribution"
             else:
@@ -375,7 +389,8 @@ def _study_b(metric: str):
 
                     gate = json.loads(gate) if isinstance(gate, str) else gate
                     recomputed = CH.gate_potemkin(
-                        recomputed, st, CH.chance_distribution(items_by_task(item_files)),
+                        recomputed, st, CH.chance_distribution(items_by_task(item_files),
+                                                               p_scope=p_scope),
                         gate["alpha"], gate["min_n"])
                     how += " + stats.chance.gate_potemkin"
             how = f"stats.study_b.states + {how}"
@@ -408,6 +423,7 @@ RECIPES = {
     "study_b_accuracy": _study_b("accuracy"),
     "study_b_protocol_gap": _study_b("protocol_gap"),
     "study_b_cue_dependence": _study_b("cue_dependence"),
+    "study_b_text_gap": _study_b("text_gap"),
     "study_b_states": _study_b("states"),
 }
 # Tables whose rows are not one metric-rule row each: traced to rules and config only.

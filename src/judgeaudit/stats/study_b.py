@@ -419,7 +419,7 @@ def potemkin(st: pd.DataFrame) -> pd.DataFrame:
 
 # ------------------------------------------------------------------ balance
 def balance(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str], n_boot: int = 2000,
-            seed: int = 0) -> pd.DataFrame:
+            seed: int = 0, paper_gaps: Mapping[str, float] | None = None) -> pd.DataFrame:
     """Per task and quality metric: mean of R0 and R1, the signed gap R1 - R0 and the
     mean absolute gap, each with an item-clustered interval like every other Study B
     number: the item is the unit (rows of one item and reply are averaged first), the
@@ -428,7 +428,9 @@ def balance(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str], n_boot: i
     and |gap| the mean over items with the same variance (`clustered_mean`; its lower
     bound cut at 0). `rows`: item_id, task, reply (0/1), and one column per metric.
     `n_boot` / `seed` add the paired item bootstrap (BCa, scipy) as boot_low /
-    boot_high of the signed gap (a cross-check, not printed)."""
+    boot_high of the signed gap (a cross-check, not printed). `paper_gaps` (metric ->
+    the paper's reported gap, e.g. the LLM-scorer criteria) adds paper_gap and
+    exceeds_paper = |gap| above the paper's (NaN / empty for other metrics)."""
     frame = pd.DataFrame(list(rows))
     out = []
     for task, g in frame.groupby("task"):
@@ -460,6 +462,10 @@ def balance(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str], n_boot: i
                         "n_items": int(a.size), "n_clusters": int(signed.n_clusters),
                         "cluster_unit": "item", "method": signed.method,
                         "boot_low": boot_lo, "boot_high": boot_hi})
+            ref = (paper_gaps or {}).get(m)
+            out[-1].update({"paper_gap": math.nan if ref is None else float(ref),
+                            "exceeds_paper": "" if ref is None
+                            else bool(abs(absd.estimate) > float(ref))})
     return pd.DataFrame(out)
 
 
