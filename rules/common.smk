@@ -342,6 +342,12 @@ study_b_task_param = W.study_b_task_param
 study_b_scored = _planned(W.study_b_scored)
 
 
+def study_b_reply_bank(writer=None):
+    """The reply template bank of a writer (default: study_b.replies.writer)."""
+    writer = writer or config["study_b"]["replies"]["writer"]
+    return str(STUDY_B_TEMPLATES / vocab_b.WRITER_BANKS[writer])
+
+
 def study_b_table(wildcards):
     """Source table of a task: items.tsv (single) or the dialogue manifest."""
     return W.study_b_table(wildcards.task)
@@ -368,6 +374,7 @@ STUDY_B_TABLE_INPUTS = {
     "balance": {"balance": "results/metrics/B/balance.tsv"},
     "potemkin": {"potemkin": "results/metrics/B/potemkin.tsv"},
     "text_gap": {"text_gap": "results/metrics/B/text_gap.tsv"},
+    "writer_ablation": {"ablation": "results/metrics/B/writer_ablation.tsv"},
     "state_distribution": {
         "distribution": "results/metrics/B/state_distribution.tsv",
         "chance": "results/metrics/B/state_chance.tsv",

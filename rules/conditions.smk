@@ -81,7 +81,7 @@ rule study_b_items:
     input:
         table=study_b_table,
         manifest=study_b_manifest,
-        bank=str(STUDY_B_TEMPLATES / "replies.yaml"),
+        bank=lambda wc: study_b_reply_bank(),
         code=package_code("study_b_items.py"),
     output:
         "results/conditions/B/{task}/items.jsonl",

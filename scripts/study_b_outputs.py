@@ -32,6 +32,8 @@ elif wc.get("table") == "potemkin":
     R.potemkin_table(read(smk.input.potemkin), out)
 elif wc.get("table") == "text_gap":
     R.text_gap_table(read(smk.input.text_gap), out)
+elif wc.get("table") == "writer_ablation":
+    R.writer_ablation_table(read(smk.input.ablation), out)
 elif wc.get("table") == "state_distribution":
     R.states_table(read(smk.input.distribution), read(smk.input.chance), out)
 elif wc.get("figure") == "states":

@@ -429,3 +429,48 @@ def test_positional_p_bit_scores_the_whole_trajectory(bank, templates):
     with pytest.raises(ValueError, match="no P trial for turn"):
         SB.states(sc2, items)
     assert (SB.states(sc2, items, p_scope="span")["P"] == 1).all()
+
+
+# ------------------------------------------------------------ writer swap
+@pytest.fixture(scope="module")
+def bank_b(repo_root):
+    return ReplyBank.load(repo_root / "templates/study_b/replies_b.yaml")
+
+
+def test_second_writer_bank_agrees_with_the_lexicon_and_is_balanced(bank_b):
+    test_bank_agrees_with_judge_lexicon(bank_b)
+    test_bank_lexically_balanced(bank_b)
+
+
+@pytest.mark.parametrize("family", ["single", "positional"])
+def test_writer_swap_rewrites_only_the_replies(bank, bank_b, templates, family):
+    from judgeaudit.conditions.study_b import writers as WR
+
+    if family == "single":
+        items = I.single_items(_pairs(12), bank, ["v0"], seed=3)
+    else:
+        items = I.positional_items(_dialogues(6), bank, ["v0"], seed=3)
+    alt = WR.rewrite(items, bank_b, "templates_b")
+    for a, b in zip(items, alt, strict=True):
+        assert a["replies"] != b["replies"]
+        assert {k: v for k, v in a.items() if k not in ("replies", "reply_bank_sha256",
+                                                         "reply_source")} == \
+            {k: v for k, v in b.items() if k not in ("replies", "reply_bank_sha256",
+                                                     "reply_source")}
+        assert b["reply_source"]["writer"] == "templates_b"
+    # the same audio and question: the listener is as right under both writers
+    audio, truth = _fake_audio(items)
+    t, _ = templates
+    perc = FakePerception(truth)
+    frames = {}
+    for name, its in (("templates", items), ("templates_b", alt)):
+        tr = PR.build_trials(its, audio, WR.SHARD, t)
+        frames[name] = SB.score_trials(tr, _responses(tr, truth, lambda ld: L.listener_answer(
+            ld, perc)), "listener", WR.SHARD)
+    table = WR.ablation_table(frames["templates"], frames["templates_b"], "templates",
+                              "templates_b")
+    acc = table[table["row"] == "accuracy"].set_index("writer")["estimate"]
+    assert acc["templates"] == acc["templates_b"] == 1.0
+    diff = table[table["row"] == "difference"].iloc[0]
+    assert diff["writer"] == "templates_b - templates" and diff["estimate"] == 0.0
+    assert diff["n_items"] == len(items)

@@ -556,7 +556,9 @@ class Plan:
     def study_b_targets(self) -> list[str]:
         if not (self.config["study_b"]["enabled"] and self.study_b_tasks()):
             return []
-        return tables(STUDY_B_TABLES) + figures(STUDY_B_FIGURES)
+        extra = (["study_b_writer_ablation"]
+                 if self.config["study_b"]["writer_ablation"]["enabled"] else [])
+        return tables(STUDY_B_TABLES + extra) + figures(STUDY_B_FIGURES)
 
     # ---------------------------------------------------------------- power
     def power_trial_files(self) -> list[str]:

@@ -211,6 +211,33 @@ def probes_figure(pot: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     return pd.Series(plotted, dtype=float).unstack() if plotted else pd.DataFrame()
 
 
+def writer_ablation_table(ab: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+    """Rows judge x task; columns the accuracy under each writer and their difference."""
+    t = ab.copy()
+    acc = t[t["row"] == "accuracy"]
+    dif = t[t["row"] == "difference"]
+    cells = [{"judge": r["judge"], "task": r["task"], "column": f"Pointwise none, {r['writer']}",
+              "cell": fmt_rate_cell(r, invalid=True)} for r in acc.to_dict("records")]
+    cells += [{"judge": r["judge"], "task": r["task"], "column": r["writer"],
+               "cell": fmt_ci(r["estimate"], r["ci_low"], r["ci_high"])
+               + (" 1-sided" if isinstance(r.get("one_sided"), str) and r["one_sided"] else "")}
+              for r in dif.to_dict("records")]
+    frame = pd.DataFrame(cells)
+    wide = frame.pivot_table(index=["task", "judge"], columns="column", values="cell",
+                             aggfunc="first").reset_index().fillna("-")
+    order = ([f"Pointwise none, {w}" for w in dict.fromkeys(acc["writer"])]
+             + list(dict.fromkeys(dif["writer"])))
+    wide = wide[["task", "judge", *[c for c in order if c in wide.columns]]]
+    write_table(wide, base, caption=(
+        "Study B writer swap: native Pointwise accuracy (cue none) per judge with the "
+        "replies written by the run's writer and re-written by a second writer (same items, "
+        "audio, reply order and question); accuracies: "
+        + caption_method([METHOD_PROPORTION], unit="item") + "; difference: "
+        + METHOD_TEXT[METHOD_DIFFERENCE] + ", each item one cluster. " + CELL_LEGEND),
+        tsv_frame=ab)
+    return wide
+
+
 def balance_table(bal: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     b = bal.copy()
     b["gap R1 - R0"] = [fmt_ci(e, lo, hi) for e, lo, hi in
@@ -366,4 +393,4 @@ def heatmap_figure(pot: pd.DataFrame, gap: pd.DataFrame, cue: pd.DataFrame,
 
 __all__ = ["accuracy_table", "balance_table", "gap_table", "heatmap_figure", "potemkin_table",
            "probes_figure", "states_figure", "states_table", "text_gap_figure",
-           "text_gap_table"]
+           "text_gap_table", "writer_ablation_table"]

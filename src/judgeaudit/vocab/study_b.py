@@ -22,6 +22,10 @@ TASK_CUES: dict[str, tuple[str, ...]] = {
     "conversation": ("none", "soft", "hard"),
 }
 PROBES: tuple[str, ...] = ("P", "O")
+# reply writers of the template source (config study_b.replies.writer): the bank file
+# under templates/study_b/ each reads; `templates_b` is the second family the
+# writer-swap ablation re-writes the replies with
+WRITER_BANKS: dict[str, str] = {"templates": "replies.yaml", "templates_b": "replies_b.yaml"}
 PROBE_PREFIX = "probe-"
 
 
@@ -43,4 +47,4 @@ def shard_regex() -> str:
 
 
 __all__ = ["AUDIO_PROTOCOLS", "CUES", "PROBES", "PROBE_PREFIX", "PROBE_SHARDS", "PROTOCOLS", "TASKS",
-           "TASK_CUES", "TEXT_PROTOCOL", "probe_shard", "protocol_shard", "shard_regex"]
+           "TASK_CUES", "TEXT_PROTOCOL", "WRITER_BANKS", "probe_shard", "protocol_shard", "shard_regex"]
