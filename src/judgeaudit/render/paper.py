@@ -82,6 +82,8 @@ TABLES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "study_b_potemkin": ("b_states", "P, O, staging, J and T rates, conditional and staged "
                          "Potemkin rates.", ("study_b_states", "study_b_probes")),
     "study_b_balance": ("b_balance", "Reply quality gaps R1 - R0.", ()),
+    "study_b_writer_ablation": ("b_balance", "Writer swap: Pointwise accuracy with the "
+                                "replies of a second writer.", ()),
     "study_a_planted": ("validation", "Planted propensities vs estimates.", ()),
     "estimator_validation": ("validation", "Estimator validation: simulated truth vs "
                              "estimates (coverage and bias).", ()),
