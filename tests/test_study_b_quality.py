@@ -106,3 +106,28 @@ def test_reply_voice_is_drawn_per_item_and_shared_by_both_replies():
     assert drawn == [reply_voice(f"cf{i}", voices, seed=7) for i in range(200)]  # seeded
     counts = pd.Series(drawn).value_counts()
     assert counts.min() > 25  # roughly uniform over the roster
+
+
+def test_reply_quality_merges_the_scorer_and_the_table_flags_the_paper(tmp_path, monkeypatch,
+                                                                       repo_root):
+    from judgeaudit.conditions.study_b.build import reply_quality
+    from judgeaudit.io import write_jsonl_atomic
+    from judgeaudit.render import study_b as R
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-scorer")
+    path = tmp_path / "items.jsonl"
+    write_jsonl_atomic(path, ITEMS)
+    with FakeProvider() as srv:
+        srv.reply_fn = _scores
+        scorer = {"judge": "rater", "spec": _spec(srv), "cache_dir": tmp_path / "cache",
+                  "template": repo_root / "templates/study_b/quality_scorer.txt"}
+        frame = reply_quality(path, speak=False, sample_rate=16000, seed=1, scorer=scorer)
+    assert len(frame) == 2 * len(ITEMS)
+    assert {"n_words", "politeness", *Q.LLM_METRICS, "llm_scorer"} <= set(frame.columns)
+    bal = SB.balance(frame.to_dict("records"), ["n_words", *Q.LLM_METRICS], n_boot=0,
+                     paper_gaps={m: Q.paper_gap(m) for m in Q.LLM_METRICS})
+    shown = R.balance_table(bal, tmp_path / "bal").set_index("metric")
+    assert shown.loc["llm_relevance", "above paper"] == "yes"
+    assert shown.loc["llm_helpfulness", "above paper"] == "no"
+    assert shown.loc["n_words", "above paper"] == "-"
+    assert "0.41 / 0.74 / 0.51 / 0.69" in (tmp_path / "bal.md").read_text()
