@@ -92,7 +92,8 @@ def study_b_is_protocol(shard: str) -> bool:
 
 
 def study_b_is_cue_contrast(shard: str) -> bool:
-    return shard.split("-", 1)[-1] in ("none", "hard", "transition") and study_b_is_protocol(shard)
+    return (shard.split("-", 1)[-1] in ("none", "hard", "transition") and study_b_is_protocol(shard)
+            and study_b_kind(shard) != vocab_b.TEXT_PROTOCOL)  # cue dependence: audio protocols
 
 
 def study_b_is_state_input(shard: str) -> bool:
