@@ -342,6 +342,9 @@ study_b_task_param = W.study_b_task_param
 study_b_scored = _planned(W.study_b_scored)
 
 
+study_b_alt_writer = _planned(W.study_b_alt_writer)
+
+
 def study_b_reply_bank(writer=None):
     """The reply template bank of a writer (default: study_b.replies.writer)."""
     writer = writer or config["study_b"]["replies"]["writer"]

@@ -164,9 +164,7 @@ rule study_b_writer_ablation:
                 for m in judge_model_inputs(j, "B", t)
             }
         ),
-        bank=lambda wc: study_b_reply_bank(
-            config["study_b"]["writer_ablation"]["writer"]
-        ),
+        bank=lambda wc: study_b_reply_bank(study_b_alt_writer()),
         system=str(STUDY_B_TEMPLATES / "system.txt"),
         pointwise=str(STUDY_B_TEMPLATES / "pointwise.txt"),
         code=package_code("study_b_writer_ablation.py"),
@@ -188,7 +186,7 @@ rule study_b_writer_ablation:
         ),
         cost_fields=sorted(JUDGE_COST_FIELDS),
         writer=config["study_b"]["replies"]["writer"],
-        alt_writer=config["study_b"]["writer_ablation"]["writer"],
+        alt_writer=lambda wc: study_b_alt_writer(),
         replay=lambda wc: bool(config["judges"]["replay"]),
         n_boot=config["study_b"]["bootstrap"],
         seed=config["seed"],

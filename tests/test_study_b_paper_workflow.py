@@ -74,5 +74,5 @@ def test_writer_ablation_target_runs_on_a_copy(tiny_run, tmp_path):
     # the same writer twice is refused with the field named
     same = tmp_path / "same.yaml"
     same.write_text("study_b:\n  writer_ablation: {writer: templates}\n")
-    res = run.run("-F", "results/metrics/B/writer_ablation.tsv", overlays=[same])
+    res = run.run("-n", "-f", "results/metrics/B/writer_ablation.tsv", overlays=[same])
     assert res.returncode != 0 and "study_b.writer_ablation.writer" in res.stdout + res.stderr

@@ -544,6 +544,15 @@ class Plan:
         return as_param({"tasks": {task: sb["tasks"][task]}, "rendering": sb["rendering"],
                          "replies": replies})
 
+    def study_b_alt_writer(self) -> str:
+        """The writer-swap ablation's second writer (never the run's own writer)."""
+        sb = self.config["study_b"]
+        alt = sb["writer_ablation"]["writer"]
+        if alt == sb["replies"]["writer"]:
+            raise PlanError(f"study_b.writer_ablation.writer = {alt!r} is the run's own writer "
+                            f"(study_b.replies.writer); choose the other template family")
+        return alt
+
     def study_b_scored(self, shards_of: Callable[[str], bool] | None = None) -> list[str]:
         """Scored shard tables of every judge x task (optionally a subset of shards)."""
         out = []
