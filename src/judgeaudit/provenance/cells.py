@@ -337,7 +337,11 @@ def _study_b(metric: str):
         rule = f"study_b_{metric}"
         # the Holm family of the gap tables is one judge's rows over every task
         family = metric in ("protocol_gap", "text_gap", "cue_dependence")
-        scored, trials, resp = _scored(ch, root, row["judge"], None if family else row["task"])
+        if family:  # the row's chain is pruned to its task: walk the whole table's chain
+            full = chain(ch[0]["output"], pd.DataFrame([dict(row)]), 0, root) if ch else ch
+            scored, trials, resp = _scored(full, root, row["judge"], None)
+        else:
+            scored, trials, resp = _scored(ch, root, row["judge"], row["task"])
         in_task = scored["task"] == row["task"]
         n_boot = int(_param(ch, rule, "n_boot", 2000))
         seed = int(_param(ch, rule, "seed", 0))
