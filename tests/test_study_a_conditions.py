@@ -27,9 +27,8 @@ from judgeaudit.conditions.study_a import (
     reference_trials,
 )
 from judgeaudit.judges.request import AudioPart, Request, TextPart
+from judgeaudit.vocab.labels import EMOTIONS
 from judgeaudit.vocab.study_a import PLACEMENTS
-
-EMOTIONS = ("neutral", "calm", "happy", "sad", "angry", "fearful", "disgust", "surprised")
 
 
 class FakeBlueprint:

@@ -21,16 +21,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from judgeaudit.judges.budget import PAID_PROVIDERS
+from judgeaudit.judges.adapters import is_paid, providers
+from judgeaudit.study_a import outputs as study_a_outputs
+from judgeaudit.study_b import outputs as study_b_outputs
 from judgeaudit.vocab import datasets as vocab_d
 from judgeaudit.vocab import study_a as vocab_a
 from judgeaudit.vocab import study_b as vocab_b
 from judgeaudit.vocab.specialists import SPECIALIST_KINDS
 
-# embedded judges that perceive audio through specialists
-EMBEDDED_PERCEIVING = ("listener", "simulated")
-# judges whose behaviour is known by construction (left out of Study A's Holm families)
-CONTROL_PROVIDERS = ("listener", "label_reader", "first_slot")
 # Settings used only for the cost estimate and the budget: left out of the shard
 # params (the script reads them from the config) so a price or budget edit never
 # re-runs a finished shard.
@@ -40,15 +38,11 @@ JUDGE_PREFLIGHT = "results/judges/preflight.json"
 WHISPER_MODEL_DIR = "results/specialists/language/whisper-base"
 # validation run -> table name
 VALIDATION_RUNS = {"default": "estimator_validation", "full": "estimator_validation_full"}
-STUDY_A_TABLES = ["study_a_table2_blueprint", "study_a_follow_blueprint",
-                  "study_a_table3_reference",
-                  "study_a_table4_conflict", "study_a_table5_pairwise",
-                  "study_a_contrasts", "study_a_planted"]
-STUDY_A_FIGURES = ["study_a_follow_by_placement", "study_a_lock_vs_g",
-                   "study_a_accuracy_by_blueprint"]
-STUDY_B_TABLES = ["study_b_accuracy", "study_b_protocol_gap", "study_b_balance",
-                  "study_b_potemkin", "study_b_state_distribution", "study_b_text_gap"]
-STUDY_B_FIGURES = ["study_b_states", "study_b_heatmap", "study_b_text_gap", "study_b_probes"]
+# the studies' tables and figures: from their outputs registries
+STUDY_A_TABLES = study_a_outputs.TABLE_NAMES
+STUDY_A_FIGURES = study_a_outputs.FIGURE_NAMES
+STUDY_B_TABLES = study_b_outputs.TABLE_NAMES
+STUDY_B_FIGURES = study_b_outputs.FIGURE_NAMES
 STUDY_B_TEMPLATE_FILES = {"pointwise": "pointwise.txt", "pairwise": "pairwise.txt",
                           "text": "pointwise.txt",  # T: the pointwise request, no audio
                           "P": "probe_perception.txt", "O": "probe_oracle.txt"}
@@ -92,13 +86,18 @@ def study_b_is_protocol(shard: str) -> bool:
 
 
 def study_b_is_cue_contrast(shard: str) -> bool:
-    return (shard.split("-", 1)[-1] in ("none", "hard", "transition") and study_b_is_protocol(shard)
-            and study_b_kind(shard) != vocab_b.TEXT_PROTOCOL)  # cue dependence: audio protocols
+    """A shard of the cue-dependence contrast: an audio protocol (not the text-only
+    baseline T) under no cue or a contrasted cue."""
+    return (study_b_is_protocol(shard) and study_b_kind(shard) in vocab_b.AUDIO_PROTOCOLS
+            and shard.split("-", 1)[-1] in (vocab_b.NO_CUE, *vocab_b.CONTRASTED_CUES))
 
 
 def study_b_is_state_input(shard: str) -> bool:
-    return shard in (*vocab_b.PROBE_SHARDS, "pointwise-none",
-                     vocab_b.protocol_shard(vocab_b.TEXT_PROTOCOL, "none"))  # T in states
+    """The probes, the no-cue pointwise judgments (the J of the states) and the no-cue
+    text-only judgments (T, beside the states)."""
+    return shard in (*vocab_b.PROBE_SHARDS,
+                     *(vocab_b.protocol_shard(p, vocab_b.NO_CUE)
+                       for p in (vocab_b.DEPLOYMENT_PROTOCOL, vocab_b.TEXT_PROTOCOL)))
 
 
 def validation_run(table_name: str) -> str:
@@ -336,8 +335,7 @@ class Plan:
         shard's corpus (other kinds: null, the shard never needs them)."""
         spec = copy.deepcopy(self.judge_spec(name))
         perception = spec.get("perception") or {}
-        if (spec["provider"] not in EMBEDDED_PERCEIVING
-                or perception.get("kind", "specialists") != "specialists"):
+        if spec["provider"] not in providers(perceives=True):
             return spec
         corpora = self.perception_corpora(study, task)
         models = dict(perception.get("models") or {})
@@ -359,15 +357,13 @@ class Plan:
                            task: str | None = None) -> list[str]:
         """Specialist model files an embedded perceiving judge reads (built upstream)."""
         spec = self.judge_spec_for(name, study, task) if study else self.judge_spec(name)
-        if spec["provider"] not in EMBEDDED_PERCEIVING:
+        if spec["provider"] not in providers(perceives=True):
             return []
         perception = spec.get("perception") or {}
-        if perception.get("kind", "specialists") != "specialists":
-            return []
         return sorted(p for p in (perception.get("models") or {}).values() if p and p != "auto")
 
     def paid_judge(self, name: str) -> bool:
-        return self.judge_spec(name)["provider"] in PAID_PROVIDERS
+        return is_paid(self.judge_spec(name))
 
     def paid_judge_jobs(self) -> list[tuple[str, str]]:
         """(judge, trials file) of every shard an API judge judges in this workflow."""
@@ -473,7 +469,7 @@ class Plan:
         out of the contrasts' Holm families."""
         panel = self.config["judges"]["panel"]
         return sorted(n for n in self.study_a_judges()
-                      if panel.get(n, {}).get("provider") in CONTROL_PROVIDERS)
+                      if panel.get(n, {}).get("provider") in providers(control=True))
 
     def study_a_targets(self) -> list[str]:
         if not self.config["study_a"]["enabled"]:
@@ -534,7 +530,7 @@ class Plan:
         if not study_b_is_protocol(shard):
             return []
         cue = shard.split("-", 1)[1]
-        return [] if cue == "none" else [str(self.study_b_templates / "cues" / f"{cue}.txt")]
+        return [] if cue == vocab_b.NO_CUE else [str(self.study_b_templates / "cues" / f"{cue}.txt")]
 
     def study_b_task_param(self, task: str) -> str:
         """Only the config a task's items/renderings depend on."""
@@ -566,9 +562,9 @@ class Plan:
     def study_b_targets(self) -> list[str]:
         if not (self.config["study_b"]["enabled"] and self.study_b_tasks()):
             return []
-        extra = (["study_b_writer_ablation"]
-                 if self.config["study_b"]["writer_ablation"]["enabled"] else [])
-        return tables(STUDY_B_TABLES + extra) + figures(STUDY_B_FIGURES)
+        # a table the config switches off (the registry's enabled_by) is built on demand
+        on = [t.name for t in study_b_outputs.TABLES if t.enabled(self.config)]
+        return tables(on) + figures(STUDY_B_FIGURES)
 
     # ---------------------------------------------------------------- power
     def power_trial_files(self) -> list[str]:
@@ -619,7 +615,7 @@ class Plan:
         return self.validation_outputs("default") if self.config["validation"]["enabled"] else []
 
 
-__all__ = ["CONTROL_PROVIDERS", "EMBEDDED_PERCEIVING", "JUDGE_COST_FIELDS", "JUDGE_PREFLIGHT",
+__all__ = ["JUDGE_COST_FIELDS", "JUDGE_PREFLIGHT",
            "STUDY_A_FIGURES", "STUDY_A_TABLES", "STUDY_B_FIGURES",
            "STUDY_B_TABLES", "VALIDATION_RUNS", "Plan", "PlanError", "as_param", "corpus_kind",
            "figures", "study_b_is_cue_contrast", "study_b_is_protocol",

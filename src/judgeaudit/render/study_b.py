@@ -40,11 +40,14 @@ from judgeaudit.stats.clustered import (
     METHOD_TEXT,
     caption_method,
 )
-from judgeaudit.vocab.study_b import CUES, PROTOCOLS, TASKS
+from judgeaudit.stats.methods import describe
+from judgeaudit.vocab.study_b import CONTRASTED_CUES, CUES, NO_CUE, PROTOCOLS, TASKS
 
 TASK_LABEL = {"single": "Single", "positional": "Positional", "conversation": "Conversation"}
 TASK_ORDER = TASKS
 CUE_ORDER = CUES
+HOLM_KEY = "holm_per_judge"  # p_holm of the gap tables (stats.study_b.add_holm)
+GATE_KEY = "binomial_gate_clustered"  # the Potemkin chance gate (stats.chance)
 STATE_ORDER = ("111", "110", "101", "100", "011", "010", "001", "000")
 STATE_COLORS = {"111": "#1a9850", "110": "#d73027", "101": "#91cf60", "100": "#fc8d59",
                 "011": "#d9ef8b", "010": "#fee08b", "001": "#c7eae5", "000": "#7f7f7f"}
@@ -106,8 +109,8 @@ def gap_table(gap: pd.DataFrame, base: str | Path) -> pd.DataFrame:
         "Study B protocol gap: mean over items of per-item Pairwise - Pointwise accuracy; 95% "
         "CI: " + METHOD_TEXT[METHOD_DIFFERENCE] + ", each item one cluster (n = n_clusters = "
         "items valid under both protocols); the paired cluster bootstrap over items (BCa) is in "
-        "the TSV (boot_low, boot_high). p_holm: Holm-adjusted over one family per judge "
-        "(every task x cue of this table; statsmodels multipletests). Per-protocol accuracies: "
+        "the TSV (boot_low, boot_high). p_holm: " + describe(HOLM_KEY).description
+        + ". Per-protocol accuracies: "
         + caption_method([METHOD_PROPORTION], unit="item") + ". " + CELL_LEGEND),
         tsv_frame=gap)
     return show
@@ -133,8 +136,8 @@ def text_gap_table(tg: pd.DataFrame, base: str | Path) -> pd.DataFrame:
         "Study B: what listening adds. J - T = mean over items of per-item Pointwise "
         "accuracy (with audio) - Text accuracy (the same request without its audio); "
         "95% CI: " + METHOD_TEXT[METHOD_DIFFERENCE] + ", each item one cluster (n = "
-        "n_clusters = items valid under both); p_holm: Holm-adjusted over one family "
-        "per judge (every task x cue). A judge answering the text-only request the same "
+        "n_clusters = items valid under both); p_holm: " + describe(HOLM_KEY).description
+        + ". A judge answering the text-only request the same "
         "way for both renderings of an item scores Text = 1/2 by construction. "
         "Per-protocol accuracies: " + caption_method([METHOD_PROPORTION], unit="item")
         + ". " + CELL_LEGEND), tsv_frame=tg)
@@ -275,9 +278,12 @@ def potemkin_table(pot: pd.DataFrame, base: str | Path) -> pd.DataFrame:
                             aggfunc="first").reset_index().fillna("-")
     wide.columns = [str(c) for c in wide.columns]
     write_table(wide, base, caption=_caption(
-        "Study B probes per rendering: P, O, J rates, conditional Potemkin rate "
-        "P(J=0 | P=1, O=1) (reported only when P is above chance and n(P=1, O=1) is "
-        "large enough), staging accuracy", tidy), tsv_frame=tidy.drop(columns=["cell"]))
+        "Study B probes per rendering: P, O, staging, J and T (text-only) bit rates "
+        "(probe_*, staging_accuracy), the conditional Potemkin rate P(J=0 | P=1, O=1) "
+        "(conditional_potemkin), the staged Potemkin rate P(J=0 | P=1, staging=1) "
+        "(staged_potemkin) and the J successes the transcript alone also gets "
+        "P(T=1 | J=1) (j_no_listening). Chance gate: " + describe(GATE_KEY).description,
+        tidy), tsv_frame=tidy.drop(columns=["cell"]))
     return wide
 
 
@@ -362,14 +368,18 @@ def _corpus_of(frame: pd.DataFrame) -> str:
 def heatmap_figure(pot: pd.DataFrame, gap: pd.DataFrame, cue: pd.DataFrame,
                    base: str | Path) -> pd.DataFrame:
     """Rows judges; columns task x {conditional Potemkin, protocol collapse
-    (Pairwise - Pointwise, cue none), cue dependence (Pointwise hard/transition - none)}."""
+    (Pairwise - Pointwise, no cue), cue dependence (Pointwise, each contrasted cue - no
+    cue)}."""
     cols, data = [], {}
     p = pot[pot["metric"] == "conditional_potemkin"]
-    g = gap[gap["cue"] == "none"]
+    g = gap[gap["cue"] == NO_CUE]
     c = cue[cue["protocol"] == "pointwise"]
     tasks = [t for t in TASK_ORDER if t in set(pot["task"]) | set(gap["task"])]
     for task in tasks:
-        for name, frame in (("Potemkin", p), ("protocol collapse", g), ("cue dependence", c)):
+        # one cue-dependence column per contrasted cue the task ran (CONTRASTED_CUES)
+        cues = [(f"cue dependence ({cue})", c[c["cue"] == cue])
+                for cue in CONTRASTED_CUES if cue in set(c[c["task"] == task]["cue"])]
+        for name, frame in (("Potemkin", p), ("protocol collapse", g), *cues):
             sub = frame[frame["task"] == task]
             col = f"{TASK_LABEL.get(task, task)}{_corpus_of(sub)}\n{name}"
             cols.append(col)

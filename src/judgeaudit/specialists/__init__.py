@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from judgeaudit.specialists.base import (
-    EMOTIONS,
     ModelMissingError,
     Prediction,
     SpecialistError,
@@ -99,5 +98,5 @@ def load(kind: str, path: str | os.PathLike) -> Any:
     return _load_cached(kind, str(mp.resolve()), mp.stat().st_mtime)
 
 
-__all__ = ["BACKENDS", "EMOTIONS", "KINDS", "ModelMissingError", "Prediction",
+__all__ = ["BACKENDS", "KINDS", "ModelMissingError", "Prediction",
            "SpecialistError", "load"]

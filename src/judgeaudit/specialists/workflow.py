@@ -21,7 +21,6 @@ from judgeaudit.features.audio import DEFAULT_SCREEN, ScreenConfig
 from judgeaudit.features.extract import extract_table
 from judgeaudit.io import write_bytes_atomic
 from judgeaudit.specialists.base import (
-    EMOTIONS,
     SpecialistError,
     check_speaker_disjoint,
     check_vocabulary,
@@ -29,6 +28,7 @@ from judgeaudit.specialists.base import (
     read_meta,
     write_meta,
 )
+from judgeaudit.vocab.labels import EMOTIONS
 
 log = logging.getLogger(__name__)
 

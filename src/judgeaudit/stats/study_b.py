@@ -53,7 +53,14 @@ from judgeaudit.stats.clustered import (
 )
 from judgeaudit.stats.contrasts import holm
 from judgeaudit.stats.outcomes import split_statuses
-from judgeaudit.vocab.study_b import AUDIO_PROTOCOLS, PROTOCOLS, TEXT_PROTOCOL
+from judgeaudit.vocab.study_b import (
+    AUDIO_PROTOCOLS,
+    CONTRASTED_CUES,
+    DEPLOYMENT_PROTOCOL,
+    NO_CUE,
+    PROTOCOLS,
+    TEXT_PROTOCOL,
+)
 
 #: P-bit scope of the positional task: "trajectory" (the paper's probe: every user
 #: turn right) or "span" (lenient: the first user turn and the turns from the
@@ -239,19 +246,20 @@ def text_gap(scored: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.Data
     return add_holm(pd.DataFrame(out), "text_gap")
 
 
-def cue_dependence(scored: pd.DataFrame, hard: str = "hard", none: str = "none",
-                   n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """acc(hard cue) - acc(no cue) per judge x task x protocol (Pointwise, Pairwise),
+def cue_dependence(scored: pd.DataFrame, cues: Sequence[str] = CONTRASTED_CUES,
+                   none: str = NO_CUE, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """acc(cue) - acc(no cue) per judge x task x protocol (Pointwise, Pairwise) x
+    contrasted cue (each cue of `cues` the group ran, vocab.study_b.CONTRASTED_CUES),
     paired over items; the p-values Holm-adjusted over each judge's rows."""
     out = []
     j = scored[scored["protocol"].isin(AUDIO_PROTOCOLS)]
     for (judge, task, proto), g in j.groupby(["judge", "task", "protocol"]):
-        cues = set(g["cue"])
-        h = hard if hard in cues else ("transition" if "transition" in cues else None)
-        if h is None or none not in cues:
+        ran = set(g["cue"])
+        if none not in ran:
             continue
-        res = paired_item_diff(g[g["cue"] == h], g[g["cue"] == none], n_boot, seed)
-        out.append({"judge": judge, "task": task, "protocol": proto, "cue": h, **res})
+        for cue in (c for c in cues if c in ran):
+            res = paired_item_diff(g[g["cue"] == cue], g[g["cue"] == none], n_boot, seed)
+            out.append({"judge": judge, "task": task, "protocol": proto, "cue": cue, **res})
     return add_holm(pd.DataFrame(out), "cue_dependence")
 
 
@@ -324,8 +332,8 @@ def states(scored: pd.DataFrame, items: Sequence[dict], p_scope: str = "trajecto
     for (judge, task), g in scored.groupby(["judge", "task"]):
         p = g[g["probe"] == "P"]
         o = g[g["probe"] == "O"]
-        j = g[(g["protocol"] == "pointwise") & (g["cue"] == "none")]
-        t = g[(g["protocol"] == TEXT_PROTOCOL) & (g["cue"] == "none")]
+        j = g[(g["protocol"] == DEPLOYMENT_PROTOCOL) & (g["cue"] == NO_CUE)]
+        t = g[(g["protocol"] == TEXT_PROTOCOL) & (g["cue"] == NO_CUE)]
         t_by = {(r.item_id, int(r.rendering)): (r.correct if r.valid else math.nan)
                 for r in t.itertuples()}
         pbits = _p_bits(p, by_id, p_scope)

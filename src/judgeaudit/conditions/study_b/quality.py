@@ -78,7 +78,7 @@ def llm_scores(items: Sequence[dict], judge_name: str, spec: dict[str, Any],
                budget_usd: float | None = None, progress: bool = False) -> pd.DataFrame:
     """Per item x reply: llm_<criterion> (1-5, NaN when the answer was not valid),
     llm_n_invalid and llm_scorer (the judge name), from the judging engine."""
-    from judgeaudit.judges.adapters.base import make_adapter
+    from judgeaudit.judges.adapters import make_adapter
     from judgeaudit.judges.cache import ResponseCache
     from judgeaudit.judges.engine import RETRYABLE, Engine, EngineOptions
     from judgeaudit.judges.shard import attempts_log_path

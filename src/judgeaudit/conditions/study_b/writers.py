@@ -56,7 +56,7 @@ def judge_trials(trials: Sequence[dict], judge: str, spec: dict[str, Any], cache
                  audio_root: str | Path = ".", replay: bool = False,
                  budget_usd: float | None = None) -> list[dict]:
     """Responses of one judge to `trials` through the engine (no files written)."""
-    from judgeaudit.judges.adapters.base import make_adapter
+    from judgeaudit.judges.adapters import make_adapter
     from judgeaudit.judges.cache import ResponseCache
     from judgeaudit.judges.engine import RETRYABLE, Engine, EngineOptions
     from judgeaudit.judges.request import Request
