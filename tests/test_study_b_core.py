@@ -373,23 +373,29 @@ def test_text_only_baseline_is_the_pointwise_request_without_audio(bank, templat
     assert dist.loc["111", "t_right"] == 0.5 and dist.loc["111", "t_n"] == len(st)
 
 
-def test_protocol_gap_and_cue_dependence_are_holm_adjusted_per_judge():
-    from statsmodels.stats.multitest import multipletests
-
+def _gap_scored(protocols=("pointwise", "pairwise")) -> pd.DataFrame:
+    """Scored rows of two judges x two tasks x 30 items (judge a: Pairwise lifted)."""
     rng = __import__("numpy").random.default_rng(3)
     rows = []
     for judge, lift in (("a", 0.3), ("b", 0.0)):
         for task in ("single", "positional"):
             for i in range(30):
-                for proto in ("pointwise", "pairwise"):
+                for proto in protocols:
                     for cue in ("none", "hard"):
                         for v in (0, 1):
                             p = 0.5 + (lift if proto == "pairwise" else 0.0)
                             rows.append({"judge": judge, "task": task, "protocol": proto,
                                          "cue": cue, "item_id": f"{task}{i}", "rendering": v,
                                          "valid": True, "correct": float(rng.random() < p),
-                                         "probe": "", "oracle": None})
-    sc = pd.DataFrame(rows)
+                                         "probe": "", "oracle": None,
+                                         "trial_id": f"{judge}|{task}|{i}|{proto}|{cue}|{v}"})
+    return pd.DataFrame(rows)
+
+
+def test_protocol_gap_and_cue_dependence_are_holm_adjusted_per_judge():
+    from statsmodels.stats.multitest import multipletests
+
+    sc = _gap_scored()
     gap = SB.protocol_gap(sc, n_boot=0)
     for judge, g in gap.groupby("judge"):
         assert len(g) == 4 and (g["holm_m"] == 4).all()
@@ -399,6 +405,31 @@ def test_protocol_gap_and_cue_dependence_are_holm_adjusted_per_judge():
     cd = SB.cue_dependence(sc, n_boot=0)
     assert set(cd["holm_family"]) == {"cue_dependence|a", "cue_dependence|b"}
     assert (cd["p_holm"] >= cd["pvalue"] - 1e-12).all()
+
+
+def test_holm_recipes_select_the_judges_family_and_the_rows_trials():
+    """The registry's cell selection of a Holm table (study_b.compute) hands compute
+    the judge's whole family, so the recomputed row has the table's p_holm; the
+    cell's trials are the row's own."""
+    from judgeaudit.registry import resolve
+    from judgeaudit.study_b.outputs import metric_recipe
+
+    sc = _gap_scored(("pointwise", "pairwise", "text"))
+    for metric in ("protocol_gap", "text_gap", "cue_dependence"):
+        recipe = metric_recipe(metric)
+        table = resolve(recipe.compute)({"scored": sc}, {"n_boot": 0})[metric]
+        row = table[(table["judge"] == "a") & (table["task"] == "positional")].iloc[0]
+        cell_inputs, ids, _ = resolve(recipe.select)({"scored": sc}, row.to_dict())
+        assert set(cell_inputs["scored"]["judge"]) == {"a"}
+        assert set(cell_inputs["scored"]["task"]) == {"single", "positional"}
+        mine = sc[sc["trial_id"].isin(ids)]
+        assert set(mine["task"]) == {"positional"} and set(mine["judge"]) == {"a"}
+        assert set(mine["cue"]) <= {row["cue"], "none"}
+        again = resolve(recipe.compute)(cell_inputs, {"n_boot": 0})[metric]
+        keys = [k for k in ("task", "cue", "protocol") if k in table.columns]
+        hit = again.set_index(keys).loc[tuple(row[k] for k in keys)]
+        assert hit["p_holm"] == pytest.approx(row["p_holm"]) and row["holm_m"] > 1, metric
+        assert hit["estimate"] == pytest.approx(row["estimate"]), metric
 
 
 def test_positional_p_bit_scores_the_whole_trajectory(bank, templates):
