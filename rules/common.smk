@@ -368,6 +368,15 @@ study_b_task_param = W.study_b_task_param
 study_b_scored = _planned(W.study_b_scored)
 
 
+study_b_alt_writer = _planned(W.study_b_alt_writer)
+
+
+def study_b_reply_bank(writer=None):
+    """The reply template bank of a writer (default: study_b.replies.writer)."""
+    writer = writer or config["study_b"]["replies"]["writer"]
+    return str(STUDY_B_TEMPLATES / vocab_b.WRITER_BANKS[writer])
+
+
 def study_b_table(wildcards):
     """Source table of a task: items.tsv (single) or the dialogue manifest."""
     return W.study_b_table(wildcards.task)

@@ -81,7 +81,7 @@ rule study_b_items:
     input:
         table=study_b_table,
         manifest=study_b_manifest,
-        bank=str(STUDY_B_TEMPLATES / "replies.yaml"),
+        bank=lambda wc: study_b_reply_bank(),
         code=package_code("study_b_items.py"),
     output:
         "results/conditions/B/{task}/items.jsonl",
@@ -126,19 +126,33 @@ rule study_b_render:
 
 
 rule study_b_reply_quality:
-    """Lexical quality of R0/R1 and (spoken) DNSMOS, for the balance table."""
+    """Lexical quality of R0/R1, DNSMOS of the replies spoken in voices drawn per item
+    (when spoken) and the LLM scorer's 1-5 ratings (when study_b.replies.scorer names
+    a panel judge), for the balance table."""
     input:
         item_file="results/conditions/B/{task}/items.jsonl",
+        scorer_template=str(STUDY_B_TEMPLATES / "quality_scorer.txt"),
         code=package_code("study_b_replies.py"),
     output:
         "results/conditions/B/{task}/reply_quality.tsv",
     log:
         "logs/conditions/study_b_reply_quality/{task}.log",
+    benchmark:
+        "logs/benchmarks/study_b_reply_quality/{task}.tsv"
     conda:
         CONDA_ENV
     params:
         speak=config["study_b"]["replies"]["speak"],
         seed=config["seed"],
+        n_voices=config["study_b"]["replies"]["dnsmos_voices"],
+        scorer=config["study_b"]["replies"]["scorer"] or "",
+        scorer_spec=lambda wc: (
+            judge_param(config["study_b"]["replies"]["scorer"])
+            if config["study_b"]["replies"]["scorer"]
+            else ""
+        ),
+        cost_fields=sorted(JUDGE_COST_FIELDS),
+        replay=lambda wc: bool(config["judges"]["replay"]),
     script:
         "../scripts/study_b_replies.py"
 

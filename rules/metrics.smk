@@ -121,6 +121,81 @@ rule study_b_protocol_gap:
         "../scripts/study_b_metrics.py"
 
 
+rule study_b_text_gap:
+    """What listening adds: Pointwise (audio) - Text (the same request without
+    audio) per judge x task x cue, paired over items, Holm per judge."""
+    input:
+        scored=study_b_scored(_sb_is_protocol),
+        code=package_code("study_b_metrics.py"),
+    output:
+        "results/metrics/B/text_gap.tsv",
+    log:
+        "logs/metrics/study_b_text_gap.log",
+    benchmark:
+        "logs/benchmarks/study_b_text_gap.tsv"
+    conda:
+        CONDA_ENV
+    params:
+        metric="text_gap",
+        n_boot=config["study_b"]["bootstrap"],
+        seed=config["seed"],
+    script:
+        "../scripts/study_b_metrics.py"
+
+
+rule study_b_writer_ablation:
+    """The writer swap: replies re-written by the second writer, pointwise-none judged
+    again by every Study B judge; accuracy per judge x task under both writers."""
+    input:
+        item_files=lambda wc: [
+            f"results/conditions/B/{t}/items.jsonl" for t in study_b_tasks()
+        ],
+        renderings=lambda wc: [
+            f"results/conditions/B/{t}/renderings.tsv" for t in study_b_tasks()
+        ],
+        scored=lambda wc: [
+            f"results/metrics/B/scored/{j}/{t}/pointwise-none.tsv"
+            for t in study_b_tasks()
+            for j in W.study_b_judges()
+        ],
+        models=lambda wc: sorted(
+            {
+                m
+                for t in study_b_tasks()
+                for j in W.study_b_judges()
+                for m in judge_model_inputs(j, "B", t)
+            }
+        ),
+        bank=lambda wc: study_b_reply_bank(study_b_alt_writer()),
+        system=str(STUDY_B_TEMPLATES / "system.txt"),
+        pointwise=str(STUDY_B_TEMPLATES / "pointwise.txt"),
+        code=package_code("study_b_writer_ablation.py"),
+    output:
+        "results/metrics/B/writer_ablation.tsv",
+    log:
+        "logs/metrics/study_b_writer_ablation.log",
+    benchmark:
+        "logs/benchmarks/study_b_writer_ablation.tsv"
+    conda:
+        CONDA_ENV
+    params:
+        tasks=lambda wc: as_param(study_b_tasks()),
+        judges=lambda wc: as_param(
+            {
+                j: {t: judge_param(j, "B", t) for t in study_b_tasks()}
+                for j in W.study_b_judges()
+            }
+        ),
+        cost_fields=sorted(JUDGE_COST_FIELDS),
+        writer=config["study_b"]["replies"]["writer"],
+        alt_writer=lambda wc: study_b_alt_writer(),
+        replay=lambda wc: bool(config["judges"]["replay"]),
+        n_boot=config["study_b"]["bootstrap"],
+        seed=config["seed"],
+    script:
+        "../scripts/study_b_writer_ablation.py"
+
+
 rule study_b_cue_dependence:
     """acc(contrasted cue) - acc(no cue) per contrasted cue (vocab.study_b.CONTRASTED_CUES),
     paired over items (CR2 paired t)."""
@@ -162,6 +237,7 @@ rule study_b_states:
     params:
         metric="states",
         gate=lambda wc: as_param(config["study_b"]["potemkin_gate"]),
+        p_scope=config["study_b"]["tasks"]["positional"]["p_bit"],
         n_boot=config["study_b"]["bootstrap"],
         seed=config["seed"],
     script:

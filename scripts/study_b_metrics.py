@@ -1,5 +1,5 @@
-"""Study B metrics (params.metric: accuracy, protocol_gap, cue_dependence, states,
-balance): the recipe of the study's outputs registry computes every output of the
+"""Study B metrics (params.metric: accuracy, protocol_gap, text_gap, cue_dependence,
+states, balance): the recipe of the study's outputs registry computes every output of the
 rule (judgeaudit.study_b.outputs.metric_recipe -> judgeaudit.study_b.compute)."""
 
 import json
@@ -17,7 +17,7 @@ smk, log = start_job(globals())
 metric = smk.params.metric
 recipe = metric_recipe(metric)
 params = {"n_boot": int(smk.params.n_boot), "seed": int(smk.params.seed),
-          "gate": smk.params.get("gate")}
+          "gate": smk.params.get("gate"), "p_scope": smk.params.get("p_scope")}
 inputs = {}
 if "scored" in smk.input.keys():
     scored = [SB.read_scored(p) for p in smk.input.scored]
@@ -33,6 +33,10 @@ for frame in outputs.values():  # rows a gate left unreported (stats.chance)
     if "reported" in frame.columns:
         for r in frame[frame["reported"] == False].itertuples():  # noqa: E712
             log.warning("%s not reported for %s/%s: %s", r.metric, r.judge, r.task, r.reason)
+    if "exceeds_paper" in frame.columns:  # reply balance gaps above the paper's
+        for r in frame[frame["exceeds_paper"] == True].itertuples():  # noqa: E712
+            log.warning("reply balance %s/%s: |gap| %.2f exceeds the paper's %.2f", r.task,
+                        r.metric, r.abs_gap, r.paper_gap)
 named = list(smk.output.keys())
 if not named:  # one unnamed output: the recipe's one output
     (only,) = outputs.values()

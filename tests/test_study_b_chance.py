@@ -96,7 +96,9 @@ def test_best_constant_uses_class_counts():
 
 
 def _pot_and_states(p_bits, pot_n):
-    st = pd.DataFrame({"judge": "j", "task": "single", "P": p_bits})
+    # two renderings per item (the gate clusters on items)
+    st = pd.DataFrame({"judge": "j", "task": "single", "P": p_bits,
+                       "item_id": [f"single-{k // 2}" for k in range(len(p_bits))]})
     pot = pd.DataFrame([{"judge": "j", "task": "single", "metric": "conditional_potemkin",
                          "estimate": 0.6, "ci_low": 0.3, "ci_high": 0.8, "n": pot_n},
                         {"judge": "j", "task": "single", "metric": "probe_P",
@@ -144,3 +146,22 @@ def test_potemkin_table_prints_the_reason_where_not_reported(tmp_path):
     pot, st, ch = _pot_and_states([1.0] * 8 + [0.0] * 24, 12)
     wide = R.potemkin_table(CH.gate_potemkin(pot, st, ch), tmp_path / "pot")
     assert wide.iloc[0]["conditional_potemkin"].startswith("not reported: P 8/32")
+
+
+def test_gate_test_is_clustered_on_items():
+    """The chance gate's binomial test counts an item's two renderings once when
+    they agree (CR2 effective sample size over items), so perfectly correlated
+    renderings are less significant than the same rate over independent ones."""
+    from scipy.stats import binomtest
+
+    bits = [1.0] * 12 + [0.0] * 12  # 12 items: 6 both right, 6 both wrong
+    items = [f"i{k // 2}" for k in range(len(bits))]
+    p_clu, k_eff, n_eff, deff = CH.clustered_binomtest(bits, items, 0.25)
+    # CR2 with G = 12 items: deff = 2 * G / (G - 1); n_eff = floor(24 / deff) = 11
+    assert deff == pytest.approx(2.0 * 12 / 11) and n_eff == 11 and k_eff == round(5.5)
+    assert p_clu == pytest.approx(binomtest(k_eff, 11, 0.25, alternative="greater").pvalue)
+    p_iid, _, n_iid, deff_iid = CH.clustered_binomtest(bits, [f"u{k}" for k in range(24)], 0.25)
+    assert n_iid == 23 and deff_iid == pytest.approx(24 / 23) and p_iid < p_clu  # CR2 G/(G-1)
+    # at a boundary rate the whole item counts once
+    _, k1, n1, d1 = CH.clustered_binomtest([1.0] * 8, [f"i{k // 2}" for k in range(8)], 0.25)
+    assert (k1, n1, d1) == (4, 4, 2.0)

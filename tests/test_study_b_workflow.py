@@ -78,10 +78,13 @@ def test_cue_change_reruns_only_its_shards(tmp_path, repo_root, snakemake_exe):
     rules = {r for r, _ in jobs}
     trials = sorted(o for r, o in jobs if r == "study_b_trials")
     responses = sorted(o for r, o in jobs if r.startswith("judge_shards"))
+    # the text-only baseline T (text-soft) carries the soft cue too
     assert trials == ["results/trials/B/single/pairwise-soft.jsonl",
-                      "results/trials/B/single/pointwise-soft.jsonl"]
+                      "results/trials/B/single/pointwise-soft.jsonl",
+                      "results/trials/B/single/text-soft.jsonl"]
     assert responses == ["results/responses/label-reader/B/single/pairwise-soft.jsonl",
-                         "results/responses/label-reader/B/single/pointwise-soft.jsonl"]
+                         "results/responses/label-reader/B/single/pointwise-soft.jsonl",
+                         "results/responses/label-reader/B/single/text-soft.jsonl"]
     # outputs that aggregate the soft cells re-run; probes, states, cue dependence
     # (hard vs none), balance and renderings do not
     assert {"study_b_accuracy", "study_b_protocol_gap"} <= rules

@@ -121,6 +121,9 @@ class Table:
     the metrics column it renames (Table IV's `format` is the metrics' `condition`).
     fixed: metrics column -> the value every row of the table has though the table
     has no such column (the planted table is seed-pooled: seed = "all").
+    enabled_by: dotted config path of a boolean that must be true for the table to be
+    a target of `rule all` ("" = always; the rule builds it on demand either way),
+    e.g. "study_b.writer_ablation.enabled".
     """
 
     name: str
@@ -144,11 +147,19 @@ class Table:
     why_not: str = ""
     aliases: Mapping[str, str] = field(default_factory=dict)
     fixed: Mapping[str, str] = field(default_factory=dict)
+    enabled_by: str = ""
 
     def __post_init__(self) -> None:
         for key in (self.method, *self.extra_methods):
             if key:  # "" = a table of no estimates
                 describe(key)
+
+    def enabled(self, config: Mapping[str, Any]) -> bool:
+        """Whether the config makes this table a default target (`enabled_by`)."""
+        value: Any = config
+        for part in self.enabled_by.split(".") if self.enabled_by else ():
+            value = value[part]
+        return bool(value)
 
     def method_text(self) -> str:
         """The method registry's description of this table's interval method ("" for a
@@ -179,6 +190,10 @@ class Recipe:
     required: row columns a table must have for its rows to be recomputed.
     not_recomputed: column -> why the recipe does not recompute it (e.g. Holm's
       p_holm needs the whole family of judges).
+    family: row columns naming a multiplicity family the compute must see whole
+      (Study B's gap tables adjust p per judge over every task: ("judge",)); the trace
+      then loads the records of every task of the row's family, not only the row's
+      task, and `select` hands compute the family while naming the row's trials.
     """
 
     rule: str
@@ -190,6 +205,7 @@ class Recipe:
     required: tuple[str, ...] = ("judge", "task")
     not_recomputed: Mapping[str, str] = field(default_factory=dict)
     rescore: str = ""  # "scored_shards": dotted path of the re-scoring function
+    family: tuple[str, ...] = ()
 
     def output_for(self, path: str) -> str | None:
         """The output name of a metrics file this rule wrote (None: not one of them)."""

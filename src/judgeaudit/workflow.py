@@ -44,6 +44,7 @@ STUDY_A_FIGURES = study_a_outputs.FIGURE_NAMES
 STUDY_B_TABLES = study_b_outputs.TABLE_NAMES
 STUDY_B_FIGURES = study_b_outputs.FIGURE_NAMES
 STUDY_B_TEMPLATE_FILES = {"pointwise": "pointwise.txt", "pairwise": "pairwise.txt",
+                          "text": "pointwise.txt",  # T: the pointwise request, no audio
                           "P": "probe_perception.txt", "O": "probe_oracle.txt"}
 TABLE_EXTS = ("tsv", "md", "tex")
 FIGURE_EXTS = ("png", "pdf")
@@ -85,15 +86,18 @@ def study_b_is_protocol(shard: str) -> bool:
 
 
 def study_b_is_cue_contrast(shard: str) -> bool:
-    """A protocol shard of the cue-dependence contrast: no cue or a contrasted cue."""
-    return (study_b_is_protocol(shard)
+    """A shard of the cue-dependence contrast: an audio protocol (not the text-only
+    baseline T) under no cue or a contrasted cue."""
+    return (study_b_is_protocol(shard) and study_b_kind(shard) in vocab_b.AUDIO_PROTOCOLS
             and shard.split("-", 1)[-1] in (vocab_b.NO_CUE, *vocab_b.CONTRASTED_CUES))
 
 
 def study_b_is_state_input(shard: str) -> bool:
-    """The probes and the no-cue pointwise judgments (the J of the states)."""
-    return shard in (*vocab_b.PROBE_SHARDS, vocab_b.protocol_shard(vocab_b.DEPLOYMENT_PROTOCOL,
-                                                                 vocab_b.NO_CUE))
+    """The probes, the no-cue pointwise judgments (the J of the states) and the no-cue
+    text-only judgments (T, beside the states)."""
+    return shard in (*vocab_b.PROBE_SHARDS,
+                     *(vocab_b.protocol_shard(p, vocab_b.NO_CUE)
+                       for p in (vocab_b.DEPLOYMENT_PROTOCOL, vocab_b.TEXT_PROTOCOL)))
 
 
 def validation_run(table_name: str) -> str:
@@ -556,8 +560,19 @@ class Plan:
     def study_b_task_param(self, task: str) -> str:
         """Only the config a task's items/renderings depend on."""
         sb = self.config["study_b"]
+        # the reply-quality settings (DNSMOS voices, LLM scorer) never touch items
+        replies = {k: v for k, v in sb["replies"].items() if k not in ("dnsmos_voices", "scorer")}
         return as_param({"tasks": {task: sb["tasks"][task]}, "rendering": sb["rendering"],
-                         "replies": sb["replies"]})
+                         "replies": replies})
+
+    def study_b_alt_writer(self) -> str:
+        """The writer-swap ablation's second writer (never the run's own writer)."""
+        sb = self.config["study_b"]
+        alt = sb["writer_ablation"]["writer"]
+        if alt == sb["replies"]["writer"]:
+            raise PlanError(f"study_b.writer_ablation.writer = {alt!r} is the run's own writer "
+                            f"(study_b.replies.writer); choose the other template family")
+        return alt
 
     def study_b_scored(self, shards_of: Callable[[str], bool] | None = None) -> list[str]:
         """Scored shard tables of every judge x task (optionally a subset of shards)."""
@@ -572,7 +587,9 @@ class Plan:
     def study_b_targets(self) -> list[str]:
         if not (self.config["study_b"]["enabled"] and self.study_b_tasks()):
             return []
-        return tables(STUDY_B_TABLES) + figures(STUDY_B_FIGURES)
+        # a table the config switches off (the registry's enabled_by) is built on demand
+        on = [t.name for t in study_b_outputs.TABLES if t.enabled(self.config)]
+        return tables(on) + figures(STUDY_B_FIGURES)
 
     # ---------------------------------------------------------------- power
     def power_trial_files(self) -> list[str]:

@@ -323,16 +323,18 @@ def _trials_responses(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: 
 
 
 def _scored_shards(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path):
-    """The scored shards of this judge and task, re-scored from their trials and
-    responses with the recipe's own scoring function."""
-    judge, task = row["judge"], row["task"]
+    """The scored shards of this judge and task (of every task of the row's family,
+    when the recipe names one), re-scored from their trials and responses with the
+    recipe's own scoring function."""
+    judge = row["judge"]
+    task = None if recipe.family else row["task"]
     rescore = resolve(recipe.rescore)
     frames, trials, resp_all = [], [], {}
     for node in ch:
         if not node["rule"].startswith("study_b_score"):  # study_b_score(_probes)
             continue
         wc = node["wildcards"]
-        if wc.get("judge") != judge or wc.get("task") != task:
+        if wc.get("judge") != judge or (task is not None and wc.get("task") != task):
             continue
         tfile = next(i["path"] for i in node["inputs"] if i["role"] == "trials")
         rfile = next(i["path"] for i in node["inputs"] if i["role"] == "responses")
@@ -343,18 +345,47 @@ def _scored_shards(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Pat
         trials += t
         resp_all.update(resp)
     if not frames:
-        raise CellError(f"no scored Study B shards of judge {judge!r}, task {task!r} in the "
-                        f"provenance chain")
+        raise CellError(f"no scored Study B shards of judge {judge!r}, task "
+                        f"{task or 'any'!r} in the provenance chain")
     items = [str(root / f) for f in _files(ch, "results/conditions/B/", recipe.rule)
              if f.endswith("items.jsonl")]
     return resolve(recipe.load)(frames, items), trials, resp_all
 
 
-def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path
+def _family_chain(recipe, ch: Sequence[dict], root: Path,
+                  family: tuple[pd.DataFrame, int] | None) -> Sequence[dict]:
+    """The chain a recipe with a multiplicity family loads: the table's chain pruned
+    only on the family columns (`family`: the table's rows on those columns and the
+    row's index), so it holds every task of the row's judge; the row's own chain
+    otherwise."""
+    if not recipe.family or family is None or not ch:
+        return ch
+    return chain(ch[0]["output"], family[0], family[1], root)
+
+
+_FAMILY_MEMO: dict[tuple, dict[str, pd.DataFrame]] = {}
+
+
+def _compute(recipe, cell_inputs: Mapping[str, Any], params: Mapping[str, Any], key: tuple
+             ) -> dict[str, pd.DataFrame]:
+    """The recipe's compute on the cell's inputs; a family's (the same for every row
+    of the family) computed once per family."""
+    if not recipe.family:
+        return resolve(recipe.compute)(cell_inputs, params)
+    if key not in _FAMILY_MEMO:
+        if len(_FAMILY_MEMO) > 64:
+            _FAMILY_MEMO.clear()
+        _FAMILY_MEMO[key] = resolve(recipe.compute)(cell_inputs, params)
+    return _FAMILY_MEMO[key]
+
+
+def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
+               family: tuple[pd.DataFrame, int] | None = None
                ) -> tuple[dict[str, pd.DataFrame], list[dict], str]:
     """(the recipe's outputs recomputed on the cell, the cell's trials, how)."""
     params = _params(ch, recipe.rule, row["judge"])
     params["judge"] = row["judge"]
+    ch = _family_chain(recipe, ch, root, family)
     if recipe.source == "trials_responses":
         trials, resp = _trials_responses(recipe, row, ch, root)
         inputs = resolve(recipe.load)(
@@ -364,7 +395,9 @@ def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path
     else:
         raise CellError(f"recipe of rule {recipe.rule}: unknown source {recipe.source!r}")
     cell_inputs, ids, note = resolve(recipe.select)(inputs, row)
-    outputs = resolve(recipe.compute)(cell_inputs, params)
+    key = (recipe.rule, str(root.resolve()), *(_keystr(row.get(f)) for f in recipe.family),
+           json.dumps(params, sort_keys=True, default=str), _raw_stamps(ch, root))
+    outputs = _compute(recipe, cell_inputs, params, key)
     shown = {k: v for k, v in sorted(params.items()) if k in ("n_boot", "seed", "gate")}
     how = (f"{recipe.compute}({', '.join(f'{k}={v}' for k, v in shown.items())}) on "
            f"{recipe.select} of {recipe.load}: {note}")
@@ -378,15 +411,21 @@ _CELL_FIELDS = ("judge", "task", "family", "condition", "seed", "protocol", "cue
                 "contrast")
 
 
-def _run_recipe(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path):
-    files = tuple(sorted(_stamp(root / i["path"]) for n in ch for i in n["inputs"]
-                         if i["path"].startswith(("results/trials/", "results/responses/"))))
+def _raw_stamps(ch: Sequence[dict], root: Path) -> tuple:
+    """The trial and response files a chain reads, with their modification times."""
+    return tuple(sorted({_stamp(root / i["path"]) for n in ch for i in n["inputs"]
+                         if i["path"].startswith(("results/trials/", "results/responses/"))}))
+
+
+def _run_recipe(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
+                family: tuple[pd.DataFrame, int] | None = None):
+    files = _raw_stamps(ch, root)
     key = (recipe.rule, str(root.resolve()), row.get("metric") == "rf_adj",
            *(_keystr(row.get(f)) for f in _CELL_FIELDS), files)
     if key not in _MEMO:
         if len(_MEMO) > 64:
             _MEMO.clear()
-        _MEMO[key] = _recompute(recipe, row, ch, root)
+        _MEMO[key] = _recompute(recipe, row, ch, root, family)
     return _MEMO[key]
 
 
@@ -505,7 +544,10 @@ def trace_row(table: str | os.PathLike, row: str | int, columns: Sequence[str] |
         for c in cells:
             c.note = note
         return cells
-    outputs, trials, how = _run_recipe(recipe, row_dict, ch, root)
+    family = None
+    if recipe.family:  # the family's rows of the table, on the family columns only
+        family = (frame[[c for c in recipe.family if c in frame.columns]], index)
+    outputs, trials, how = _run_recipe(recipe, row_dict, ch, root, family)
     name = _output_name(recipe, entry, stem, ch)
     recomputed = outputs.get(name)
     if recomputed is not None:

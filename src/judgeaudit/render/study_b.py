@@ -5,11 +5,18 @@ with `estimate [ci_low, ci_high] n=.. G=..` cells, G = items, the sampling unit)
 - study_b_accuracy: rows judges; columns Single Pointwise none/soft/hard, Single
   Pairwise none/soft/hard, Positional Pointwise none/transition, Positional
   Pairwise none/transition (+ Conversation columns when that task runs);
-- study_b_protocol_gap: Pairwise - Pointwise per judge x task x cue;
+  Text columns = the text-only baseline T (the pointwise request without audio)
+  beside Pointwise and Pairwise for every task and cue;
+- study_b_protocol_gap: Pairwise - Pointwise per judge x task x cue (p Holm per judge);
+- study_b_text_gap: Pointwise - Text (J - T: what listening adds) per judge x task x
+  cue, paired over items (p Holm per judge);
 - study_b_balance: R0 vs R1 quality gaps per task and metric;
-- study_b_potemkin: conditional Potemkin rate, staging accuracy, P and O accuracy.
-Figures: study_b_states (stacked bars of the 8 states per judge x task) and
-study_b_heatmap (conditional Potemkin rate, protocol collapse, cue dependence).
+- study_b_potemkin: conditional and staged Potemkin rates, P, O, staging, J and T
+  rates, and J successes that need no listening P(T=1 | J=1).
+Figures: study_b_states (stacked bars of the 8 states per judge x task),
+study_b_heatmap (conditional Potemkin rate, protocol collapse, cue dependence),
+study_b_text_gap (J - T with its 95% CI per judge, one panel per task, one marker
+per cue) and study_b_probes (P, O, staging, J and T rates with CIs per judge x task).
 """
 
 from __future__ import annotations
@@ -33,11 +40,14 @@ from judgeaudit.stats.clustered import (
     METHOD_TEXT,
     caption_method,
 )
+from judgeaudit.stats.methods import describe
 from judgeaudit.vocab.study_b import CONTRASTED_CUES, CUES, NO_CUE, PROTOCOLS, TASKS
 
 TASK_LABEL = {"single": "Single", "positional": "Positional", "conversation": "Conversation"}
 TASK_ORDER = TASKS
 CUE_ORDER = CUES
+HOLM_KEY = "holm_per_judge"  # p_holm of the gap tables (stats.study_b.add_holm)
+GATE_KEY = "binomial_gate_clustered"  # the Potemkin chance gate (stats.chance)
 STATE_ORDER = ("111", "110", "101", "100", "011", "010", "001", "000")
 STATE_COLORS = {"111": "#1a9850", "110": "#d73027", "101": "#91cf60", "100": "#fc8d59",
                 "011": "#d9ef8b", "010": "#fee08b", "001": "#c7eae5", "000": "#7f7f7f"}
@@ -71,7 +81,11 @@ def accuracy_table(acc: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     keep = [c for c in order if c in wide.columns]
     wide = wide[[*index, *keep]].fillna("-")
     tsv = j.drop(columns=["cell"]).sort_values(["judge", "task", "protocol", "cue"])
-    write_table(wide, base, caption=_caption("Study B end-to-end accuracy", j), tsv_frame=tsv)
+    write_table(wide, base, caption=_caption(
+        "Study B end-to-end accuracy; Text = the text-only baseline T (the Pointwise "
+        "request with its audio removed: same instruction, transcript and candidates; "
+        "1/2 by construction for a judge answering the same request the same way)", j),
+        tsv_frame=tsv)
     return wide
 
 
@@ -89,16 +103,142 @@ def gap_table(gap: pd.DataFrame, base: str | Path) -> pd.DataFrame:
                                       "one_sided": r[f"{name}_one_sided"]})
                        for r in g.to_dict("records")]
     cols = ["judge", "task", "cue", "pointwise", "pairwise", "Pairwise - Pointwise", "pvalue",
-            "n", "n_clusters"]
+            "p_holm", "n", "n_clusters"]
     show = g[[c for c in cols if c in g.columns]].sort_values(["task", "cue", "judge"])
     write_table(show, base, caption=(
         "Study B protocol gap: mean over items of per-item Pairwise - Pointwise accuracy; 95% "
         "CI: " + METHOD_TEXT[METHOD_DIFFERENCE] + ", each item one cluster (n = n_clusters = "
         "items valid under both protocols); the paired cluster bootstrap over items (BCa) is in "
-        "the TSV (boot_low, boot_high). Per-protocol accuracies: "
+        "the TSV (boot_low, boot_high). p_holm: " + describe(HOLM_KEY).description
+        + ". Per-protocol accuracies: "
         + caption_method([METHOD_PROPORTION], unit="item") + ". " + CELL_LEGEND),
         tsv_frame=gap)
     return show
+
+
+def text_gap_table(tg: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+    """Pointwise (J), Text (T) and J - T per judge x task x cue."""
+    g = tg.copy()
+    g["J - T"] = [fmt_ci(e, lo, hi) + (" 1-sided" if isinstance(o, str) and o else "")
+                  for e, lo, hi, o in zip(g["estimate"], g["ci_low"], g["ci_high"],
+                                          g["one_sided"].fillna("") if "one_sided" in g
+                                          else [""] * len(g), strict=True)]
+    for name in ("pointwise", "text"):
+        g[name] = [fmt_rate_cell({"estimate": r[name], "ci_low": r[f"{name}_ci_low"],
+                                  "ci_high": r[f"{name}_ci_high"], "n": r[f"{name}_n"],
+                                  "n_clusters": r[f"{name}_n_clusters"],
+                                  "one_sided": r[f"{name}_one_sided"]})
+                   for r in g.to_dict("records")]
+    cols = ["judge", "task", "cue", "pointwise", "text", "J - T", "pvalue", "p_holm", "n",
+            "n_clusters"]
+    show = g[[c for c in cols if c in g.columns]].sort_values(["task", "cue", "judge"])
+    write_table(show, base, caption=(
+        "Study B: what listening adds. J - T = mean over items of per-item Pointwise "
+        "accuracy (with audio) - Text accuracy (the same request without its audio); "
+        "95% CI: " + METHOD_TEXT[METHOD_DIFFERENCE] + ", each item one cluster (n = "
+        "n_clusters = items valid under both); p_holm: " + describe(HOLM_KEY).description
+        + ". A judge answering the text-only request the same "
+        "way for both renderings of an item scores Text = 1/2 by construction. "
+        "Per-protocol accuracies: " + caption_method([METHOD_PROPORTION], unit="item")
+        + ". " + CELL_LEGEND), tsv_frame=tg)
+    return show
+
+
+def text_gap_figure(tg: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+    """J - T with its 95% CI per judge (rows), one panel per task, one marker per cue;
+    returns the plotted estimates (judge x task|cue)."""
+    tasks = [t for t in TASK_ORDER if t in set(tg["task"])]
+    judges = sorted(set(tg["judge"]))
+    fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(3.4 * max(1, len(tasks)) + 1,
+                                                            0.45 * len(judges) + 1.6),
+                             sharey=True, squeeze=False)
+    marks = dict(zip(CUE_ORDER, ("o", "s", "^", "D"), strict=True))
+    plotted = {}
+    for ax, task in zip(axes[0], tasks, strict=False):
+        d = tg[tg["task"] == task]
+        cues = [c for c in CUE_ORDER if c in set(d["cue"])]
+        for k, cue in enumerate(cues):
+            sub = d[d["cue"] == cue].set_index("judge")
+            y = np.arange(len(judges)) + (k - (len(cues) - 1) / 2) * 0.18
+            est = np.array([sub["estimate"].get(j, np.nan) for j in judges], dtype=float)
+            lo = np.array([sub["ci_low"].get(j, np.nan) for j in judges], dtype=float)
+            hi = np.array([sub["ci_high"].get(j, np.nan) for j in judges], dtype=float)
+            ax.errorbar(est, y, xerr=[est - lo, hi - est], fmt=marks.get(cue, "o"), ms=4,
+                        capsize=2, lw=0.8, label=cue)
+            plotted.update({(j, f"{task}|{cue}"): e for j, e in zip(judges, est, strict=True)})
+        ax.axvline(0, color="#777", lw=0.6)
+        ax.set_xlim(-1.05, 1.05)
+        ax.set_title(TASK_LABEL.get(task, task) + _corpus_of(d), fontsize=9)
+        ax.set_xlabel("J - T (Pointwise - Text)")
+        ax.legend(fontsize=6, title="cue", title_fontsize=6, loc="lower right")
+    axes[0][0].set_yticks(range(len(judges)), judges)
+    save_figure(fig, base)
+    return pd.Series(plotted, dtype=float).unstack() if plotted else pd.DataFrame()
+
+
+PROBE_METRICS = (("probe_P", "P"), ("probe_O", "O"), ("staging_accuracy", "staging"),
+                 ("probe_J", "J"), ("probe_T", "T"))
+
+
+def probes_figure(pot: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+    """P, O, staging, J and T rates (95% CI over items) per judge, one panel per task:
+    O (stated label, text) beside staging (P's own label, text) beside J (audio) shows
+    the modality gap; returns the plotted estimates."""
+    tasks = [t for t in TASK_ORDER if t in set(pot["task"])]
+    judges = sorted(set(pot["judge"]))
+    metrics = [(m, lab) for m, lab in PROBE_METRICS if m in set(pot["metric"])]
+    fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(3.4 * max(1, len(tasks)) + 1.2,
+                                                            3.2), sharey=True, squeeze=False)
+    width = 0.8 / max(1, len(metrics))
+    plotted = {}
+    for ax, task in zip(axes[0], tasks, strict=False):
+        d = pot[pot["task"] == task]
+        for k, (m, lab) in enumerate(metrics):
+            sub = d[d["metric"] == m].set_index("judge")
+            x = np.arange(len(judges)) + (k - (len(metrics) - 1) / 2) * width
+            est = np.array([sub["estimate"].get(j, np.nan) for j in judges], dtype=float)
+            lo = np.array([sub["ci_low"].get(j, np.nan) for j in judges], dtype=float)
+            hi = np.array([sub["ci_high"].get(j, np.nan) for j in judges], dtype=float)
+            ax.bar(x, np.nan_to_num(est), width, label=lab)
+            ax.errorbar(x, est, yerr=[est - lo, hi - est], fmt="none", ecolor="#333",
+                        lw=0.7, capsize=1.5)
+            plotted.update({(j, f"{task}|{lab}"): e for j, e in zip(judges, est, strict=True)})
+        ax.set_xticks(range(len(judges)), judges, rotation=45, ha="right")
+        ax.set_ylim(0, 1.05)
+        ax.set_title(TASK_LABEL.get(task, task) + _corpus_of(d), fontsize=9)
+    axes[0][0].set_ylabel("rate over renderings")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="center right", fontsize=7, title="probe")
+    fig.subplots_adjust(right=0.85)
+    save_figure(fig, base)
+    return pd.Series(plotted, dtype=float).unstack() if plotted else pd.DataFrame()
+
+
+def writer_ablation_table(ab: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+    """Rows judge x task; columns the accuracy under each writer and their difference."""
+    t = ab.copy()
+    acc = t[t["row"] == "accuracy"]
+    dif = t[t["row"] == "difference"]
+    cells = [{"judge": r["judge"], "task": r["task"], "column": f"Pointwise none, {r['writer']}",
+              "cell": fmt_rate_cell(r, invalid=True)} for r in acc.to_dict("records")]
+    cells += [{"judge": r["judge"], "task": r["task"], "column": r["writer"],
+               "cell": fmt_ci(r["estimate"], r["ci_low"], r["ci_high"])
+               + (" 1-sided" if isinstance(r.get("one_sided"), str) and r["one_sided"] else "")}
+              for r in dif.to_dict("records")]
+    frame = pd.DataFrame(cells)
+    wide = frame.pivot_table(index=["task", "judge"], columns="column", values="cell",
+                             aggfunc="first").reset_index().fillna("-")
+    order = ([f"Pointwise none, {w}" for w in dict.fromkeys(acc["writer"])]
+             + list(dict.fromkeys(dif["writer"])))
+    wide = wide[["task", "judge", *[c for c in order if c in wide.columns]]]
+    write_table(wide, base, caption=(
+        "Study B writer swap: native Pointwise accuracy (cue none) per judge with the "
+        "replies written by the run's writer and re-written by a second writer (same items, "
+        "audio, reply order and question); accuracies: "
+        + caption_method([METHOD_PROPORTION], unit="item") + "; difference: "
+        + METHOD_TEXT[METHOD_DIFFERENCE] + ", each item one cluster. " + CELL_LEGEND),
+        tsv_frame=ab)
+    return wide
 
 
 def balance_table(bal: pd.DataFrame, base: str | Path) -> pd.DataFrame:
@@ -107,13 +247,24 @@ def balance_table(bal: pd.DataFrame, base: str | Path) -> pd.DataFrame:
                         zip(b["gap"], b["gap_ci_low"], b["gap_ci_high"], strict=True)]
     b["|gap|"] = [fmt_ci(e, lo, hi) for e, lo, hi in
                   zip(b["abs_gap"], b["abs_gap_ci_low"], b["abs_gap_ci_high"], strict=True)]
-    show = b[["task", "metric", "mean_r0", "mean_r1", "gap R1 - R0", "|gap|", "n_items"]]
+    cols = ["task", "metric", "mean_r0", "mean_r1", "gap R1 - R0", "|gap|", "n_items"]
+    if "paper_gap" in b and b["paper_gap"].notna().any():
+        b["paper |gap|"] = [f"{v:.2f}" if pd.notna(v) else "-" for v in b["paper_gap"]]
+        b["above paper"] = [("yes" if str(v).lower() == "true" else "no") if pd.notna(p)
+                            else "-" for v, p in zip(b["exceeds_paper"], b["paper_gap"],
+                                                     strict=True)]
+        cols += ["paper |gap|", "above paper"]
+    show = b[cols]
     write_table(show, base, caption=(
         "Study B reply balance: mean of each quality metric for R0 and R1, the gap R1 - R0 "
         "and the mean |R1 - R0| over items; 95% CI: " + METHOD_TEXT[METHOD_DIFFERENCE]
         + ", each item one cluster (rows of an item averaged first; for |gap| the mean "
         "with the same CR2 variance, lower bound cut at 0); the paired item bootstrap "
-        "(BCa) of the gap is in the TSV (boot_low, boot_high)."), tsv_frame=bal)
+        "(BCa) of the gap is in the TSV (boot_low, boot_high). llm_* = the LLM scorer's "
+        "1-5 ratings (helpfulness, relevance, specificity, naturalness); 'above paper' "
+        "flags a mean |gap| larger than the paper's (0.41 / 0.74 / 0.51 / 0.69). DNSMOS "
+        "on the replies spoken in voices drawn per item (the same voice for R0 and R1)."),
+        tsv_frame=bal)
     return show
 
 
@@ -127,9 +278,12 @@ def potemkin_table(pot: pd.DataFrame, base: str | Path) -> pd.DataFrame:
                             aggfunc="first").reset_index().fillna("-")
     wide.columns = [str(c) for c in wide.columns]
     write_table(wide, base, caption=_caption(
-        "Study B probes per rendering: P, O, J rates, conditional Potemkin rate "
-        "P(J=0 | P=1, O=1) (reported only when P is above chance and n(P=1, O=1) is "
-        "large enough), staging accuracy", tidy), tsv_frame=tidy.drop(columns=["cell"]))
+        "Study B probes per rendering: P, O, staging, J and T (text-only) bit rates "
+        "(probe_*, staging_accuracy), the conditional Potemkin rate P(J=0 | P=1, O=1) "
+        "(conditional_potemkin), the staged Potemkin rate P(J=0 | P=1, staging=1) "
+        "(staged_potemkin) and the J successes the transcript alone also gets "
+        "P(T=1 | J=1) (j_no_listening). Chance gate: " + describe(GATE_KEY).description,
+        tidy), tsv_frame=tidy.drop(columns=["cell"]))
     return wide
 
 
@@ -248,4 +402,5 @@ def heatmap_figure(pot: pd.DataFrame, gap: pd.DataFrame, cue: pd.DataFrame,
 
 
 __all__ = ["accuracy_table", "balance_table", "gap_table", "heatmap_figure", "potemkin_table",
-           "states_figure", "states_table"]
+           "probes_figure", "states_figure", "states_table", "text_gap_figure",
+           "text_gap_table", "writer_ablation_table"]

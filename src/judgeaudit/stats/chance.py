@@ -4,7 +4,8 @@ Potemkin rate.
 A judge answering at chance picks uniformly among the options of each probe,
 independently: P among the task's K emotion classes (the probe's allowed answers;
 positional: the P bit needs every turn of the scored span right, so its chance is
-(1/K)^(span length)), O and J between R1 and R2 (1/2 each). The expected state
+(1/K)^(number of scored turns): every user turn under the default P-bit scope
+"trajectory", the shift span under "span"), O and J between R1 and R2 (1/2 each). The expected state
 distribution is, per rendering, the product of the three Bernoulli laws, averaged
 over the renderings of the task (so it sums to 1 by construction).
 
@@ -14,11 +15,16 @@ compares P with the larger of the uniform chance and the best constant answer
 (the share of renderings that one fixed label gets right on every scored turn).
 
 Conditional Potemkin P(J=0 | P=1, O=1) is reported only when P is above that
-chance (one-sided exact binomial test, `scipy.stats.binomtest`,
-alternative="greater", over renderings; the heterogeneous-chance case is tested
-against the mean chance, which is conservative) and its denominator n(111)+n(110)
-reaches `min_n`; otherwise the row keeps the raw value in `raw_estimate` and says
-why in `reason`.
+chance and its denominator n(111)+n(110) reaches `min_n`; otherwise the row keeps
+the raw value in `raw_estimate` and says why in `reason`. The test is clustered on
+items like every Study B rate (an item's two renderings are not independent): a
+one-sided exact binomial test (`scipy.stats.binomtest`, alternative="greater") at
+the CR2 effective sample size over items, n_eff = floor(n / deff) renderings with
+k_eff = round(rate * n_eff) successes, deff the CR2 design effect of the P bits
+clustered on items (`stats.clustered.clustered_proportion`) floored at 1, and at a
+boundary rate (0 or 1, no variance to estimate) the largest cluster size (the
+whole item counted once). The heterogeneous-chance case is tested against the mean
+chance, which is conservative.
 """
 
 from __future__ import annotations
@@ -31,15 +37,39 @@ import pandas as pd
 from scipy.stats import binomtest
 
 STATES = ("111", "110", "101", "100", "011", "010", "001", "000")
-GATE_METHOD = "one-sided exact binomial (scipy binomtest) of P vs max(uniform, best constant)"
+GATE_METHOD = ("one-sided exact binomial (scipy binomtest) of P vs max(uniform, best "
+               "constant) at the CR2 effective sample size over items (n / deff, deff >= 1)")
 
 
-def _span(item: Mapping) -> list[int]:
+def _span(item: Mapping, scope: str = "trajectory") -> list[int]:
     """Turns whose P answers make the P bit (as in stats.study_b._p_bits)."""
-    if item["family"] != "positional":
-        return [max(item["key_turns"])]
-    user = [t["turn"] for t in item["turns"] if t["role"] == "user"]
-    return sorted({user[0], *(item.get("span_turns") or item["key_turns"])})
+    from judgeaudit.stats.study_b import p_turns
+
+    return p_turns(item, scope)
+
+
+def clustered_binomtest(bits: Sequence[float], clusters: Sequence, chance: float
+                        ) -> tuple[float, int, int, float]:
+    """One-sided exact binomial test of rate > chance at the CR2 effective sample size
+    over `clusters`: (p-value, k_eff, n_eff, deff). See the module docstring."""
+    from judgeaudit.stats.clustered import clustered_proportion
+
+    y = np.asarray(bits, dtype=float)
+    n = int(y.size)
+    if not n or not 0 < chance < 1:
+        return math.nan, 0, n, math.nan
+    est = clustered_proportion(y, np.asarray(clusters, dtype=object).astype(str))
+    rate = float(y.mean())
+    if rate in (0.0, 1.0):
+        sizes = pd.Series(np.asarray(clusters, dtype=object).astype(str)).value_counts()
+        deff = float(sizes.max())
+    else:
+        deff = float(est.deff) if math.isfinite(est.deff) else 1.0
+    deff = max(1.0, deff)
+    n_eff = max(1, int(math.floor(n / deff + 1e-9)))  # guard 11.0 read as 10.999..
+    k_eff = int(round(rate * n_eff))
+    return float(binomtest(k_eff, n_eff, chance, alternative="greater").pvalue), k_eff, \
+        n_eff, deff
 
 
 def _gold_turns(item: Mapping, rendering: int, span: Sequence[int]) -> list[str]:
@@ -52,7 +82,8 @@ def _gold_turns(item: Mapping, rendering: int, span: Sequence[int]) -> list[str]
     return out
 
 
-def rendering_chance(items: Sequence[Mapping], options: int = 2) -> pd.DataFrame:
+def rendering_chance(items: Sequence[Mapping], options: int = 2, p_scope: str = "trajectory"
+                     ) -> pd.DataFrame:
     """Per task x rendering: uniform chance of the P, O and J bits, and the golds of
     the P span (for the best-constant baseline). `options`: answers of O and J."""
     rows = []
@@ -60,7 +91,7 @@ def rendering_chance(items: Sequence[Mapping], options: int = 2) -> pd.DataFrame
         k = len(item["classes"])
         if k < 2:
             raise ValueError(f"chance: item {item['item_id']} has {k} classes; need >= 2")
-        span = _span(item)
+        span = _span(item, p_scope)
         for v in (0, 1):
             rows.append({"task": item["family"], "item_id": item["item_id"], "rendering": v,
                          "p_P": (1.0 / k) ** len(span), "p_O": 1.0 / options,
@@ -88,10 +119,11 @@ def best_constant(golds: Sequence[Sequence[str]]) -> float:
     return max(float(np.mean([all(g == lab for g in gs) for gs in golds])) for lab in labels)
 
 
-def chance_distribution(items: Sequence[Mapping], options: int = 2) -> pd.DataFrame:
+def chance_distribution(items: Sequence[Mapping], options: int = 2,
+                        p_scope: str = "trajectory") -> pd.DataFrame:
     """Expected state distribution of a chance judge per task (rows task x state)
     with the per-task P chances (uniform, best constant, gate = their max)."""
-    rc = rendering_chance(items, options)
+    rc = rendering_chance(items, options, p_scope)
     out = []
     for task, g in rc.groupby("task", sort=True):
         probs = [state_probabilities(r.p_P, r.p_O, r.p_J) for r in g.itertuples()]
@@ -112,7 +144,8 @@ def gate_potemkin(pot: pd.DataFrame, st: pd.DataFrame, chance: pd.DataFrame,
     denominator is below `min_n`; add p_rate, p_chance, p_pvalue, reported, reason."""
     pot = pot.copy()
     for col, default in (("raw_estimate", math.nan), ("p_rate", math.nan),
-                         ("p_chance", math.nan), ("p_pvalue", math.nan), ("reported", True),
+                         ("p_chance", math.nan), ("p_pvalue", math.nan), ("p_n_eff", math.nan),
+                         ("p_deff", math.nan), ("reported", True),
                          ("reason", ""), ("gate_method", "")):
         pot[col] = default
     pot["reported"] = pot["reported"].astype(object)
@@ -122,23 +155,27 @@ def gate_potemkin(pot: pd.DataFrame, st: pd.DataFrame, chance: pd.DataFrame,
             pot.at[i, "reported"] = None
             continue
         g = st[(st["judge"] == r["judge"]) & (st["task"] == r["task"])]
-        pbits = g["P"].dropna()
+        ok = g["P"].notna()
+        pbits = g.loc[ok, "P"]
         k, n = int(pbits.sum()), len(pbits)
         c = float(gates.get(r["task"], math.nan))
-        pval = (float(binomtest(k, n, c, alternative="greater").pvalue)
-                if n and 0 < c < 1 else math.nan)
+        pval, _, n_eff, deff = clustered_binomtest(pbits.to_numpy(dtype=float),
+                                                   g.loc[ok, "item_id"].to_numpy(), c)
         reasons = []
         if not n:
             reasons.append("no valid P probe")
         elif not (pval < alpha):
             reasons.append(f"P {k}/{n} = {k / n:.2f} not above chance {c:.2f} "
-                           f"(one-sided binomial p = {pval:.3g} >= {alpha:g})")
+                           f"(one-sided binomial at the item-clustered effective n = "
+                           f"{n_eff}, p = {pval:.3g} >= {alpha:g})")
         if int(r["n"]) < min_n:
             reasons.append(f"n(P=1, O=1) = {int(r['n'])} < {min_n}")
         pot.at[i, "raw_estimate"] = r["estimate"]
         pot.at[i, "p_rate"] = k / n if n else math.nan
         pot.at[i, "p_chance"] = c
         pot.at[i, "p_pvalue"] = pval
+        pot.at[i, "p_n_eff"] = n_eff
+        pot.at[i, "p_deff"] = deff
         pot.at[i, "gate_method"] = GATE_METHOD
         if reasons:
             pot.at[i, "reported"] = False
@@ -150,5 +187,6 @@ def gate_potemkin(pot: pd.DataFrame, st: pd.DataFrame, chance: pd.DataFrame,
     return pot
 
 
-__all__ = ["GATE_METHOD", "STATES", "best_constant", "chance_distribution", "gate_potemkin",
+__all__ = ["GATE_METHOD", "STATES", "best_constant", "chance_distribution",
+           "clustered_binomtest", "gate_potemkin",
            "rendering_chance", "state_probabilities"]

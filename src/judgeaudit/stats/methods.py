@@ -151,6 +151,18 @@ METHODS: dict[str, Method] = {m.key: m for m in (
         "none (a correction over the family's p-values)", "alpha = 0.05 family-wise",
         kind="correction"),
     Method(
+        "holm_per_judge", "Holm step-down per judge",
+        "Holm's step-down adjustment of the p-values over one family per judge: that "
+        "judge's rows of the table (every task x cue of the protocol gap and the text "
+        "gap, every task x protocol x contrasted cue of the cue dependence); p_holm, "
+        "reject_holm at alpha = 0.05, holm_m the family's number of finite p-values",
+        "judgeaudit.stats.study_b.add_holm (judgeaudit.stats.contrasts.holm)",
+        "statsmodels.stats.multitest.multipletests(method='holm')",
+        "none (a correction over the family's p-values)", "alpha = 0.05 family-wise",
+        kind="correction",
+        patterns=(r"holm \(statsmodels multipletests\), family = one judge's rows of the "
+                  r"table",)),
+    Method(
         "binomial_gate", "chance gate (exact binomial)",
         "the conditional Potemkin rate is reported only when P is above chance: one-sided "
         "exact binomial test of the P successes over renderings against max(uniform chance, "
@@ -160,7 +172,25 @@ METHODS: dict[str, Method] = {m.key: m for m in (
         "scipy.stats.binomtest(k, n, p, alternative='greater')",
         "none (renderings treated as independent; conservative against the mean chance)",
         "exact binomial", kind="test",
-        patterns=(r"one-sided exact binomial \(scipy binomtest\)[^;]*",)),
+        patterns=(r"one-sided exact binomial \(scipy binomtest\)(?![^;]*effective sample "
+                  r"size)[^;]*",)),
+    Method(
+        "binomial_gate_clustered", "chance gate (exact binomial, item-clustered)",
+        "the conditional Potemkin rate is reported only when P is above chance and its "
+        "denominator n(111) + n(110) reaches min_n (both from study_b.potemkin_gate): "
+        "one-sided exact binomial test (alternative='greater') of the P rate against "
+        "max(uniform chance, best constant answer) at the effective sample size over "
+        "items, n_eff = floor(n / deff) renderings with k_eff = round(rate * n_eff) "
+        "successes, deff the CR2 design effect of the P bits clustered on items floored at "
+        "1 (the largest cluster size when the rate is 0 or 1); against the mean chance "
+        "where chance differs across renderings (conservative)",
+        "judgeaudit.stats.chance.clustered_binomtest (via stats.chance.gate_potemkin)",
+        "scipy.stats.binomtest(k_eff, n_eff, p, alternative='greater'); deff from "
+        "judgeaudit.stats.clustered.clustered_proportion",
+        "the item (its two renderings are one cluster)", "exact binomial at n_eff",
+        kind="test",
+        patterns=(r"one-sided exact binomial \(scipy binomtest\)[^;]*effective sample "
+                  r"size[^;]*",)),
     Method(
         "wilson_deff", "Wilson at n/DEFF (ANOVA ICC)",
         "Wilson score interval (statsmodels) at the effective size n/DEFF with the "

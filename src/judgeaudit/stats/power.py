@@ -70,7 +70,7 @@ from judgeaudit.stats.clustered import (
 )
 from judgeaudit.stats.contrasts import holm_reject
 from judgeaudit.vocab.study_a import PLACEMENTS, WRONG_BLUEPRINT_CONDITIONS
-from judgeaudit.vocab.study_b import NO_CUE, PROTOCOLS
+from judgeaudit.vocab.study_b import AUDIO_PROTOCOLS, NO_CUE
 
 FOLLOW_CONDITIONS = (*WRONG_BLUEPRINT_CONDITIONS, *PLACEMENTS, "conflict")
 # test -> (target key in power.targets, kind); kind "null": one rate vs its null p0;
@@ -154,7 +154,7 @@ def trial_cells(trials: Sequence[Mapping[str, Any]]) -> list[Cell]:
             pair_trials[key] = pair_trials.get(key, 0) + 1
         elif t["study"] == "A":
             cls.setdefault((t["task"], t["condition"]), []).append(t)
-        elif t["study"] == "B" and f.get("protocol") in PROTOCOLS:
+        elif t["study"] == "B" and f.get("protocol") in AUDIO_PROTOCOLS:  # not T
             gap.setdefault((t["task"], str(f.get("cue") or NO_CUE)), []).append(t)
     cells: list[Cell] = []
     for (task, cond), rows in sorted(cls.items()):
@@ -190,7 +190,7 @@ def trial_cells(trials: Sequence[Mapping[str, Any]]) -> list[Cell]:
                               + pair_trials[(task, "native")], _codes([con[i][0] for i in ids]),
                               pilot_keys=[(task, "concat", "lock"), (task, "native", "lock")]))
     for (task, cue), rows in sorted(gap.items()):
-        per = {p: {} for p in PROTOCOLS}
+        per = {p: {} for p in AUDIO_PROTOCOLS}
         for r in rows:
             item = str(r["facts"]["item_id"])
             per[r["facts"]["protocol"]][item] = per[r["facts"]["protocol"]].get(item, 0) + 1

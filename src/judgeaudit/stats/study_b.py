@@ -8,11 +8,15 @@ as wrong: every cell reports the valid n and n_invalid.
 
 State bits per rendering (item x A0/A1) of one judge and task:
   P  perception probe correct (single / conversation: the emotion of the key
-     turn; positional: the trajectory is right at the first user turn (the
-     starting state) and at every user turn from the earlier to the later
-     candidate shift turn, i.e. it locates the shift);
+     turn; positional: the whole per-turn trajectory is right, every user turn, as
+     the paper's probe asks (`p_scope="trajectory"`, the default). The lenient
+     scope `p_scope="span"` (config study_b.tasks.positional.p_bit: span) scores
+     only the first user turn and the turns from the earlier to the later
+     candidate shift, i.e. whether it locates the shift; it is a named option);
   O  oracle probe correct (stated label = the true label);
-  J  native pointwise judgment (cue `none`) correct.
+  J  native pointwise judgment (cue `none`) correct;
+  T  (beside the state, not part of it) the text-only baseline of the same
+     rendering (`text-none`: the pointwise request without audio) correct.
 State "PO J" as a 3-character string, e.g. "110" = Potemkin (perceives and maps,
 still fails). Conditional Potemkin rate = n(110) / (n(110) + n(111)).
 Staging probe: the O trial whose stated label is P's prediction (positional:
@@ -23,10 +27,12 @@ orders (pairwise) are not independent, so every rate is clustered on `item_id`
 (`stats.clustered.clustered_proportion`: Wilson at the CR2 effective sample size,
 t on Bell-McCaffrey df, one-sided at 0 or 1), with n (trials or renderings), n_clusters (items),
 n_invalid and invalid_low / invalid_high (the rate if every invalid answer had
-been wrong / right). Protocol gap and cue dependence: per-item accuracy
+been wrong / right). Protocol gap, text gap (J - T) and cue dependence: per-item accuracy
 differences, a paired t interval over items (CR2 = items; `clustered_difference`)
 with its p-value, and the paired cluster bootstrap over items (BCa, scipy) as
-boot_low / boot_high.
+boot_low / boot_high; the p-values of each table are Holm-adjusted (p_holm) over
+one family per judge (every task x cue of the protocol gap or the text gap, every
+task x protocol of the cue dependence).
 """
 
 from __future__ import annotations
@@ -45,8 +51,22 @@ from judgeaudit.stats.clustered import (
     clustered_proportion,
     invalid_bounds,
 )
+from judgeaudit.stats.contrasts import holm
 from judgeaudit.stats.outcomes import split_statuses
-from judgeaudit.vocab.study_b import CONTRASTED_CUES, NO_CUE, PROTOCOLS
+from judgeaudit.vocab.study_b import (
+    AUDIO_PROTOCOLS,
+    CONTRASTED_CUES,
+    DEPLOYMENT_PROTOCOL,
+    NO_CUE,
+    PROTOCOLS,
+    TEXT_PROTOCOL,
+)
+
+#: P-bit scope of the positional task: "trajectory" (the paper's probe: every user
+#: turn right) or "span" (lenient: the first user turn and the turns from the
+#: earlier to the later candidate shift; kept only as a named option)
+P_SCOPES = ("trajectory", "span")
+HOLM_METHOD = "holm (statsmodels multipletests), family = one judge's rows of the table"
 
 STATES = ("111", "110", "101", "100", "011", "010", "001", "000")
 STATE_NAMES = {"111": "reliable", "110": "potemkin", "010": "perception bottleneck",
@@ -74,7 +94,8 @@ def score_trials(trials: Sequence[Mapping[str, Any]], responses: Sequence[Mappin
         rows.append({
             "judge": judge, "task": t["task"], "shard": shard, "trial_id": t["trial_id"],
             "item_id": f["item_id"], "protocol": f.get("protocol", ""),
-            "probe": f.get("probe", "J" if f.get("protocol") == "pointwise" else ""),
+            "probe": f.get("probe", {"pointwise": "J", TEXT_PROTOCOL: "T"}.get(
+                f.get("protocol"), "")),
             "cue": f.get("cue") or "", "rendering": f.get("rendering", f.get("rendering_a")),
             "order": f.get("order", ""), "turn": f.get("turn"),
             "key_turn": f.get("key_turn"), "stated_label": f.get("stated_label"),
@@ -159,32 +180,79 @@ def paired_item_diff(a: pd.DataFrame, b: pd.DataFrame, n_boot: int, seed: int
     return res
 
 
+def add_holm(frame: pd.DataFrame, table: str, by: str = "judge") -> pd.DataFrame:
+    """Holm-adjusted p-values over one multiplicity family per `by` value (a judge's
+    rows of one table: every task x cue of the protocol gap, every task x protocol of
+    the cue dependence): p_holm, reject_holm (at 0.05), holm_family, holm_m."""
+    out = frame.copy()
+    for col, default in (("p_holm", math.nan), ("reject_holm", False), ("holm_family", ""),
+                         ("holm_m", 0)):
+        out[col] = default
+    out["reject_holm"] = out["reject_holm"].astype(object)
+    if out.empty:
+        return out
+    for key, idx in out.groupby(by).groups.items():
+        adj, rej = holm(out.loc[idx, "pvalue"].tolist())
+        out.loc[idx, "p_holm"] = adj
+        out.loc[idx, "reject_holm"] = rej
+        out.loc[idx, "holm_family"] = f"{table}|{key}"
+        out.loc[idx, "holm_m"] = int(np.isfinite(out.loc[idx, "pvalue"].astype(float)).sum())
+    out["holm_method"] = HOLM_METHOD
+    return out
+
+
+def _side_cells(frames: Sequence[tuple[str, pd.DataFrame]]) -> dict[str, Any]:
+    side: dict[str, Any] = {}
+    for name, frame in frames:
+        c = cell(frame)
+        side.update({name: c["estimate"], f"{name}_ci_low": c["ci_low"],
+                     f"{name}_ci_high": c["ci_high"], f"{name}_n": c["n"],
+                     f"{name}_n_clusters": c["n_clusters"],
+                     f"{name}_one_sided": c["one_sided"]})
+    return side
+
+
 def protocol_gap(scored: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """Pairwise - Pointwise accuracy per judge x task x cue, paired over items."""
+    """Pairwise - Pointwise accuracy per judge x task x cue, paired over items; the
+    p-values Holm-adjusted over each judge's rows (`add_holm`)."""
     out = []
-    j = scored[scored["protocol"].isin(PROTOCOLS)]
+    j = scored[scored["protocol"].isin(AUDIO_PROTOCOLS)]
     for (judge, task, cue), g in j.groupby(["judge", "task", "cue"]):
         pw, pt = g[g["protocol"] == "pairwise"], g[g["protocol"] == "pointwise"]
         if pw.empty or pt.empty:
             continue
         res = paired_item_diff(pw, pt, n_boot, seed)
-        side = {}
-        for name, frame in (("pairwise", pw), ("pointwise", pt)):
-            c = cell(frame)
-            side.update({name: c["estimate"], f"{name}_ci_low": c["ci_low"],
-                         f"{name}_ci_high": c["ci_high"], f"{name}_n": c["n"],
-                         f"{name}_n_clusters": c["n_clusters"],
-                         f"{name}_one_sided": c["one_sided"]})
+        side = _side_cells((("pairwise", pw), ("pointwise", pt)))
         out.append({"judge": judge, "task": task, "cue": cue, **side, **res})
-    return pd.DataFrame(out)
+    return add_holm(pd.DataFrame(out), "protocol_gap")
+
+
+def text_gap(scored: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """What listening adds: Pointwise (audio) - Text (the same request without audio)
+    accuracy per judge x task x cue, paired over items (the item is the unit: its two
+    renderings are averaged first; `paired_item_diff`), with both accuracies and the
+    Holm-adjusted p-value over each judge's rows. A judge answering the text-only
+    request identically for both renderings scores 1/2 on T by construction, so
+    J - T = J - 1/2 there; T above 1/2 is accuracy the transcript alone gives."""
+    out = []
+    j = scored[scored["protocol"].isin(("pointwise", TEXT_PROTOCOL))]
+    for (judge, task, cue), g in j.groupby(["judge", "task", "cue"]):
+        pt, tx = g[g["protocol"] == "pointwise"], g[g["protocol"] == TEXT_PROTOCOL]
+        if pt.empty or tx.empty:
+            continue
+        res = paired_item_diff(pt, tx, n_boot, seed)
+        side = _side_cells((("pointwise", pt), ("text", tx)))
+        out.append({"judge": judge, "task": task, "cue": cue, **side, **res})
+    return add_holm(pd.DataFrame(out), "text_gap")
 
 
 def cue_dependence(scored: pd.DataFrame, cues: Sequence[str] = CONTRASTED_CUES,
                    none: str = NO_CUE, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """acc(cue) - acc(no cue) per judge x task x protocol x contrasted cue (each cue of
-    `cues` the group ran, vocab.study_b.CONTRASTED_CUES), paired over items."""
+    """acc(cue) - acc(no cue) per judge x task x protocol (Pointwise, Pairwise) x
+    contrasted cue (each cue of `cues` the group ran, vocab.study_b.CONTRASTED_CUES),
+    paired over items; the p-values Holm-adjusted over each judge's rows."""
     out = []
-    j = scored[scored["protocol"].isin(PROTOCOLS)]
+    j = scored[scored["protocol"].isin(AUDIO_PROTOCOLS)]
     for (judge, task, proto), g in j.groupby(["judge", "task", "protocol"]):
         ran = set(g["cue"])
         if none not in ran:
@@ -192,11 +260,27 @@ def cue_dependence(scored: pd.DataFrame, cues: Sequence[str] = CONTRASTED_CUES,
         for cue in (c for c in cues if c in ran):
             res = paired_item_diff(g[g["cue"] == cue], g[g["cue"] == none], n_boot, seed)
             out.append({"judge": judge, "task": task, "protocol": proto, "cue": cue, **res})
-    return pd.DataFrame(out)
+    return add_holm(pd.DataFrame(out), "cue_dependence")
 
 
 # ------------------------------------------------------------------ states
-def _p_bits(p: pd.DataFrame, items: Mapping[str, dict]) -> dict[tuple[str, int], dict]:
+def p_turns(item: Mapping[str, Any], scope: str = "trajectory") -> list[int]:
+    """Turns whose P answers make an item's P bit: the key turn (single: turn 1;
+    conversation: the last user turn); positional, scope "trajectory" (default, the
+    paper's probe): every user turn; scope "span" (lenient, named option): the first
+    user turn and the turns from the earlier to the later candidate shift."""
+    if scope not in P_SCOPES:
+        raise ValueError(f"P-bit scope {scope!r}: expected one of {P_SCOPES}")
+    if item["family"] != "positional":
+        return [max(item["key_turns"])]
+    user = [t["turn"] for t in item["turns"] if t["role"] == "user"]
+    if scope == "trajectory":
+        return user
+    return sorted({user[0], *(item.get("span_turns") or item["key_turns"])})
+
+
+def _p_bits(p: pd.DataFrame, items: Mapping[str, dict], scope: str = "trajectory"
+            ) -> dict[tuple[str, int], dict]:
     """Per rendering: P bit (or NaN if invalid) and the staging label P implies."""
     out: dict[tuple[str, int], dict] = {}
     for (iid, v), g in p.groupby(["item_id", "rendering"]):
@@ -206,10 +290,15 @@ def _p_bits(p: pd.DataFrame, items: Mapping[str, dict]) -> dict[tuple[str, int],
             out[(iid, int(v))] = {"P": row["correct"] if row["valid"] else math.nan,
                                   "stage_label": row["parsed"] if row["valid"] else None}
             continue
-        user = [t["turn"] for t in item["turns"] if t["role"] == "user"]
-        span = sorted({user[0], *(item.get("span_turns") or item["key_turns"])})
-        key = g[g["turn"].isin(span)]
-        if len(key) != len(span) or not key["valid"].all():
+        need = p_turns(item, scope)
+        missing = sorted(set(need) - set(g["turn"].astype(int)))
+        if missing:
+            raise ValueError(
+                f"states: item {iid} rendering {int(v)}: no P trial for turn(s) {missing}, "
+                f"which the P-bit scope {scope!r} scores (the probe was built with "
+                f"study_b.tasks.positional.trajectory = span? score with p_bit: span)")
+        key = g[g["turn"].isin(need)]
+        if not key["valid"].all():
             out[(iid, int(v))] = {"P": math.nan, "stage_label": None}
             continue
         bit = float(key["correct"].all())
@@ -221,54 +310,92 @@ def _p_bits(p: pd.DataFrame, items: Mapping[str, dict]) -> dict[tuple[str, int],
     return out
 
 
-def states(scored: pd.DataFrame, items: Sequence[dict]) -> pd.DataFrame:
-    """One row per judge x task x rendering: P, O, J bits, state, staging result."""
+def _bit(frame: pd.DataFrame) -> float:
+    """The correct bit of a one-trial frame (NaN when absent or invalid)."""
+    if not len(frame) or not bool(frame["valid"].iloc[0]):
+        return math.nan
+    return float(frame["correct"].iloc[0])
+
+
+def _nan(x: Any) -> bool:
+    return isinstance(x, float) and math.isnan(x)
+
+
+def states(scored: pd.DataFrame, items: Sequence[dict], p_scope: str = "trajectory"
+           ) -> pd.DataFrame:
+    """One row per judge x task x rendering: P, O, J bits, state, staging result, the
+    text-only bit T (the `text-none` trial of the rendering; NaN when T did not run or
+    was invalid), `staged` = the (P, staging, J) string and `j_no_listening` = J and T
+    both right (a J success the transcript alone also gets)."""
     by_id = {it["item_id"]: it for it in items}
     rows = []
     for (judge, task), g in scored.groupby(["judge", "task"]):
         p = g[g["probe"] == "P"]
         o = g[g["probe"] == "O"]
-        j = g[(g["protocol"] == "pointwise") & (g["cue"] == NO_CUE)]
-        pbits = _p_bits(p, by_id)
+        j = g[(g["protocol"] == DEPLOYMENT_PROTOCOL) & (g["cue"] == NO_CUE)]
+        t = g[(g["protocol"] == TEXT_PROTOCOL) & (g["cue"] == NO_CUE)]
+        t_by = {(r.item_id, int(r.rendering)): (r.correct if r.valid else math.nan)
+                for r in t.itertuples()}
+        pbits = _p_bits(p, by_id, p_scope)
         for r in j.itertuples():
             key = (r.item_id, int(r.rendering))
             ob = o[(o["item_id"] == r.item_id) & (o["rendering"] == r.rendering)]
-            orow = ob[ob["oracle"] == True]  # noqa: E712
-            o_bit = orow["correct"].iloc[0] if len(orow) and orow["valid"].iloc[0] else math.nan
+            o_bit = _bit(ob[ob["oracle"] == True])  # noqa: E712
             pb = pbits.get(key, {"P": math.nan, "stage_label": None})
             stage = math.nan
-            if not (isinstance(pb["P"], float) and math.isnan(pb["P"])):
+            if not _nan(pb["P"]):
                 lab = pb["stage_label"]
                 srow = ob[ob["stated_label"] == lab] if lab is not None else ob.iloc[0:0]
-                stage = (srow["correct"].iloc[0] if len(srow) and srow["valid"].iloc[0]
-                         else 0.0 if lab is None else math.nan)
+                stage = _bit(srow) if len(srow) else (0.0 if lab is None else math.nan)
             j_bit = r.correct if r.valid else math.nan
             bits = (pb["P"], o_bit, j_bit)
-            state = "" if any(isinstance(b, float) and math.isnan(b) for b in bits) else \
-                "".join(str(int(b)) for b in bits)
+            state = "" if any(_nan(b) for b in bits) else "".join(str(int(b)) for b in bits)
+            sbits = (pb["P"], stage, j_bit)
+            staged = "" if any(_nan(b) for b in sbits) else \
+                "".join(str(int(b)) for b in sbits)
+            t_bit = t_by.get(key, math.nan)
+            both = math.nan if _nan(j_bit) or _nan(t_bit) else float(j_bit == 1 and t_bit == 1)
             rows.append({"judge": judge, "task": task, "item_id": r.item_id,
                          "rendering": int(r.rendering), "P": pb["P"], "O": o_bit, "J": j_bit,
-                         "state": state, "staging": stage})
+                         "state": state, "staging": stage, "staged": staged, "T": t_bit,
+                         "j_no_listening": both})
     return pd.DataFrame(rows)
 
 
 def state_distribution(st: pd.DataFrame) -> pd.DataFrame:
     """Share of each of the 8 states per judge x task over renderings, clustered on
-    items; undefined (some probe invalid) renderings counted in n_invalid."""
+    items; undefined (some probe invalid) renderings counted in n_invalid. What T
+    says of each state: t_right = share of the state's renderings whose text-only
+    trial T is also right (t_n renderings with a valid T; NaN when T did not run)."""
     out = []
     for (judge, task), g in st.groupby(["judge", "task"]):
         defined = g[g["state"] != ""]
         n_inv = int((g["state"] == "").sum())
         for s in STATES:
             hit = (defined["state"] == s).to_numpy(dtype=float)
-            out.append({"judge": judge, "task": task, "state": s, "name": STATE_NAMES[s],
-                        **clustered_rate(hit, defined["item_id"], n_inv)})
+            row = {"judge": judge, "task": task, "state": s, "name": STATE_NAMES[s],
+                   **clustered_rate(hit, defined["item_id"], n_inv)}
+            if "T" in defined:
+                tb = defined.loc[defined["state"] == s, "T"].dropna()
+                row.update({"t_right": float(tb.mean()) if len(tb) else math.nan,
+                            "t_n": int(len(tb))})
+            out.append(row)
     return pd.DataFrame(out)
 
 
+def _conditional(g: pd.DataFrame, cond: pd.Series, hit: pd.Series, n_inv: int
+                 ) -> dict[str, Any]:
+    sub = g[cond]
+    return clustered_rate(hit[cond].to_numpy(dtype=float), sub["item_id"], n_inv)
+
+
 def potemkin(st: pd.DataFrame) -> pd.DataFrame:
-    """Conditional Potemkin rate P(J=0 | P=1, O=1), staging accuracy, and the
-    per-rendering P, O and J bit rates, each clustered on items."""
+    """Per judge x task, each clustered on items: the conditional Potemkin rate
+    P(J=0 | P=1, O=1); the P, O, staging, J and T bit rates (the staging probe beside
+    P, O and J, so the text/audio modality gap between O and J is visible); the
+    staged Potemkin rate P(J=0 | P=1, staging=1) (the judge perceives, maps its own
+    perception in text, still fails with the audio); J successes that need no
+    listening P(T=1 | J=1)."""
     out = []
     for (judge, task), g in st.groupby(["judge", "task"]):
         cond = g[g["state"].isin(["111", "110"])]
@@ -276,21 +403,31 @@ def potemkin(st: pd.DataFrame) -> pd.DataFrame:
                **clustered_rate((cond["state"] == "110").to_numpy(dtype=float),
                                 cond["item_id"], int((g["state"] == "").sum()))}
         out.append(row)
-        for bit in ("P", "O", "J"):
+        bits = [("P", "probe_P"), ("O", "probe_O"), ("J", "probe_J"),
+                ("staging", "staging_accuracy")]
+        if "T" in g and g["T"].notna().any():
+            bits.append(("T", "probe_T"))
+        for bit, name in bits:
             ok = g[bit].notna()
-            out.append({"judge": judge, "task": task, "metric": f"probe_{bit}",
+            out.append({"judge": judge, "task": task, "metric": name,
                         **clustered_rate(g.loc[ok, bit].to_numpy(dtype=float),
                                          g.loc[ok, "item_id"], int((~ok).sum()))})
-        ok = g["staging"].notna()
-        out.append({"judge": judge, "task": task, "metric": "staging_accuracy",
-                    **clustered_rate(g.loc[ok, "staging"].to_numpy(dtype=float),
-                                     g.loc[ok, "item_id"], int((~ok).sum()))})
+        if "staged" in g:
+            sc = g["staged"].isin(["111", "110"])
+            out.append({"judge": judge, "task": task, "metric": "staged_potemkin",
+                        **_conditional(g, sc, g["staged"] == "110",
+                                       int((g["staged"] == "").sum()))})
+        if "T" in g and g["T"].notna().any():
+            jt = (g["J"] == 1) & g["T"].notna()
+            out.append({"judge": judge, "task": task, "metric": "j_no_listening",
+                        **_conditional(g, jt, g["T"] == 1,
+                                       int(((g["J"] == 1) & g["T"].isna()).sum()))})
     return pd.DataFrame(out)
 
 
 # ------------------------------------------------------------------ balance
 def balance(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str], n_boot: int = 2000,
-            seed: int = 0) -> pd.DataFrame:
+            seed: int = 0, paper_gaps: Mapping[str, float] | None = None) -> pd.DataFrame:
     """Per task and quality metric: mean of R0 and R1, the signed gap R1 - R0 and the
     mean absolute gap, each with an item-clustered interval like every other Study B
     number: the item is the unit (rows of one item and reply are averaged first), the
@@ -299,7 +436,9 @@ def balance(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str], n_boot: i
     and |gap| the mean over items with the same variance (`clustered_mean`; its lower
     bound cut at 0). `rows`: item_id, task, reply (0/1), and one column per metric.
     `n_boot` / `seed` add the paired item bootstrap (BCa, scipy) as boot_low /
-    boot_high of the signed gap (a cross-check, not printed)."""
+    boot_high of the signed gap (a cross-check, not printed). `paper_gaps` (metric ->
+    the paper's reported gap, e.g. the LLM-scorer criteria) adds paper_gap and
+    exceeds_paper = |gap| above the paper's (NaN / empty for other metrics)."""
     frame = pd.DataFrame(list(rows))
     out = []
     for task, g in frame.groupby("task"):
@@ -331,10 +470,14 @@ def balance(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str], n_boot: i
                         "n_items": int(a.size), "n_clusters": int(signed.n_clusters),
                         "cluster_unit": "item", "method": signed.method,
                         "boot_low": boot_lo, "boot_high": boot_hi})
+            ref = (paper_gaps or {}).get(m)
+            out[-1].update({"paper_gap": math.nan if ref is None else float(ref),
+                            "exceeds_paper": "" if ref is None
+                            else bool(abs(absd.estimate) > float(ref))})
     return pd.DataFrame(out)
 
 
-__all__ = ["STATES", "STATE_NAMES", "accuracy", "balance", "cell", "clustered_rate",
-           "cue_dependence",
-           "paired_item_diff", "potemkin", "read_scored", "protocol_gap", "score_trials", "state_distribution",
-           "states"]
+__all__ = ["HOLM_METHOD", "P_SCOPES", "STATES", "STATE_NAMES", "accuracy", "add_holm", "balance",
+           "cell", "clustered_rate", "cue_dependence", "p_turns", "paired_item_diff", "potemkin",
+           "protocol_gap", "read_scored", "score_trials", "state_distribution", "states",
+           "text_gap"]

@@ -6,8 +6,11 @@ Every compute function is f(inputs, params) -> {output name: DataFrame}; inputs:
   scored   the scored trial rows (`stats.study_b.read_scored` of the scored shards)
   items    the task items (`conditions.study_b.build.items_by_task`), states only
   quality  the reply-quality rows (balance only)
-params: n_boot, seed (and gate for states). Every select function is
-f(inputs, row) -> (the inputs behind one table row, its trial ids, a note).
+params: n_boot, seed (and gate, p_scope for states). Every select function is
+f(inputs, row) -> (the inputs behind one table row, its trial ids, a note). The
+tables with a Holm column (protocol gap, text gap, cue dependence) adjust over one
+family per judge (every row of that judge), so their selections hand compute the
+judge's whole family and name the row's own trials as the cell's.
 """
 
 from __future__ import annotations
@@ -19,14 +22,26 @@ from typing import Any
 
 import pandas as pd
 
-from judgeaudit.vocab.study_b import DEPLOYMENT_PROTOCOL, NO_CUE, PROTOCOLS
+from judgeaudit.vocab.study_b import (
+    AUDIO_PROTOCOLS,
+    DEPLOYMENT_PROTOCOL,
+    NO_CUE,
+    TEXT_PROTOCOL,
+)
 
 PROBE_ROWS = {"probe_P": "P", "probe_O": "O"}  # accuracy's `protocol` of a probe row
 BALANCE_DNSMOS = ("dnsmos_ovrl", "dnsmos_sig", "dnsmos_bak")
 
 
+P_SCOPE_DEFAULT = "trajectory"  # config study_b.tasks.positional.p_bit
+
+
 def _boot(params: Mapping[str, Any]) -> dict[str, int]:
     return {"n_boot": int(params.get("n_boot", 2000)), "seed": int(params.get("seed", 0))}
+
+
+def _p_scope(params: Mapping[str, Any]) -> str:
+    return str(params.get("p_scope") or P_SCOPE_DEFAULT)
 
 
 # ------------------------------------------------------------------ scoring
@@ -69,6 +84,14 @@ def protocol_gap(inputs: Mapping[str, Any], params: Mapping[str, Any]
     return {"protocol_gap": SB.protocol_gap(inputs["scored"], **_boot(params))}
 
 
+def text_gap(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
+    """Pointwise - Text (J - T: what listening adds) per judge x task x cue, Holm per
+    judge (`stats.study_b.text_gap`)."""
+    from judgeaudit.stats import study_b as SB
+
+    return {"text_gap": SB.text_gap(inputs["scored"], **_boot(params))}
+
+
 def cue_dependence(inputs: Mapping[str, Any], params: Mapping[str, Any]
                    ) -> dict[str, pd.DataFrame]:
     """acc(contrasted cue) - acc(NO_CUE) (`stats.study_b.cue_dependence`)."""
@@ -84,8 +107,9 @@ def states(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, pd
     from judgeaudit.stats import chance as CH
     from judgeaudit.stats import study_b as SB
 
-    st = SB.states(inputs["scored"], inputs["items"])
-    chance = CH.chance_distribution(inputs["items"])
+    p_scope = _p_scope(params)
+    st = SB.states(inputs["scored"], inputs["items"], p_scope)
+    chance = CH.chance_distribution(inputs["items"], p_scope=p_scope)
     pot = SB.potemkin(st)
     gate = params.get("gate")
     if gate is not None:
@@ -96,13 +120,18 @@ def states(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, pd
 
 
 def balance(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
-    """R1 - R0 quality gaps per task x metric (`stats.study_b.balance`)."""
+    """R1 - R0 quality gaps per task x metric (`stats.study_b.balance`): the lexical
+    counts, the LLM scorer's ratings (flagged where |gap| exceeds the paper's) and
+    DNSMOS, each where the reply-quality rows have it."""
+    from judgeaudit.conditions.study_b import quality as Q
     from judgeaudit.conditions.study_b.build import LEXICAL_METRICS
     from judgeaudit.stats import study_b as SB
 
     rows = inputs["quality"]
-    metrics = [m for m in (*LEXICAL_METRICS, *BALANCE_DNSMOS) if m in rows.columns]
-    return {"balance": SB.balance(rows.to_dict("records"), metrics, **_boot(params))}
+    metrics = [m for m in (*LEXICAL_METRICS, *Q.LLM_METRICS, *BALANCE_DNSMOS)
+               if m in rows.columns]
+    return {"balance": SB.balance(rows.to_dict("records"), metrics, **_boot(params),
+                                  paper_gaps={m: Q.paper_gap(m) for m in Q.LLM_METRICS})}
 
 
 # ------------------------------------------------------------------ cell selection
@@ -127,26 +156,48 @@ def select_accuracy(inputs: Mapping[str, Any], row: Mapping[str, Any]):
     return _pick(inputs, _mine(s, row) & cell)
 
 
+def _pick_family(inputs: Mapping[str, Any], family: pd.Series, cell: pd.Series, what: str):
+    """A Holm table's row: compute sees the judge's whole family (`family`: every task
+    of the judge the inputs hold), the cell's trials are the row's (`cell`)."""
+    scored = inputs["scored"]
+    return ({**inputs, "scored": scored[family]}, set(scored.loc[family & cell, "trial_id"]),
+            f"the cell's trials ({what}); recomputed over the judge's Holm family (the "
+            f"judge's rows of every task the trace loaded)")
+
+
 def select_protocol_gap(inputs: Mapping[str, Any], row: Mapping[str, Any]):
     s = inputs["scored"]
-    return _pick(inputs, _mine(s, row) & s["protocol"].isin(PROTOCOLS)
-                 & (s["cue"] == row.get("cue", "")))
+    family = (s["judge"] == row["judge"]) & s["protocol"].isin(AUDIO_PROTOCOLS)
+    return _pick_family(inputs, family, _mine(s, row) & (s["cue"] == row.get("cue", "")),
+                        "Pointwise and Pairwise under the row's cue")
+
+
+def select_text_gap(inputs: Mapping[str, Any], row: Mapping[str, Any]):
+    s = inputs["scored"]
+    family = (s["judge"] == row["judge"]) & s["protocol"].isin(
+        [DEPLOYMENT_PROTOCOL, TEXT_PROTOCOL])
+    return _pick_family(inputs, family, _mine(s, row) & (s["cue"] == row.get("cue", "")),
+                        "Pointwise and Text under the row's cue")
 
 
 def select_cue_dependence(inputs: Mapping[str, Any], row: Mapping[str, Any]):
     s = inputs["scored"]
-    return _pick(inputs, _mine(s, row) & (s["protocol"] == row.get("protocol", ""))
-                 & s["cue"].isin([row.get("cue", ""), NO_CUE]))
+    family = (s["judge"] == row["judge"]) & s["protocol"].isin(AUDIO_PROTOCOLS)
+    return _pick_family(inputs, family, _mine(s, row)
+                        & (s["protocol"] == row.get("protocol", ""))
+                        & s["cue"].isin([row.get("cue", ""), NO_CUE]),
+                        "the row's protocol under its cue and under no cue")
 
 
 def select_states(inputs: Mapping[str, Any], row: Mapping[str, Any]):
     s = inputs["scored"]
-    cell = s["probe"].isin(["P", "O"]) | ((s["protocol"] == DEPLOYMENT_PROTOCOL)
-                                          & (s["cue"] == NO_CUE))
+    cell = s["probe"].isin(["P", "O"]) | (
+        s["protocol"].isin([DEPLOYMENT_PROTOCOL, TEXT_PROTOCOL]) & (s["cue"] == NO_CUE))
     return _pick(inputs, _mine(s, row) & cell,
-                 "the P and O probes and the no-cue pointwise judgments of the judge's task")
+                 "the P and O probes and the no-cue pointwise and text-only judgments of "
+                 "the judge's task")
 
 
 __all__ = ["accuracy", "balance", "cue_dependence", "load", "protocol_gap", "rescore",
            "select_accuracy", "select_cue_dependence", "select_protocol_gap",
-           "select_states", "states"]
+           "select_states", "select_text_gap", "states", "text_gap"]

@@ -1,12 +1,21 @@
 """Study B: tasks (item families), protocols, cues and probes.
 
 Trial shards are `results/trials/B/<task>/<shard>.jsonl` with shard
-`<protocol>-<cue>` or `probe-<probe>`."""
+`<protocol>-<cue>` or `probe-<probe>`.
+
+Protocols: `pointwise` (one recording, the native judgment J under cue `none`),
+`pairwise` (both recordings) and `text` (the text-only baseline T: the pointwise
+instruction, transcript and candidates with no audio). AUDIO_PROTOCOLS are the
+paper's two protocols (the protocol gap and cue dependence families)."""
 
 from __future__ import annotations
 
 TASKS: tuple[str, ...] = ("single", "positional", "conversation")
-PROTOCOLS: tuple[str, ...] = ("pointwise", "pairwise")
+PROTOCOLS: tuple[str, ...] = ("pointwise", "pairwise", "text")
+# the paper's two protocols (the protocol gap and cue dependence families)
+AUDIO_PROTOCOLS: tuple[str, ...] = ("pointwise", "pairwise")
+# the text-only baseline T: the pointwise request with no audio
+TEXT_PROTOCOL = "text"
 # the deployment protocol: its no-cue judgment is the J bit of the (P, O, J) states
 DEPLOYMENT_PROTOCOL = PROTOCOLS[0]
 # the cue of a shard that shows no cue (the baseline every cue is contrasted with)
@@ -23,6 +32,10 @@ TASK_CUES: dict[str, tuple[str, ...]] = {
 # cue a task runs). A new contrasted cue: add it to CUES, TASK_CUES and here.
 CONTRASTED_CUES: tuple[str, ...] = ("hard", "transition")
 PROBES: tuple[str, ...] = ("P", "O")
+# reply writers of the template source (config study_b.replies.writer): the bank file
+# under templates/study_b/ each reads; `templates_b` is the second family the
+# writer-swap ablation re-writes the replies with
+WRITER_BANKS: dict[str, str] = {"templates": "replies.yaml", "templates_b": "replies_b.yaml"}
 PROBE_PREFIX = "probe-"
 
 
@@ -43,5 +56,6 @@ def shard_regex() -> str:
             + "|".join(PROBE_SHARDS))
 
 
-__all__ = ["CONTRASTED_CUES", "CUES", "DEPLOYMENT_PROTOCOL", "NO_CUE", "PROBES", "PROBE_PREFIX", "PROBE_SHARDS",
-           "PROTOCOLS", "TASKS", "TASK_CUES", "probe_shard", "protocol_shard", "shard_regex"]
+__all__ = ["AUDIO_PROTOCOLS", "CONTRASTED_CUES", "CUES", "DEPLOYMENT_PROTOCOL", "NO_CUE", "PROBES",
+           "PROBE_PREFIX", "PROBE_SHARDS", "PROTOCOLS", "TASKS", "TASK_CUES", "TEXT_PROTOCOL",
+           "WRITER_BANKS", "probe_shard", "protocol_shard", "shard_regex"]

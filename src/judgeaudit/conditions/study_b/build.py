@@ -120,32 +120,55 @@ def render_task(items_path: str | Path, cfg: dict, sample_rate: int, seed: int,
     return pd.DataFrame(rows), pd.DataFrame(cands)
 
 
-def reply_quality(items_path: str | Path, speak: bool, sample_rate: int, seed: int
-                  ) -> pd.DataFrame:
-    """Per item x reply (0/1): lexical measures, and DNSMOS (speechmos) of the
-    reply spoken by one neutral espeak voice when `speak`."""
+def reply_voice(item_id: str, voices: Sequence[str], seed: int) -> str:
+    """The voice one item's replies are spoken with: drawn per item (seeded hash), the
+    same voice for R0 and R1, so voices are balanced across R0/R1 by construction."""
+    from judgeaudit.io import sha256_json
+
+    h = int(sha256_json({"seed": seed, "item": item_id, "what": "reply-voice"})[:12], 16)
+    return list(voices)[h % len(voices)]
+
+
+def reply_quality(items_path: str | Path, speak: bool, sample_rate: int, seed: int,
+                  n_voices: int = 4, scorer: dict | None = None) -> pd.DataFrame:
+    """Per item x reply (0/1): lexical measures; DNSMOS (speechmos) of the reply
+    spoken by a neutral espeak voice drawn per item from `n_voices` (`reply_voice`;
+    column `reply_voice`) when `speak`; and, when `scorer` is given ({judge, spec,
+    cache_dir, template, replay, budget_usd}), the LLM scores of
+    `conditions.study_b.quality` (llm_helpfulness, ...)."""
     items = read_jsonl(items_path)
     rows = []
     renderer = None
     if speak:
         from judgeaudit.conditions.tts import EspeakRenderer
 
-        renderer = EspeakRenderer(sample_rate=16000, seed=seed, n_voices=1, jitter=False)
+        renderer = EspeakRenderer(sample_rate=16000, seed=seed, n_voices=int(n_voices),
+                                  jitter=False)
     for it in items:
+        voice = reply_voice(it["item_id"], renderer.voice_ids(), seed) if renderer else ""
         for r, text in enumerate(it["replies"]):
             row: dict[str, Any] = {"item_id": it["item_id"], "task": it["family"], "reply": r,
                                    "text": text, **lexical_quality(text)}
             if renderer is not None:
                 from speechmos import dnsmos
 
-                audio = renderer.render(text, "neutral", renderer.voice_ids()[0], -1,
+                audio = renderer.render(text, "neutral", voice, -1,
                                         f"reply|{it['item_id']}|{r}")
                 res = dnsmos.run(audio.samples.astype("float64"), sr=16000)
-                row.update({"dnsmos_ovrl": float(res["ovrl_mos"]),
+                row.update({"reply_voice": voice, "dnsmos_ovrl": float(res["ovrl_mos"]),
                             "dnsmos_sig": float(res["sig_mos"]),
                             "dnsmos_bak": float(res["bak_mos"])})
             rows.append(row)
-    return pd.DataFrame(rows)
+    frame = pd.DataFrame(rows)
+    if scorer:
+        from judgeaudit.conditions.study_b.quality import llm_scores
+
+        llm = llm_scores(items, scorer["judge"], scorer["spec"], scorer["cache_dir"],
+                         PR.Template.load(scorer["template"]), replay=bool(scorer.get("replay")),
+                         budget_usd=scorer.get("budget_usd"))
+        frame = frame.merge(llm.drop(columns=["task"]), on=["item_id", "reply"], how="left",
+                            validate="one_to_one")
+    return frame
 
 
 def trials_for(items_path: str | Path, renderings_path: str | Path, shard: str,
@@ -170,4 +193,4 @@ def dumps(obj: Any) -> str:
 
 
 __all__ = ["LEXICAL_METRICS", "build_items", "items_by_task", "render_task", "reply_quality",
-           "trials_for", "voices_for"]
+           "reply_voice", "trials_for", "voices_for"]

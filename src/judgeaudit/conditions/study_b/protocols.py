@@ -3,6 +3,12 @@
 A trial shard is one (task, shard) pair; shard names:
 - `pointwise-<cue>`: one rendering (A0 or A1) and both replies; gold = the slot of
   the reply right for that rendering. `pointwise-none` is the native judgment J.
+- `text-<cue>`: the text-only baseline T: the pointwise request of each rendering
+  (same system text, instruction template `pointwise.txt`, transcript, candidates
+  and cue) with its audio parts removed; gold as in pointwise. Both renderings of
+  an item share one request (the words are the same), so a judge answering the same
+  request the same way scores exactly 1/2 per item: T above 1/2 measures what the
+  transcript alone gives away.
 - `pairwise-<cue>`: both renderings (Audio A / Audio B, in both orders) and both
   replies; the judge says which reply fits Audio A.
 - `probe-P`: perception, audio only: the emotion of the recording (single), of
@@ -43,7 +49,7 @@ from judgeaudit.vocab.study_b import CUES, NO_CUE, PROBE_PREFIX, PROBES, PROTOCO
 
 REPLY_ANSWER = AnswerSpec(key=STUDY_B_ANSWER_KEY, allowed=REPLY_SLOTS, reasoning=True)
 TEMPLATE_FILES = {"system": "system.txt", "pointwise": "pointwise.txt",
-                  "pairwise": "pairwise.txt", "P": "probe_perception.txt",
+                  "pairwise": "pairwise.txt", "text": "pointwise.txt", "P": "probe_perception.txt",
                   "O": "probe_oracle.txt"}
 
 
@@ -178,6 +184,14 @@ def build_trials(items: Sequence[dict], audio: Audio, shard: str,
                 req = Request(system.text, tuple(_audio_parts(item, v, audio, None)
                                                  + [TextPart(text)]), REPLY_ANSWER)
                 facts = dict(common, protocol="pointwise", cue=cue_name, rendering=v,
+                             label=item["labels"][v], swap=item["swap"])
+                out.append(_trial(task, shard, req, gold_slot(item, v), facts))
+        elif kind == "text":
+            for v in (0, 1):
+                text = tmpl.text.format(context=ctx, replies=reps, cue=_cue_block(
+                    cue.text if cue else None))
+                req = Request(system.text, (TextPart(text),), REPLY_ANSWER)
+                facts = dict(common, protocol="text", cue=cue_name, rendering=v,
                              label=item["labels"][v], swap=item["swap"])
                 out.append(_trial(task, shard, req, gold_slot(item, v), facts))
         elif kind == "pairwise":

@@ -41,7 +41,7 @@ from judgeaudit.prompts import (
     STUDY_B_ANSWER_KEY,
     TURN_LINE,
 )
-from judgeaudit.vocab.study_b import PROTOCOLS
+from judgeaudit.vocab.study_b import AUDIO_PROTOCOLS
 
 #: bump when the Study B decision logic or the lexicon changes (enters the embedded
 #: judges' cache fingerprint, so no stale cached answer is replayed)
@@ -120,7 +120,9 @@ def quoted_turn(reply: str, turns: Mapping[int, str]) -> int | None:
 class StudyBView:
     """What a Study B request asks, read from its text parts.
 
-    kind: "perception" (answer an emotion), "oracle" (no audio, reply choice),
+    kind: "perception" (answer an emotion), "oracle" (no audio, a stated label,
+    reply choice), "text" (no audio and no stated label: the text-only baseline T;
+    the judges answer it from the text alone),
     "pointwise" (one recording or dialogue, reply choice), "pairwise" (Audio A and
     Audio B, reply choice: which reply fits Audio A)."""
 
@@ -176,6 +178,8 @@ def read_request(request) -> StudyBView:
         m = ORACLE_SHIFT.search(body)
         if m:
             view.oracle_turn = int(m.group(1))
+        if view.oracle_emotion is None and view.oracle_turn is None:
+            view.kind = "text"  # the text-only baseline T: nothing stated, nothing heard
         return view
     view.kind = "pairwise" if any(slot == "B" for slot, _ in audio) else "pointwise"
     return view
@@ -376,7 +380,7 @@ def simulated_answer(loaded, perception, seed: int = 0, audio_accuracy: float = 
     ans = answer(view, _part_bytes(loaded), perceive)
     if ans is None:
         return text_only_choice(loaded.request, "simulated")
-    if view.kind in PROTOCOLS and potemkin > 0 and \
+    if view.kind in AUDIO_PROTOCOLS and potemkin > 0 and \
             _uniform(seed, "potemkin", loaded.request.content_hash()) < potemkin:
         return "R2" if ans == "R1" else "R1"
     return ans
