@@ -49,6 +49,8 @@ rule audit_card:
         figure="results/audit/{judge}/card.png",
     log:
         "logs/audit/audit_card/{judge}.log",
+    benchmark:
+        "logs/benchmarks/audit_card/{judge}.tsv"
     conda:
         CONDA_ENV
     script:

@@ -12,6 +12,8 @@ rule study_a_trials_classification:
         "results/trials/A/{cls_task}/{family}.jsonl",
     log:
         "logs/conditions/study_a_trials_classification/{cls_task}_{family}.log",
+    benchmark:
+        "logs/benchmarks/study_a_trials_classification/{cls_task}_{family}.tsv"
     conda:
         CONDA_ENV
     threads: 1
@@ -34,6 +36,8 @@ rule study_a_trials_pairwise_native:
         "results/trials/A/pair_{criterion}/native.jsonl",
     log:
         "logs/conditions/study_a_trials_pairwise/{criterion}_native.log",
+    benchmark:
+        "logs/benchmarks/study_a_trials_pairwise_native/{criterion}.tsv"
     conda:
         CONDA_ENV
     threads: 1
@@ -59,6 +63,8 @@ rule study_a_trials_pairwise_concat:
         audio=directory("results/trials/A/pair_{criterion}/concat_audio"),
     log:
         "logs/conditions/study_a_trials_pairwise/{criterion}_concat.log",
+    benchmark:
+        "logs/benchmarks/study_a_trials_pairwise_concat/{criterion}.tsv"
     conda:
         CONDA_ENV
     threads: 1
@@ -87,6 +93,8 @@ rule study_b_items:
         "results/conditions/B/{task}/items.jsonl",
     log:
         "logs/conditions/study_b_items/{task}.log",
+    benchmark:
+        "logs/benchmarks/study_b_items/{task}.tsv"
     conda:
         CONDA_ENV
     params:
@@ -171,6 +179,8 @@ rule study_b_trials:
         "results/trials/B/{task}/{shard}.jsonl",
     log:
         "logs/conditions/study_b_trials/{task}/{shard}.log",
+    benchmark:
+        "logs/benchmarks/study_b_trials/{shard}_{task}.tsv"
     conda:
         CONDA_ENV
     params:

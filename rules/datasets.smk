@@ -41,6 +41,8 @@ rule corpus_sources:
         md="results/tables/corpus_sources.md",
     log:
         "logs/datasets/corpus_sources.log",
+    benchmark:
+        "logs/benchmarks/corpus_sources/corpus_sources.tsv"
     conda:
         CONDA_ENV
     params:

@@ -54,6 +54,8 @@ rule judge_preflight:
         temp(JUDGE_PREFLIGHT),
     log:
         "logs/judges/judge_preflight.log",
+    benchmark:
+        "logs/benchmarks/judge_preflight/judge_preflight.tsv"
     localrule: True
     conda:
         CONDA_ENV

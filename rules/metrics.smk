@@ -44,6 +44,8 @@ rule study_a_metrics:
         planted="results/metrics/A/planted.tsv",
     log:
         "logs/metrics/study_a_metrics/study_a_metrics.log",
+    benchmark:
+        "logs/benchmarks/study_a_metrics/study_a_metrics.tsv"
     conda:
         CONDA_ENV
     threads: 1
@@ -91,6 +93,8 @@ rule study_b_accuracy:
         "results/metrics/B/accuracy.tsv",
     log:
         "logs/metrics/study_b_accuracy.log",
+    benchmark:
+        "logs/benchmarks/study_b_accuracy/study_b_accuracy.tsv"
     conda:
         CONDA_ENV
     params:
@@ -111,6 +115,8 @@ rule study_b_protocol_gap:
         "results/metrics/B/protocol_gap.tsv",
     log:
         "logs/metrics/study_b_protocol_gap.log",
+    benchmark:
+        "logs/benchmarks/study_b_protocol_gap/study_b_protocol_gap.tsv"
     conda:
         CONDA_ENV
     params:
@@ -206,6 +212,8 @@ rule study_b_cue_dependence:
         "results/metrics/B/cue_dependence.tsv",
     log:
         "logs/metrics/study_b_cue_dependence.log",
+    benchmark:
+        "logs/benchmarks/study_b_cue_dependence/study_b_cue_dependence.tsv"
     conda:
         CONDA_ENV
     params:
@@ -232,6 +240,8 @@ rule study_b_states:
         chance="results/metrics/B/state_chance.tsv",
     log:
         "logs/metrics/study_b_states.log",
+    benchmark:
+        "logs/benchmarks/study_b_states/study_b_states.tsv"
     conda:
         CONDA_ENV
     params:
@@ -256,6 +266,8 @@ rule study_b_balance:
         "results/metrics/B/balance.tsv",
     log:
         "logs/metrics/study_b_balance.log",
+    benchmark:
+        "logs/benchmarks/study_b_balance/study_b_balance.tsv"
     conda:
         CONDA_ENV
     params:

@@ -12,6 +12,8 @@ rule study_a_tables:
         table_files(STUDY_A_TABLES),
     log:
         "logs/render/study_a_tables/study_a_tables.log",
+    benchmark:
+        "logs/benchmarks/study_a_tables/study_a_tables.tsv"
     conda:
         CONDA_ENV
     threads: 1
@@ -29,6 +31,8 @@ rule study_a_figures:
         figure_files(STUDY_A_FIGURES),
     log:
         "logs/render/study_a_figures/study_a_figures.log",
+    benchmark:
+        "logs/benchmarks/study_a_figures/study_a_figures.tsv"
     conda:
         CONDA_ENV
     threads: 1
@@ -51,6 +55,8 @@ rule study_b_table:
         multiext("results/tables/study_b_{table}", ".tsv", ".md", ".tex"),
     log:
         "logs/render/study_b_table/{table}.log",
+    benchmark:
+        "logs/benchmarks/study_b_table/{table}.tsv"
     wildcard_constraints:
         table="|".join(STUDY_B_TABLE_INPUTS),
     conda:
@@ -69,6 +75,8 @@ rule study_b_figure:
         multiext("figures/study_b_{figure}", ".png", ".pdf"),
     log:
         "logs/render/study_b_figure/{figure}.log",
+    benchmark:
+        "logs/benchmarks/study_b_figure/{figure}.tsv"
     wildcard_constraints:
         figure="|".join(STUDY_B_FIGURE_INPUTS),
     conda:
@@ -98,6 +106,8 @@ rule report:
         redirect="results/report.html",
     log:
         "logs/render/report.log",
+    benchmark:
+        "logs/benchmarks/report/report.tsv"
     conda:
         CONDA_ENV
     threads: 1

@@ -9,6 +9,8 @@ rule specialists_whisper_model:
         model=directory("results/specialists/language/whisper-base"),
     log:
         "logs/specialists/specialists_whisper_model.log",
+    benchmark:
+        "logs/benchmarks/specialists_whisper_model/specialists_whisper_model.tsv"
     conda:
         CONDA_ENV
     script:
@@ -105,6 +107,8 @@ rule specialists_accuracy:
         pdf="figures/specialist_confusion.pdf",
     log:
         "logs/specialists/specialists_accuracy.log",
+    benchmark:
+        "logs/benchmarks/specialists_accuracy/specialists_accuracy.tsv"
     conda:
         CONDA_ENV
     params:

@@ -40,6 +40,8 @@ rule validation_table:
         multiext("figures/{name}", ".png", ".pdf"),
     log:
         "logs/validation/validation_table/{name}.log",
+    benchmark:
+        "logs/benchmarks/validation_table/{name}.tsv"
     conda:
         CONDA_ENV
     threads: 1
