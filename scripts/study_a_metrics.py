@@ -17,7 +17,8 @@ for p in smk.input.contrasts:
     c = pd.read_csv(p, sep="\t")
     rows += c.to_dict("records")
 contrasts = sa.contrasts_table(rows, controls=json.loads(smk.params.controls))
-planted = sa.planted_table(metrics, json.loads(smk.params.planted))
+planted = sa.planted_table(metrics, json.loads(smk.params.planted),
+                           json.loads(smk.params.design))
 # every row names its corpus (carried from the per-judge metrics)
 corpora = corpus_by_task(metrics, "study A metrics")
 contrasts = attach_corpus(contrasts, corpora, "study A contrasts")

@@ -64,9 +64,10 @@ def test_study_a_tables_print_n_and_clusters(tmp_path):
     c = sa.contrasts_table(sa.contrast_rows(df))
     RA.all_tables(m, c, sa.planted_table(m, {}), tmp_path)
     counted = {p.stem: check_rate_cells(p) for p in sorted(tmp_path.glob("*.md"))}
-    assert counted["study_a_table2_blueprint"] == 8
-    assert counted["study_a_follow_blueprint"] == 4 * 4  # accuracy, RF, rf_adj, RF~
-    assert counted["study_a_table3_reference"] == 4 * 4 + 1
+    assert counted["study_a_table2_blueprint"] == 9
+    assert counted["study_a_follow_blueprint"] == 5 * 4  # accuracy, RF, rf_adj, RF~
+    # per placement: plain and +fallible accuracy, RF, rf_adj, RF~; match accuracy
+    assert counted["study_a_table3_reference"] == 4 * 4 * 2 + 1
     assert counted["study_a_contrasts"] > 0
     caption = (tmp_path / "study_a_table3_reference.md").read_text().splitlines()[0]
     assert "clusters = speaker" in caption and "only 6 clusters" in caption

@@ -27,6 +27,7 @@ from judgeaudit.conditions.study_a import (
     reference_trials,
 )
 from judgeaudit.judges.request import AudioPart, Request, TextPart
+from judgeaudit.prompts import CONFLICT_FALLIBLE_TEXT, REFERENCE_FALLIBLE_TEXT
 from judgeaudit.vocab.study_a import PLACEMENTS
 
 EMOTIONS = ("neutral", "calm", "happy", "sad", "angry", "fearful", "disgust", "surprised")
@@ -117,7 +118,7 @@ def test_blueprint_trials_conditions_and_balance():
             framed = t["condition"] != "wrong_no_frame"
             assert (f"A classifier labelled this clip as {w}." in joined) == framed
             assert (f"Label: {w}." in joined) == (not framed)
-            assert ("fallible" in joined) == (t["condition"] == "wrong_with_audio_fallible")
+            assert ("fallible" in joined) == t["condition"].endswith("_fallible")
         if t["condition"] == "skeleton":
             assert "<value>" in joined and "classifier" not in joined
         if t["condition"] == "true_block":
@@ -148,14 +149,24 @@ def test_reference_placements():
     cs = clipset(per_class=1)
     trials = reference_trials(cs, [1, 2], match_placement="before")
     by = Counter(t["condition"] for t in trials)
-    assert by == {"match": 8, **{p: 16 for p in PLACEMENTS}}
+    assert by == {"match": 8, **{p: 16 for p in PLACEMENTS},
+                  **{f"{p}_fallible": 16 for p in PLACEMENTS}}
+    plain_parts = {}
     for t in trials:
         req = Request.from_json(t["request"])
         ref = f"Reference label: {t['facts']['reference_label']}."
         audio_at = next(i for i, p in enumerate(req.parts) if isinstance(p, AudioPart))
         where = [i for i, p in enumerate(req.parts) if isinstance(p, TextPart) and ref in p.text]
         in_system = ref in (req.system or "")
-        cond = t["condition"]
+        fallible = t["condition"].endswith("_fallible")
+        cond = t["facts"]["placement"] if fallible else t["condition"]
+        has_instruction = REFERENCE_FALLIBLE_TEXT in [p.text for p in req.parts
+                                                      if isinstance(p, TextPart)]
+        assert has_instruction == fallible
+        key = (t["facts"]["clip_id"], t["facts"].get("seed"), cond)
+        if t["condition"] != "match":
+            plain_parts.setdefault(key, {})[fallible] = [
+                p.text if isinstance(p, TextPart) else "<audio>" for p in req.parts]
         if cond == "system":
             assert in_system and not where
         else:
@@ -171,19 +182,28 @@ def test_reference_placements():
             assert t["facts"]["reference_label"] == t["gold"]
         else:
             assert t["facts"]["reference_label"] != t["gold"]
+    # the fallible variant is the plain request plus the instruction (after the audio,
+    # before a reference placed after it), nothing else
+    for variants in plain_parts.values():
+        plain, fall = variants[False], variants[True]
+        assert [x for x in fall if x != REFERENCE_FALLIBLE_TEXT] == plain
+        assert fall.index(REFERENCE_FALLIBLE_TEXT) > fall.index("<audio>")
+    assert len(reference_trials(cs, [1, 2], fallible_variants=False)) == 8 + 16 * 4
 
 
 def test_conflict_names_two_different_wrong_labels():
     cs = clipset(per_class=1, labels=("en", "es", "fr", "de"))
     cs = ClipSet("language", cs.labels, cs.clips)
     trials = conflict_trials(cs, FakeBlueprint(), [1, 2, 3], placement="after")
-    assert len(trials) == 12
+    assert Counter(t["condition"] for t in trials) == {"conflict": 12, "conflict_fallible": 12}
     for t in trials:
         f = t["facts"]
         assert len({f["block_label"], f["reference_label"], t["gold"]}) == 3
         joined = " ".join(texts(Request.from_json(t["request"])))
         assert f"labelled this clip as {f['block_label']}." in joined
         assert f"Reference label: {f['reference_label']}." in joined
+        assert (CONFLICT_FALLIBLE_TEXT in joined) == (t["condition"] == "conflict_fallible")
+    assert len(conflict_trials(cs, FakeBlueprint(), [1], fallible_variants=False)) == 4
 
 
 def test_clipset_rejects_unknown_label():

@@ -14,7 +14,9 @@ Study A, classification (request layout in CONTRACTS.md):
             before], audio, [description], [block], [FALLIBLE_INSTRUCTION], [reference after]
   - reference (RQ2 / cue conflict): REFERENCE_TEXT, read by REFERENCE_RE;
   - specialist block, framed: FRAMED_BLOCK (FRAMED_RE); unframed: UNFRAMED_BLOCK
-    (UNFRAMED_RE); fallible-label instruction: FALLIBLE_INSTRUCTION (FALLIBLE_RE).
+    (UNFRAMED_RE); fallible-label instruction: FALLIBLE_INSTRUCTION (FALLIBLE_RE);
+    for a reference / the cue conflict: REFERENCE_FALLIBLE_TEXT / CONFLICT_FALLIBLE_TEXT
+    (FALLIBLE_RE), after the block, before a reference placed `after`.
     The blueprint builder writes these three from templates/blueprint/ (block_framed.txt,
     block_unframed.txt, fallible.txt); a test checks the files say exactly this;
   - placement: `system` (system text), `rubric` (a part starting RUBRIC_PREFIX),
@@ -68,6 +70,16 @@ UNFRAMED_BLOCK = "Label: {label}."
 FALLIBLE_INSTRUCTION = (
     "Classifier labels can be wrong. If a label conflicts with what you hear, "
     "ignore the label and answer from the audio."
+)
+# the falsifier on the other protocols (issue 21): the same instruction for a
+# reference label (RQ2) and for both cues of the cue conflict; FALLIBLE_RE reads all
+REFERENCE_FALLIBLE_TEXT = (
+    "Reference labels can be wrong. If a label conflicts with what you hear, "
+    "ignore the label and answer from the audio."
+)
+CONFLICT_FALLIBLE_TEXT = (
+    "Classifier labels and reference labels can be wrong. If a label conflicts with "
+    "what you hear, ignore the label and answer from the audio."
 )
 
 FRAMED_RE = re.compile(r"classifier\s+label(?:l)?ed\s+this\s+clip\s+as\s+[\"'“]?([\w\- ]+?)[\"'”]?\s*(?:[.,;\n]|$)", re.I)
@@ -176,6 +188,7 @@ def turn_line(turn: int, role: str, text: str) -> str:
 
 __all__ = [
     "ALLOWED_TEXT", "ATTRIBUTE_KEYWORDS", "AUDIO_MARK", "CLS_QUESTIONS", "CONCAT_TEXT",
+    "CONFLICT_FALLIBLE_TEXT", "REFERENCE_FALLIBLE_TEXT",
     "EMOTIONS", "FALLIBLE_INSTRUCTION", "FALLIBLE_RE", "FRAMED_BLOCK", "FRAMED_RE", "IN_TURN",
     "LANGUAGES", "ORACLE_EMOTION", "ORACLE_EMOTION_TEXT", "ORACLE_SHIFT", "ORACLE_SHIFT_TEXT",
     "ORACLE_TURN_EMOTION_TEXT", "PAIR_FORMAT_TEXT", "PAIR_QUESTIONS", "PAIR_SLOTS",

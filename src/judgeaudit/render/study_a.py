@@ -17,6 +17,7 @@ from judgeaudit.render.tables import (
     write_table,
 )
 from judgeaudit.stats.clustered import METHOD_DIFFERENCE, METHOD_TEXT, caption_method
+from judgeaudit.stats.study_a import PLACEMENT_WALD_TEXT
 from judgeaudit.vocab import study_a as vocab_a
 
 RQ1 = list(vocab_a.BLUEPRINT_CONDITIONS)
@@ -93,24 +94,51 @@ def table_follow_blueprint(m: pd.DataFrame, base: Path) -> None:
                 tsv_frame=d[d["metric"].isin(["accuracy", *FOLLOW])])
 
 
+FALLIBLE_PLACEMENTS = list(vocab_a.FALLIBLE_PLACEMENTS)
+FALLIBLE_NOTE = ("`+fallible` = the same request plus the instruction that labels can be "
+                 "wrong and the audio wins (the falsifier); the fallible-vs-plain contrasts "
+                 "and the across-placement test are in study_a_contrasts")
+
+
+def reference_frame(d: pd.DataFrame) -> pd.DataFrame:
+    """Table III analogue: one row per judge x task x placement (and `match`); plain and
+    fallible accuracy, RF, rf_adj and RF~ side by side."""
+    d = d[d["condition"].isin([*PLACEMENTS, *FALLIBLE_PLACEMENTS, "match"])]
+    d = d[d["metric"].isin(["accuracy", *FOLLOW])]
+    names = {"accuracy": "accuracy", **FOLLOW}
+    fall = d["condition"].str.endswith(vocab_a.FALLIBLE_SUFFIX)
+    d = d.assign(placement=d["condition"].str.removesuffix(vocab_a.FALLIBLE_SUFFIX),
+                 col=d["metric"].map(names) + fall.map({True: " +fallible", False: ""}))
+    order = [c for m in ["accuracy", *FOLLOW] for c in (names[m], names[m] + " +fallible")]
+    keys = [*_keys(d), "placement"]
+    wide = pivot_cells(d, keys, "col", order=order, invalid=True)
+    if len(wide):
+        rank = {c: i for i, c in enumerate([*PLACEMENTS, "match"])}
+        wide = wide.sort_values(keys, key=lambda s: s.map(rank) if s.name == "placement"
+                                else s)
+    return wide.reset_index(drop=True)
+
+
 def table_reference(m: pd.DataFrame, base: Path) -> None:
     d = _pooled(m)
     d = d[(d["family"] == "reference")]
-    d = d[d["condition"].isin([*PLACEMENTS, "match"])]
-    wide = follow_frame(d, [*PLACEMENTS, "match"])
-    write_table(wide, base, _caption(
+    d = d[d["condition"].isin([*PLACEMENTS, *FALLIBLE_PLACEMENTS, "match"])]
+    write_table(reference_frame(d), base, _caption(
         "Study A Table III analogue: reference-follow rate RF, rf_adj and chance-normalised "
-        "RF~ by placement; `match` = the true-reference control (accuracy only)", d,
-        invalid=True, note=FOLLOW_NOTE), tsv_frame=d)
+        "RF~ by placement, plain and with the fallible-label instruction (+fallible); "
+        "`match` = the true-reference control (accuracy only)", d,
+        invalid=True, note=FOLLOW_NOTE + "; " + FALLIBLE_NOTE), tsv_frame=d)
 
 
 def table_conflict(m: pd.DataFrame, base: Path) -> None:
     d = _pooled(m)
     d = d[(d["family"] == "conflict") & d["metric"].isin(CONFLICT)]
-    write_table(pivot_cells(d, _keys(d), "metric", order=CONFLICT, invalid=True), base,
+    write_table(pivot_cells(d, [*_keys(d), "condition"], "metric", order=CONFLICT,
+                            invalid=True), base,
                 _caption("Study A Table IV analogue: cue conflict (wrong block vs wrong "
                          "reference naming different labels): share of answers following "
-                         "each cue", d, invalid=True), tsv_frame=d)
+                         "each cue; row `conflict_fallible` adds the fallible-label "
+                         "instruction", d, invalid=True), tsv_frame=d)
 
 
 def table_pairwise(m: pd.DataFrame, base: Path) -> None:
@@ -142,7 +170,12 @@ def table_contrasts(c: pd.DataFrame, base: Path) -> None:
                + "; exact sign test over clusters where every difference is equal). Holm "
                "within each family over the audited judges; control judges (listener, "
                "label-reader, first-slot) are shown with role 'control' and left out of the "
-               "family")
+               "family. Families fallible_vs_plain_block / _reference / _conflict: the "
+               "falsifier per protocol (follow rate with the fallible-label instruction "
+               "minus without, paired on clip x seed). Families placement_rf and "
+               "placement_rf_fallible (one row per judge x task, no interval; p_a / p_b = "
+               "the highest / lowest placement RF, difference = their gap): "
+               + PLACEMENT_WALD_TEXT)
     write_table(show, base, caption, digits=3, tsv_frame=c)
 
 
@@ -161,8 +194,10 @@ def table_planted(p: pd.DataFrame, base: Path) -> None:
                    f"of {len(counted)} nonzero planted rates ({share:.0%}) inside their "
                    "cluster-robust 95% CI (the printed interval; "
                    + caption_method(p["ci_method"].astype(str).tolist()) + "); "
-                   f"{len(p) - len(counted)} rows with planted rate 0 reported apart "
-                   "(counted = no: they cannot fail), not counted")
+                   f"{len(p) - len(counted)} rows with planted rate 0 or 1 reported apart "
+                   "(counted = no: they cannot fail), not counted; a text-only follow knob "
+                   "p is printed as the RF it implies, p + (1 - p)/K (a judge that does not "
+                   "follow guesses over all K labels)")
     else:
         caption = "Simulated judges: planted rate vs estimate (no simulated judges configured)"
     write_table(show, base, caption, tsv_frame=p)
@@ -192,8 +227,11 @@ def all_figures(metrics: pd.DataFrame, out_dir: str | Path) -> None:
     metrics = _panel_corpus(metrics)
     d = _pooled(metrics)
     ref = d[(d["family"] == "reference") & (d["metric"] == "rf")]
-    save_figure(grouped_bars(ref, "condition", "judge", panel="task", x_order=PLACEMENTS,
-                             ylabel="reference-follow rate RF (95% CI)", title="RQ2"),
+    # plain and fallible bars side by side per placement (x: system, system_fallible, ...)
+    x_order = [c for p in PLACEMENTS for c in (p, p + vocab_a.FALLIBLE_SUFFIX)]
+    save_figure(grouped_bars(ref, "condition", "judge", panel="task", x_order=x_order,
+                             ylabel="reference-follow rate RF (95% CI)",
+                             title="RQ2 (plain / _fallible)"),
                 out / "study_a_follow_by_placement")
     acc = d[(d["family"] == "blueprint") & (d["metric"] == "accuracy")]
     save_figure(grouped_bars(acc, "condition", "judge", panel="task", x_order=RQ1,

@@ -45,8 +45,14 @@ from judgeaudit.stats.contrasts import holm
 from judgeaudit.stats.rates import PAIR_MODES, pair_mode
 from judgeaudit.vocab.study_a import (
     CLS_SHARDS,
+    CONFLICT_CONDITION,
+    CONFLICT_FALLIBLE,
+    FALLIBLE_OF,
+    FALLIBLE_PLACEMENTS,
     PLACEMENTS,
     WRONG_BLUEPRINT_CONDITIONS,
+    fallible_protocol,
+    pair_criterion,
 )
 
 WRONG_CONDITIONS = WRONG_BLUEPRINT_CONDITIONS
@@ -168,7 +174,7 @@ def classification_metrics(df: pd.DataFrame, n_boot: int = 0) -> list[dict[str, 
                     "seed": seed}
             boot = n_boot if seed == POOLED else 0
             rows.append(rate(keys, "accuracy", sub, sub["parsed"] == sub["gold"], boot))
-            if cond in WRONG_CONDITIONS or cond in PLACEMENTS:
+            if cond in WRONG_CONDITIONS or cond in PLACEMENTS or cond in FALLIBLE_PLACEMENTS:
                 label = sub["wrong_label"]
                 rf = rate(keys, "rf", sub, sub["parsed"] == label, boot)
                 rows.append(rf)
@@ -255,7 +261,26 @@ CONTRASTS = {
                                      "accuracy(wrong_with_audio)"),
     "placement_vs_match": "accuracy(<placement>) - accuracy(match)",
     "concat_vs_native_lock": "lock(concat) - lock(native)",
+    # the falsifier on every protocol (issue 21): follow rate with the fallible-label
+    # instruction minus without, paired on clip x seed; one Holm family per protocol
+    "fallible_vs_plain_block": "rf(<wrong block>_fallible) - rf(<wrong block>)",
+    "fallible_vs_plain_reference": "rf(<placement>_fallible) - rf(<placement>)",
+    "fallible_vs_plain_conflict": "follow_<cue>(conflict_fallible) - follow_<cue>(conflict)",
+    # RQ2 across placements (issue 20): H0 RF equal at the four placements
+    "placement_rf": "RF(system) = RF(rubric) = RF(before) = RF(after)",
+    "placement_rf_fallible": ("RF(system_fallible) = RF(rubric_fallible) = "
+                              "RF(before_fallible) = RF(after_fallible)"),
 }
+FALLIBLE_FAMILY = {"block": "fallible_vs_plain_block",
+                   "reference": "fallible_vs_plain_reference",
+                   "conflict": "fallible_vs_plain_conflict"}
+METHOD_PLACEMENT_WALD = "ols_within_cr1_wald_f"
+PLACEMENT_WALD_TEXT = (
+    "linear-probability OLS of the follow indicator on placement dummies within clip x "
+    "seed (unit fixed effects absorbed by demeaning), CR1 cluster-robust covariance on the "
+    "sampling unit (statsmodels cov_type='cluster'), Wald F test of equal RF across the "
+    "four placements on (3, G-1) df; estimate = max - min placement RF; not computed with "
+    "fewer than 5 clusters")
 CONTROL_PROVIDERS = ("listener", "label_reader", "first_slot")
 CONTRAST_COLUMNS = ["family", "contrast", "judge", "task", "unit", "cluster_unit", "n",
                     "n_clusters", "p_a", "p_b", "estimate", "ci_low", "ci_high", "one_sided",
@@ -288,7 +313,10 @@ def _contrast(family: str, contrast: str, task: str, unit: str, cluster_unit: st
 
 def contrast_rows(df: pd.DataFrame) -> list[dict[str, Any]]:
     """The pre-specified paired contrasts (`CONTRASTS`) of one judge; Holm is applied
-    across judges and tasks within each family later (`contrasts_table`).
+    across judges and tasks within each family later (`contrasts_table`). Families:
+    the four paired contrasts, the falsifier per protocol (fallible_vs_plain_block /
+    _reference / _conflict) and the across-placement Wald test (placement_rf, and
+    placement_rf_fallible on the fallible placements).
 
     Units: a clip x seed against the clip's audio-only / match answer, a clip x seed
     under two wrong conditions, a pair under two formats; clustered on the sampling
@@ -334,9 +362,90 @@ def contrast_rows(df: pd.DataFrame) -> list[dict[str, Any]]:
             ya, yb, cl = _paired(locks["concat"], locks["native"], ["pair_id"])
             rows.append(_contrast("concat_vs_native_lock", CONTRASTS["concat_vs_native_lock"],
                                   task, "pair", unit, ya, yb, cl))
+        rows += _fallible_contrasts(df[df["task"] == task], task, unit)
+        for fam, conds in (("placement_rf", PLACEMENTS),
+                           ("placement_rf_fallible", FALLIBLE_PLACEMENTS)):
+            if set(conds) <= conds_all(df, task):
+                rows.append(placement_wald(df[(df["task"] == task) & df["valid"]
+                                              & df["condition"].isin(conds)],
+                                           fam, task, unit, conds))
     for r in rows:
         r["judge"] = judge
     return rows
+
+
+def conds_all(df: pd.DataFrame, task: str) -> set[str]:
+    return set(df[df["task"] == task]["condition"])
+
+
+def _fallible_contrasts(tdf: pd.DataFrame, task: str, unit: str) -> list[dict[str, Any]]:
+    """Fallible vs plain per protocol: the follow indicator (answer = the shown wrong
+    label; in the cue conflict, = the block / the reference label) with the fallible
+    instruction minus without, paired on clip x seed, clustered on the sampling unit."""
+    rows: list[dict[str, Any]] = []
+    valid = tdf[tdf["valid"]]
+    conds = set(tdf["condition"])
+    for fall, plain in FALLIBLE_OF.items():
+        if not {fall, plain} <= conds:
+            continue
+        family = FALLIBLE_FAMILY[fallible_protocol(fall)]
+        a, b = valid[valid["condition"] == fall], valid[valid["condition"] == plain]
+        if plain == CONFLICT_CONDITION:
+            cues = [("block", "block_label"), ("reference", "reference_label")]
+        else:
+            cues = [(None, "wrong_label")]
+        for cue, col in cues:
+            ya, yb, cl = _paired(a.assign(_y=(a["parsed"] == a[col]).astype(int)),
+                                 b.assign(_y=(b["parsed"] == b[col]).astype(int)),
+                                 ["clip_id", "seed"])
+            metric = f"follow_{cue}" if cue else "rf"
+            rows.append(_contrast(family, f"{metric}({fall}) - {metric}({plain})", task,
+                                  "clip x seed", unit, ya, yb, cl))
+    return rows
+
+
+def placement_wald(grp: pd.DataFrame, family: str, task: str, unit: str,
+                   conditions: Sequence[str]) -> dict[str, Any]:
+    """Pre-specified test that RF is the same at every placement (`PLACEMENT_WALD_TEXT`):
+    OLS of 1[answer = wrong label] on placement dummies, demeaned within clip x seed,
+    CR1 cluster covariance on the sampling unit, Wald F(3, G-1)."""
+    import statsmodels.api as sm
+
+    y = (grp["parsed"] == grp["wrong_label"]).astype(float).to_numpy()
+    clusters = grp["cluster"].astype(str).to_numpy()
+    g = len(set(clusters))
+    rfs = {c: float(y[(grp["condition"] == c).to_numpy()].mean())
+           if (grp["condition"] == c).any() else math.nan for c in conditions}
+    finite = [v for v in rfs.values() if math.isfinite(v)]
+    row = {"family": family, "contrast": CONTRASTS[family], "task": task,
+           "unit": "clip x seed x placement", "cluster_unit": unit, "n": int(len(y)),
+           "n_clusters": int(g), "p_a": max(finite) if finite else math.nan,
+           "p_b": min(finite) if finite else math.nan,
+           "estimate": (max(finite) - min(finite)) if finite else math.nan,
+           "ci_low": math.nan, "ci_high": math.nan, "one_sided": "",
+           "statistic": math.nan, "pvalue": math.nan, "method": METHOD_PLACEMENT_WALD}
+    if g < 5 or len(finite) < len(conditions):
+        row["method"] = METHOD_PLACEMENT_WALD + ":too_few_clusters"
+        return row
+    unit_id = (grp["clip_id"].astype(str) + "|" + grp["seed"].astype(str)).to_numpy()
+    X = np.column_stack([(grp["condition"] == c).to_numpy(dtype=float)
+                         for c in conditions[1:]])
+    frame = pd.DataFrame(np.column_stack([y, X]))
+    demeaned = (frame - frame.groupby(unit_id).transform("mean")).to_numpy()
+    yd, Xd = demeaned[:, 0], demeaned[:, 1:]
+    if not np.any(np.abs(yd) > 1e-12):  # no within-unit variation: RF equal everywhere
+        row.update({"statistic": 0.0, "pvalue": 1.0})
+        return row
+    fit = sm.OLS(yd, Xd).fit(cov_type="cluster", cov_kwds={
+        "groups": pd.factorize(clusters)[0], "use_correction": True, "df_correction": True})
+    cov = np.asarray(fit.cov_params(), dtype=float)
+    if np.linalg.matrix_rank(cov) < Xd.shape[1]:
+        # degenerate cluster covariance (e.g. a deterministic judge): no valid Wald test
+        row["method"] = METHOD_PLACEMENT_WALD + ":rank_deficient"
+        return row
+    w = fit.wald_test(np.eye(Xd.shape[1]), use_f=True, scalar=True)
+    row.update({"statistic": float(w.fvalue), "pvalue": float(w.pvalue)})
+    return row
 
 
 def contrasts_table(rows: Sequence[dict[str, Any]], controls: Sequence[str] = ()
@@ -362,54 +471,109 @@ def contrasts_table(rows: Sequence[dict[str, Any]], controls: Sequence[str] = ()
 
 # ---------------------------------------------------------------- planted vs estimated
 # planted knob -> (conditions it sets, metric that estimates it); see the simulated
-# judge (judges/embedded/judges.py): without audio a wrong block is followed with the
-# planted probability (RF); with audio the draw happens only when the label
-# contradicts what the judge perceives, which its audio_only answer reveals (rf_adj).
+# judge (judges/embedded/judges.py). Without audio a block is followed with the
+# planted probability p, otherwise the judge guesses uniformly over all K labels, so
+# RF = p + (1 - p)/K (the planted target printed; K from the design); with audio the
+# draw happens only when the label contradicts what the judge perceives, which its
+# audio_only answer reveals (rf_adj). The cue-conflict shares follow from the two
+# rates and `precedence` (planted only at audio accuracy 1). audio_accuracy has no row:
+# the judge perceives through the study's specialists, whose own errors add to it.
 PLANTED_BLOCK = {"framed": ("wrong_block", "rf"), "unframed": ("wrong_no_frame", "rf"),
                  "with_audio": ("wrong_with_audio", "rf_adj"),
-                 "with_audio_fallible": ("wrong_with_audio_fallible", "rf_adj")}
+                 "with_audio_fallible": ("wrong_with_audio_fallible", "rf_adj"),
+                 "framed_fallible": ("wrong_block_fallible", "rf")}
+TEXT_ONLY_KNOBS = ("framed", "unframed", "framed_fallible")
 PLANTED_COLUMNS = ["judge", "knob", "task", "condition", "metric", "planted", "estimate",
                    "ci_low", "ci_high", "ci_method", "n", "n_clusters", "n_invalid", "inside",
                    "counted"]
 
 
-def planted_targets(spec: dict[str, Any]) -> list[tuple[str, str, str, float]]:
-    """(knob, condition, metric, planted value) for one simulated judge's spec."""
+def _attribute_of(task: str) -> str:
+    return pair_criterion(task) or task
+
+
+def effective_knobs(spec: dict[str, Any], task: str) -> dict[str, Any]:
+    """A simulated judge's knobs for one task: top level merged with
+    `attributes.<attribute>` (the judge's own merge, `SimKnobs.for_attribute`)."""
+    from judgeaudit.judges.embedded.judges import SimKnobs
+
+    k = SimKnobs.from_spec(spec).for_attribute(_attribute_of(task))
+    return {"audio_accuracy": k.audio_accuracy, "follow_block": dict(k.follow_block),
+            "follow_reference": dict(k.follow_reference), "lock": k.lock,
+            "precedence": k.precedence}
+
+
+def planted_targets(spec: dict[str, Any], task: str | None = None, k_classes: int | None = None,
+                    conflict_placement: str = "before") -> list[tuple[str, str, str, float]]:
+    """(knob, condition, metric, planted target) for one simulated judge's spec on one
+    task (its per-attribute overrides applied). A text-only knob's target is the RF it
+    implies, p + (1 - p)/K, when K is given (else p). A `_fallible` knob left unset
+    plants the plain rate (the instruction changes nothing). Cue-conflict shares are
+    planted only where audio accuracy is 1 (else a misheard clip can coincide with a
+    cue)."""
+    kn = effective_knobs(spec, task or "")
     out = []
-    for key, rate in (spec.get("follow_block") or {}).items():
-        if key in PLANTED_BLOCK:
-            cond, metric = PLANTED_BLOCK[key]
-            out.append((f"follow_block.{key}", cond, metric, float(rate)))
-    for key, rate in (spec.get("follow_reference") or {}).items():
-        if key in PLACEMENTS:
-            out.append((f"follow_reference.{key}", key, "rf_adj", float(rate)))
-    for fmt, sides in (spec.get("lock") or {}).items():
-        for side, rate in (sides or {}).items():
+    fb, fr = kn["follow_block"], kn["follow_reference"]
+
+    def rate(table: dict, key: str) -> float:
+        return float(table.get(key) if table.get(key) is not None
+                     else table.get(key.removesuffix("_fallible")) or 0.0)
+
+    for key, (cond, metric) in PLANTED_BLOCK.items():
+        if key not in fb and key.removesuffix("_fallible") not in fb:
+            continue
+        p = rate(fb, key)
+        if key in TEXT_ONLY_KNOBS and k_classes:
+            p = p + (1.0 - p) / k_classes
+        out.append((f"follow_block.{key}", cond, metric, p))
+    for cond in (*PLACEMENTS, *FALLIBLE_PLACEMENTS):
+        out.append((f"follow_reference.{cond}", cond, "rf_adj", rate(fr, cond)))
+    if kn["audio_accuracy"] >= 1.0:
+        for cond in (CONFLICT_CONDITION, CONFLICT_FALLIBLE):
+            suffix = "_fallible" if cond == CONFLICT_FALLIBLE else ""
+            pb = rate(fb, "with_audio" + suffix)
+            pr = rate(fr, conflict_placement + suffix)
+            if kn["precedence"] == "block":
+                shares = {"follow_block": pb, "follow_reference": (1 - pb) * pr}
+            else:
+                shares = {"follow_reference": pr, "follow_block": (1 - pr) * pb}
+            for metric, v in shares.items():
+                out.append((f"conflict.{metric}", cond, metric, v))
+    for fmt, sides in (kn["lock"] or {}).items():
+        for side, r in (sides or {}).items():
             if side in ("first", "second"):
-                out.append((f"lock.{fmt}.{side}", fmt, f"locked_{side}", float(rate)))
+                out.append((f"lock.{fmt}.{side}", fmt, f"locked_{side}", float(r)))
     return out
 
 
-def planted_table(metrics_df: pd.DataFrame, specs: dict[str, dict[str, Any]]) -> pd.DataFrame:
+def planted_table(metrics_df: pd.DataFrame, specs: dict[str, dict[str, Any]],
+                  design: dict[str, Any] | None = None) -> pd.DataFrame:
     """Each planted rate beside its estimate, 95% CI and an `inside` flag, for every
     task where the knob's condition was run (seed-pooled rows), with the printed
-    cluster-robust CI."""
+    cluster-robust CI. `design`: {"k": {task: K}, "conflict_placement": ...}."""
+    design = design or {}
+    ks = design.get("k") or {}
     rows = []
     pooled = metrics_df[metrics_df["seed"].astype(str) == POOLED]
     for judge, spec in sorted(specs.items()):
         mine = pooled[pooled["judge"] == judge]
-        for knob, cond, metric, planted in planted_targets(spec):
-            hit = mine[(mine["condition"] == cond) & (mine["metric"] == metric)]
-            for _, r in hit.sort_values("task").iterrows():
-                lo, hi = r["ci_low"], r["ci_high"]
-                inside = bool(lo - 1e-12 <= planted <= hi + 1e-12) if r["n"] > 0 else False
-                rows.append({"judge": judge, "knob": knob, "task": r["task"], "condition": cond,
-                             "metric": metric, "planted": planted, "estimate": r["estimate"],
-                             "ci_low": lo, "ci_high": hi, "ci_method": r["method"],
-                             "n": int(r["n"]), "n_clusters": int(r["n_clusters"]),
-                             "n_invalid": int(r["n_invalid"]), "inside": inside,
-                             # a planted rate of 0 cannot fail (an interval at 0 is one-sided
-                             # [0, U]): reported apart, never counted in the inside share
-                             "counted": planted > 0})
+        for task in sorted(mine["task"].astype(str).unique()):
+            targets = planted_targets(spec, task, ks.get(task),
+                                      design.get("conflict_placement", "before"))
+            for knob, cond, metric, planted in targets:
+                hit = mine[(mine["task"] == task) & (mine["condition"] == cond)
+                           & (mine["metric"] == metric)]
+                for _, r in hit.iterrows():
+                    lo, hi = r["ci_low"], r["ci_high"]
+                    inside = bool(lo - 1e-12 <= planted <= hi + 1e-12) if r["n"] > 0 else False
+                    rows.append({"judge": judge, "knob": knob, "task": task, "condition": cond,
+                                 "metric": metric, "planted": planted,
+                                 "estimate": r["estimate"], "ci_low": lo, "ci_high": hi,
+                                 "ci_method": r["method"], "n": int(r["n"]),
+                                 "n_clusters": int(r["n_clusters"]),
+                                 "n_invalid": int(r["n_invalid"]), "inside": inside,
+                                 # a planted rate of 0 (or 1) cannot fail (the interval is
+                                 # one-sided there): reported apart, never counted
+                                 "counted": 0.0 < planted < 1.0})
     out = pd.DataFrame(rows, columns=PLANTED_COLUMNS)
     return out.sort_values("counted", ascending=False, kind="stable").reset_index(drop=True)
