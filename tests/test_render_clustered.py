@@ -61,7 +61,7 @@ def test_study_a_tables_print_n_and_clusters(tmp_path):
     df = sa.join(trials, resp, "sim")
     m = sa.metrics(df)
     assert (m["cluster_unit"] == "speaker").all() and (m["n_clusters"] <= 6).all()
-    c = sa.contrasts_table(sa.contrast_rows(df))
+    c = sa.contrasts_table(sa.contrast_rows(df) + [sa.capability_test(sa.capability_table(m))])
     RA.all_tables(m, c, sa.planted_table(m, {}), tmp_path)
     counted = {p.stem: check_rate_cells(p) for p in sorted(tmp_path.glob("*.md"))}
     assert counted["study_a_table2_blueprint"] == 9
@@ -69,6 +69,14 @@ def test_study_a_tables_print_n_and_clusters(tmp_path):
     # per placement: plain and +fallible accuracy, RF, rf_adj, RF~; match accuracy
     assert counted["study_a_table3_reference"] == 4 * 4 * 2 + 1
     assert counted["study_a_contrasts"] > 0
+    # seed stability: accuracy and RF of the 5 wrong conditions, 3 seeds + pooled each
+    assert counted["study_a_seed_stability"] == 5 * 2 * 4
+    seeds = pd.read_csv(tmp_path / "study_a_seed_stability.tsv", sep="\t")
+    assert {"seed_spread", "seed_sd"} <= set(seeds.columns) and (seeds["seed_spread"] >= 0).all()
+    cap = pd.read_csv(tmp_path / "study_a_capability.tsv", sep="\t")
+    assert len(cap) == 1 and cap["chance"].iloc[0] == pytest.approx(1 / len(LANGS))
+    capmd = (tmp_path / "study_a_capability.md").read_text()
+    assert "not computed (too few cells: 1 audited cells)" in capmd
     caption = (tmp_path / "study_a_table3_reference.md").read_text().splitlines()[0]
     assert "clusters = speaker" in caption and "only 6 clusters" in caption
     assert "inv:" in (tmp_path / "study_a_table3_reference.md").read_text()

@@ -351,3 +351,18 @@ def test_planted_targets_per_attribute_fallible_and_implied_text_rf():
     lang = {(k, c, m): v for k, c, m, v in sa.planted_targets(spec, "language", 4)}
     # a non-following judge without audio: chance 1/K
     assert lang[("follow_block.framed", "wrong_block", "rf")] == pytest.approx(0.25)
+
+
+def test_capability_test_reads_the_panel_honestly():
+    def cap(pairs):
+        return pd.DataFrame([{"judge": f"j{i // 2}", "task": ("emotion", "language")[i % 2],
+                              "audio_norm": a, "rf_norm": r, "role": "audited"}
+                             for i, (a, r) in enumerate(pairs)])
+    # copying falls as audio-only accuracy rises: tau = -1, exact one-sided p = 1/6!
+    row = sa.capability_test(cap([(0.1 * i, 1 - 0.1 * i) for i in range(6)]))
+    assert row["estimate"] == pytest.approx(-1.0) and row["n"] == 6 and row["n_clusters"] == 3
+    assert row["pvalue"] == pytest.approx(1 / 720) and row["method"] == "kendall_tau_exact_less"
+    # the opposite pattern is no evidence for the paper's reading
+    assert sa.capability_test(cap([(0.1 * i, 0.1 * i) for i in range(6)]))["pvalue"] > 0.99
+    small = sa.capability_test(cap([(0.1, 0.9), (0.9, 0.1)]))
+    assert np.isnan(small["pvalue"]) and small["method"].endswith("too_few_cells")

@@ -43,9 +43,10 @@ VALIDATION_RUNS = {"default": "estimator_validation", "full": "estimator_validat
 STUDY_A_TABLES = ["study_a_table2_blueprint", "study_a_follow_blueprint",
                   "study_a_table3_reference",
                   "study_a_table4_conflict", "study_a_table5_pairwise",
-                  "study_a_contrasts", "study_a_planted"]
+                  "study_a_contrasts", "study_a_planted", "study_a_capability",
+                  "study_a_seed_stability"]
 STUDY_A_FIGURES = ["study_a_follow_by_placement", "study_a_lock_vs_g",
-                   "study_a_accuracy_by_blueprint"]
+                   "study_a_accuracy_by_blueprint", "study_a_capability"]
 STUDY_B_TABLES = ["study_b_accuracy", "study_b_protocol_gap", "study_b_balance",
                   "study_b_potemkin", "study_b_state_distribution"]
 STUDY_B_FIGURES = ["study_b_states", "study_b_heatmap"]

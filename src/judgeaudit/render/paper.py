@@ -71,6 +71,10 @@ TABLES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "study_a_table3_reference": ("rq2", "Reference-follow rate RF and RF~ by placement.",
                                  ("study_a_follow_by_placement",)),
     "study_a_table4_conflict": ("conflict", "Share of answers following each cue.", ()),
+    "study_a_capability": ("rq1", "Audio-only accuracy vs wrong-label following with audio.",
+                           ("study_a_capability",)),
+    "study_a_seed_stability": ("rq1", "Per-seed accuracy and RF of the wrong-label "
+                               "conditions.", ()),
     "study_a_table5_pairwise": ("rq3", "Position lock, g and pair modes by format.",
                                 ("study_a_lock_vs_g",)),
     "study_a_contrasts": ("contrasts", "Paired contrasts (McNemar; Holm).", ()),

@@ -16,8 +16,18 @@ from judgeaudit.render.tables import (
     pivot_cells,
     write_table,
 )
-from judgeaudit.stats.clustered import METHOD_DIFFERENCE, METHOD_TEXT, caption_method
-from judgeaudit.stats.study_a import PLACEMENT_WALD_TEXT
+from judgeaudit.stats.clustered import (
+    METHOD_DIFFERENCE,
+    METHOD_PROPORTION,
+    METHOD_TEXT,
+    caption_method,
+)
+from judgeaudit.stats.study_a import (
+    CAPABILITY_TEST_TEXT,
+    PLACEMENT_WALD_TEXT,
+    capability_table,
+    seed_stability,
+)
 from judgeaudit.vocab import study_a as vocab_a
 
 RQ1 = list(vocab_a.BLUEPRINT_CONDITIONS)
@@ -203,6 +213,68 @@ def table_planted(p: pd.DataFrame, base: Path) -> None:
     write_table(show, base, caption, tsv_frame=p)
 
 
+def _controls(contrasts: pd.DataFrame) -> list[str]:
+    if "role" not in contrasts or not len(contrasts):
+        return []
+    return sorted(set(contrasts.loc[contrasts["role"] == "control", "judge"].astype(str)))
+
+
+def table_capability(m: pd.DataFrame, contrasts: pd.DataFrame, base: Path) -> None:
+    cap = capability_table(m, _controls(contrasts))
+    d = _pooled(m)
+    d = d[(d["family"] == "blueprint")
+          & (((d["condition"] == "audio_only") & (d["metric"] == "accuracy"))
+             | ((d["condition"] == "wrong_with_audio") & d["metric"].isin(list(FOLLOW))))]
+    names = {"accuracy": "audio-only accuracy", "rf": "RF wrong+audio",
+             "rf_norm": "RF~ wrong+audio", "rf_adj": "rf_adj wrong+audio"}
+    d = d.assign(col=d["metric"].map(names))
+    wide = pivot_cells(d, _keys(d), "col", order=list(names.values()))
+    info = cap[["judge", "task", "role", "k", "chance"]].rename(
+        columns={"k": "K", "chance": "chance 1/K"}).round(3)
+    show = info.merge(wide, on=["judge", "task"], how="left") if len(cap) else wide
+    test = contrasts[contrasts["family"] == "capability_dependence"] if "family" in contrasts \
+        else contrasts.iloc[0:0]
+    if len(test):
+        t = test.iloc[0]
+        verdict = (f"tau = {t['estimate']:.2f}, one-sided p = {t['pvalue']:.3g} over {int(t['n'])} "
+                   f"cells of {int(t['n_clusters'])} judges" if pd.notna(t["pvalue"]) else
+                   f"not computed ({str(t['method']).split(':')[-1].replace('_', ' ')}: "
+                   f"{int(t['n'])} audited cells)")
+    else:
+        verdict = "not computed (no audited cells)"
+    caption = ("Study A capability dependence: each judge's audio-only accuracy (with the "
+               "chance level 1/K) beside its wrong-label following with audio "
+               "(wrong_with_audio: RF, RF~, rf_adj), seed-pooled; "
+               + caption_method(d["method"].dropna().astype(str).tolist() or
+                                [METHOD_PROPORTION], d["n_clusters"].tolist(),
+                                unit=", ".join(sorted({str(u) for u in d["cluster_unit"]})))
+               + ". Pre-specified test of Paper A's reading (copying strongest where "
+               "audio-only accuracy is near chance): " + CAPABILITY_TEST_TEXT + "; here: "
+               + verdict)
+    write_table(show, base, caption, tsv_frame=cap)
+
+
+def table_seed_stability(m: pd.DataFrame, base: Path) -> None:
+    d = seed_stability(m)
+    if len(d):
+        d = d.assign(col=["pooled" if str(x) == "all" else f"seed {x}" for x in d["seed"]])
+        seeds = sorted({c for c in d["col"] if c != "pooled"}, key=lambda c: int(c.split()[1]))
+        keys = [*_keys(d), "condition", "metric"]
+        wide = pivot_cells(d, keys, "col", order=[*seeds, "pooled"])
+        spread = d.drop_duplicates(keys).set_index(keys)[["seed_spread", "seed_sd"]]
+        wide = wide.join(spread.round(3), on=keys)
+        rank = {c: i for i, c in enumerate(WRONG)}
+        wide = wide.sort_values(keys, key=lambda s: s.map(rank) if s.name == "condition"
+                                else s).reset_index(drop=True)
+    else:
+        wide = pd.DataFrame(columns=["judge", "task", "condition", "metric", "pooled"])
+    write_table(wide, base, _caption(
+        "Study A seed stability (the paper's derangement-seed sweep): accuracy and RF of each "
+        "RQ1 wrong-label condition per derangement seed beside the seed-pooled cell; "
+        "seed_spread = max - min and seed_sd = SD of the per-seed estimates", d
+        if len(d) else m.iloc[0:0]), tsv_frame=d)
+
+
 def all_tables(metrics: pd.DataFrame, contrasts: pd.DataFrame, planted: pd.DataFrame,
                out_dir: str | Path) -> None:
     out = Path(out_dir)
@@ -213,6 +285,8 @@ def all_tables(metrics: pd.DataFrame, contrasts: pd.DataFrame, planted: pd.DataF
     table_pairwise(metrics, out / "study_a_table5_pairwise")
     table_contrasts(contrasts, out / "study_a_contrasts")
     table_planted(planted, out / "study_a_planted")
+    table_capability(metrics, contrasts, out / "study_a_capability")
+    table_seed_stability(metrics, out / "study_a_seed_stability")
 
 
 def _panel_corpus(m: pd.DataFrame) -> pd.DataFrame:
@@ -251,3 +325,19 @@ def all_figures(metrics: pd.DataFrame, out_dir: str | Path) -> None:
     save_figure(xy_errorbars(xy, "lock", "g", "judge", "format", xlabel="position-lock rate",
                              ylabel="gold-aligned rate g", title="RQ3: lock vs g by format",
                              hline=0.5), out / "study_a_lock_vs_g")
+    save_figure(capability_figure(metrics), out / "study_a_capability")
+
+
+def capability_figure(metrics: pd.DataFrame):
+    """Audio-only accuracy (x) vs RF under wrong_with_audio (y) per judge (colour) and
+    task (marker), 95% CIs both ways; a dotted line at each task's chance level 1/K."""
+    cap = capability_table(metrics)
+    fig = xy_errorbars(cap.dropna(subset=["audio_only", "rf"]), "audio_only", "rf", "judge",
+                       "task", xlabel="audio-only accuracy (95% CI); dotted: chance 1/K",
+                       ylabel="RF with audio, wrong_with_audio (95% CI)",
+                       title="Capability dependence")
+    ax = fig.axes[0]
+    for task, chance in cap.dropna(subset=["chance"]).groupby("task")["chance"].first().items():
+        ax.axvline(chance, ls=":", lw=1, color="grey")
+        ax.text(chance, 1.0, f" 1/K {task}", fontsize=7, color="grey", va="top", rotation=90)
+    return fig

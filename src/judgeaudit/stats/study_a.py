@@ -171,7 +171,7 @@ def classification_metrics(df: pd.DataFrame, n_boot: int = 0) -> list[dict[str, 
         k_classes = int(grp["k"].iloc[0])
         for seed, sub in subsets:
             keys = {"judge": judge, "task": task, "family": family, "condition": cond,
-                    "seed": seed}
+                    "seed": seed, "k": k_classes}
             boot = n_boot if seed == POOLED else 0
             rows.append(rate(keys, "accuracy", sub, sub["parsed"] == sub["gold"], boot))
             if cond in WRONG_CONDITIONS or cond in PLACEMENTS or cond in FALLIBLE_PLACEMENTS:
@@ -244,11 +244,13 @@ def metrics(df: pd.DataFrame, n_boot: int = 0) -> pd.DataFrame:
     rows = classification_metrics(df, n_boot) + pairwise_metrics(df, n_boot)
     out = pd.DataFrame(rows)
     if out.empty:
-        return pd.DataFrame(columns=[*METRIC_COLUMNS, "n_unsupported"])
+        return pd.DataFrame(columns=[*METRIC_COLUMNS, "n_unsupported", "k"])
     if "n_unsupported" not in out:
         out["n_unsupported"] = 0
+    if "k" not in out:
+        out["k"] = math.nan  # classes of a classification task (NaN for pairs)
     out["n_unsupported"] = out["n_unsupported"].fillna(0).astype(int)
-    return out[[*METRIC_COLUMNS, "n_unsupported"]]
+    return out[[*METRIC_COLUMNS, "n_unsupported", "k"]]
 
 
 # ---------------------------------------------------------------- contrasts
@@ -577,3 +579,104 @@ def planted_table(metrics_df: pd.DataFrame, specs: dict[str, dict[str, Any]],
                                  "counted": 0.0 < planted < 1.0})
     out = pd.DataFrame(rows, columns=PLANTED_COLUMNS)
     return out.sort_values("counted", ascending=False, kind="stable").reset_index(drop=True)
+
+
+# ---------------------------------------------------------------- capability dependence
+# Paper A's reading: copying a wrong label heard with the audio is strongest where the
+# judge's own audio-only accuracy is near chance. One cell per audited judge x
+# classification task; the pre-specified test is Kendall's tau between the
+# chance-normalised audio-only accuracy and RF~ under wrong_with_audio, one-sided
+# (tau < 0), exact null distribution; no test with fewer than CAPABILITY_MIN_CELLS cells.
+CAPABILITY_MIN_CELLS = 5
+CAPABILITY_COLUMNS = ["judge", "task", "k", "chance", "audio_only", "audio_only_low",
+                      "audio_only_high", "audio_norm", "rf", "rf_low", "rf_high", "rf_norm",
+                      "rf_norm_low", "rf_norm_high", "rf_adj", "rf_adj_low", "rf_adj_high",
+                      "n", "n_clusters", "cluster_unit", "role"]
+CAPABILITY_TEST_TEXT = (
+    "Kendall's tau over audited judge x task cells between the chance-normalised audio-only "
+    "accuracy (acc - 1/K)/(1 - 1/K) and RF~ under wrong_with_audio, one-sided H1 tau < 0 "
+    "(copying strongest near chance), exact permutation null (scipy.stats.kendalltau, "
+    "method='exact'); cells of one judge are not independent, so the p-value is "
+    "descriptive for a small panel; not computed with fewer than "
+    f"{CAPABILITY_MIN_CELLS} cells")
+
+
+def capability_table(metrics_df: pd.DataFrame, controls: Sequence[str] = ()) -> pd.DataFrame:
+    """Per judge x classification task: audio-only accuracy (with chance 1/K) beside the
+    wrong-label follow rate with audio (RF, RF~, rf_adj), seed-pooled, each with its
+    printed cluster-robust interval."""
+    d = metrics_df[(metrics_df["seed"].astype(str) == POOLED)
+                   & (metrics_df["family"] == "blueprint")]
+    rows = []
+    def pick(g: pd.DataFrame, cond: str, metric: str):
+        r = g[(g["condition"] == cond) & (g["metric"] == metric)]
+        return r.iloc[0] if len(r) else None
+
+    for (judge, task), g in d.groupby(["judge", "task"], sort=True):
+        acc, rf = pick(g, "audio_only", "accuracy"), pick(g, "wrong_with_audio", "rf")
+        if acc is None or rf is None:
+            continue
+        k = int(acc["k"]) if "k" in g and pd.notna(acc.get("k")) else None
+        chance = 1.0 / k if k else math.nan
+        row = {"judge": judge, "task": task, "k": k, "chance": chance,
+               "audio_only": acc["estimate"], "audio_only_low": acc["ci_low"],
+               "audio_only_high": acc["ci_high"],
+               "audio_norm": (acc["estimate"] - chance) / (1 - chance) if k else math.nan,
+               "n": int(rf["n"]), "n_clusters": int(rf["n_clusters"]),
+               "cluster_unit": rf["cluster_unit"],
+               "role": "control" if judge in set(controls) else "audited"}
+        for metric in ("rf", "rf_norm", "rf_adj"):
+            r = pick(g, "wrong_with_audio", metric)
+            row.update({metric: r["estimate"] if r is not None else math.nan,
+                        f"{metric}_low": r["ci_low"] if r is not None else math.nan,
+                        f"{metric}_high": r["ci_high"] if r is not None else math.nan})
+        rows.append(row)
+    return pd.DataFrame(rows, columns=CAPABILITY_COLUMNS)
+
+
+def capability_test(cap: pd.DataFrame) -> dict[str, Any]:
+    """The pre-specified test of the paper's reading (`CAPABILITY_TEST_TEXT`), as a
+    contrasts-table row (family capability_dependence)."""
+    from scipy.stats import kendalltau
+
+    a = cap[(cap["role"] == "audited")].dropna(subset=["audio_norm", "rf_norm"])
+    row = {"family": "capability_dependence", "judge": "panel",
+           "contrast": "tau(audio-only accuracy~, RF~ wrong_with_audio) < 0",
+           "task": "+".join(sorted(set(a["task"]))) or "-", "unit": "judge x task",
+           "cluster_unit": "judge x task", "n": int(len(a)),
+           "n_clusters": int(a["judge"].nunique()), "p_a": math.nan, "p_b": math.nan,
+           "estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "one_sided": "",
+           "statistic": math.nan, "pvalue": math.nan, "method": "kendall_tau_exact_less"}
+    if len(a) < CAPABILITY_MIN_CELLS:
+        row["method"] += ":too_few_cells"
+        return row
+    x, y = a["audio_norm"].to_numpy(float), a["rf_norm"].to_numpy(float)
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        row["method"] += ":constant"
+        return row
+    ties = len(set(x)) < len(x) or len(set(y)) < len(y)
+    res = kendalltau(x, y, alternative="less", method="asymptotic" if ties else "exact")
+    row.update({"estimate": float(res.statistic), "statistic": float(res.statistic),
+                "pvalue": float(res.pvalue)})
+    if ties:
+        row["method"] = "kendall_tau_b_asymptotic_less"
+    return row
+
+
+# ---------------------------------------------------------------- seed stability
+def seed_stability(metrics_df: pd.DataFrame, metrics: Sequence[str] = ("accuracy", "rf")
+                   ) -> pd.DataFrame:
+    """The RQ1 seed sweep: per judge x task x wrong-label condition x metric, one row
+    per derangement seed plus the pooled row, with the spread (max - min) of the
+    per-seed estimates and their SD across seeds."""
+    d = metrics_df[(metrics_df["family"] == "blueprint")
+                   & metrics_df["condition"].isin(WRONG_CONDITIONS)
+                   & metrics_df["metric"].isin(list(metrics))].copy()
+    if d.empty:
+        return d.assign(seed_spread=[], seed_sd=[], n_seeds=[])
+    per = d[d["seed"].astype(str) != POOLED]
+    stats = per.groupby(["judge", "task", "condition", "metric"])["estimate"].agg(
+        seed_spread=lambda v: float(np.nanmax(v) - np.nanmin(v)) if len(v) else math.nan,
+        seed_sd=lambda v: float(np.nanstd(v, ddof=1)) if len(v) > 1 else math.nan,
+        n_seeds="count").reset_index()
+    return d.merge(stats, on=["judge", "task", "condition", "metric"], how="left")
