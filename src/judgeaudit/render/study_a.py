@@ -195,7 +195,7 @@ def table_planted(p: pd.DataFrame, base: Path) -> None:
         show["estimate [95% CI]"] = [fmt_ci(e, lo, hi) for e, lo, hi in
                                      zip(show["estimate"], show["ci_low"], show["ci_high"],
                                          strict=True)]
-        cols = ["judge", "knob", "task", "metric", "planted", "estimate [95% CI]", "ci_method",
+        cols = ["judge", "simulates", "knob", "task", "metric", "planted", "estimate [95% CI]", "ci_method",
                 "n", "n_clusters", "n_invalid", "inside", "counted"]
         show = show[[c for c in cols if c in show.columns]]
         counted = p[p["counted"]] if "counted" in p else p
@@ -208,6 +208,13 @@ def table_planted(p: pd.DataFrame, base: Path) -> None:
                    "(counted = no: they cannot fail), not counted; a text-only follow knob "
                    "p is printed as the RF it implies, p + (1 - p)/K (a judge that does not "
                    "follow guesses over all K labels)")
+        twins = sorted({str(x) for x in p.get("simulates", pd.Series(dtype=str)).fillna("")
+                        if str(x)})
+        if twins:
+            caption += (". Rows with `simulates` set are a SIMULATION OF THE PUBLISHED "
+                        f"FIGURES of {', '.join(twins)} (configs/paper_a_twin.yaml): planted = "
+                        "the paper's printed figure, estimate = what this design recovers "
+                        "at the paper's sample size; never a measurement of those judges")
     else:
         caption = "Simulated judges: planted rate vs estimate (no simulated judges configured)"
     write_table(show, base, caption, tsv_frame=p)

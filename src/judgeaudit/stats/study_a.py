@@ -485,7 +485,7 @@ PLANTED_BLOCK = {"framed": ("wrong_block", "rf"), "unframed": ("wrong_no_frame",
                  "with_audio_fallible": ("wrong_with_audio_fallible", "rf_adj"),
                  "framed_fallible": ("wrong_block_fallible", "rf")}
 TEXT_ONLY_KNOBS = ("framed", "unframed", "framed_fallible")
-PLANTED_COLUMNS = ["judge", "knob", "task", "condition", "metric", "planted", "estimate",
+PLANTED_COLUMNS = ["judge", "simulates", "knob", "task", "condition", "metric", "planted", "estimate",
                    "ci_low", "ci_high", "ci_method", "n", "n_clusters", "n_invalid", "inside",
                    "counted"]
 
@@ -507,6 +507,12 @@ def effective_knobs(spec: dict[str, Any], task: str) -> dict[str, Any]:
 
 def planted_targets(spec: dict[str, Any], task: str | None = None, k_classes: int | None = None,
                     conflict_placement: str = "before") -> list[tuple[str, str, str, float]]:
+    """(knob, condition, metric, planted target): see `_targets`."""
+    return [t[:4] for t in _targets(spec, task, k_classes, conflict_placement)]
+
+
+def _targets(spec: dict[str, Any], task: str | None = None, k_classes: int | None = None,
+             conflict_placement: str = "before") -> list[tuple[str, str, str, float, float]]:
     """(knob, condition, metric, planted target) for one simulated judge's spec on one
     task (its per-attribute overrides applied). A text-only knob's target is the RF it
     implies, p + (1 - p)/K, when K is given (else p). A `_fallible` knob left unset
@@ -524,12 +530,12 @@ def planted_targets(spec: dict[str, Any], task: str | None = None, k_classes: in
     for key, (cond, metric) in PLANTED_BLOCK.items():
         if key not in fb and key.removesuffix("_fallible") not in fb:
             continue
-        p = rate(fb, key)
+        p = knob = rate(fb, key)
         if key in TEXT_ONLY_KNOBS and k_classes:
             p = p + (1.0 - p) / k_classes
-        out.append((f"follow_block.{key}", cond, metric, p))
+        out.append((f"follow_block.{key}", cond, metric, p, knob))
     for cond in (*PLACEMENTS, *FALLIBLE_PLACEMENTS):
-        out.append((f"follow_reference.{cond}", cond, "rf_adj", rate(fr, cond)))
+        out.append((f"follow_reference.{cond}", cond, "rf_adj", rate(fr, cond), rate(fr, cond)))
     if kn["audio_accuracy"] >= 1.0:
         for cond in (CONFLICT_CONDITION, CONFLICT_FALLIBLE):
             suffix = "_fallible" if cond == CONFLICT_FALLIBLE else ""
@@ -540,11 +546,11 @@ def planted_targets(spec: dict[str, Any], task: str | None = None, k_classes: in
             else:
                 shares = {"follow_reference": pr, "follow_block": (1 - pr) * pb}
             for metric, v in shares.items():
-                out.append((f"conflict.{metric}", cond, metric, v))
+                out.append((f"conflict.{metric}", cond, metric, v, v))
     for fmt, sides in (kn["lock"] or {}).items():
         for side, r in (sides or {}).items():
             if side in ("first", "second"):
-                out.append((f"lock.{fmt}.{side}", fmt, f"locked_{side}", float(r)))
+                out.append((f"lock.{fmt}.{side}", fmt, f"locked_{side}", float(r), float(r)))
     return out
 
 
@@ -560,15 +566,18 @@ def planted_table(metrics_df: pd.DataFrame, specs: dict[str, dict[str, Any]],
     for judge, spec in sorted(specs.items()):
         mine = pooled[pooled["judge"] == judge]
         for task in sorted(mine["task"].astype(str).unique()):
-            targets = planted_targets(spec, task, ks.get(task),
-                                      design.get("conflict_placement", "before"))
-            for knob, cond, metric, planted in targets:
+            targets = _targets(spec, task, ks.get(task),
+                               design.get("conflict_placement", "before"))
+            for knob, cond, metric, planted, value in targets:
+                if spec.get("twin_of") and value == 0:
+                    continue  # a twin plants only published figures: 0 = none published
                 hit = mine[(mine["task"] == task) & (mine["condition"] == cond)
                            & (mine["metric"] == metric)]
                 for _, r in hit.iterrows():
                     lo, hi = r["ci_low"], r["ci_high"]
                     inside = bool(lo - 1e-12 <= planted <= hi + 1e-12) if r["n"] > 0 else False
-                    rows.append({"judge": judge, "knob": knob, "task": task, "condition": cond,
+                    rows.append({"judge": judge, "simulates": spec.get("twin_of") or "",
+                                 "knob": knob, "task": task, "condition": cond,
                                  "metric": metric, "planted": planted,
                                  "estimate": r["estimate"], "ci_low": lo, "ci_high": hi,
                                  "ci_method": r["method"], "n": int(r["n"]),
