@@ -313,3 +313,40 @@ def test_trials_name_their_sampling_unit():
     spk = dict(zip(clips["clip_id"], clips["speaker"], strict=True))
     assert {t["facts"]["cluster_unit"] for t in with_spk} == {"speaker"}
     assert all(t["facts"]["cluster"] == spk[t["facts"]["clip_id"]] for t in with_spk)
+
+
+def test_speaker_layouts_for_judges_limited_to_one_or_two_audio_inputs(tmp_path):
+    """Two-input judges: the speaker `concat` layout has <= 2 audio parts (reference +
+    joined pair). One-input judges: `reference_layout="joined"` puts reference, A and B
+    in one audio part, and the embedded reader recovers the reference and both slots."""
+    from judgeaudit.io import sha256_file
+    from judgeaudit.judges.embedded.audio import decode_wav
+    from judgeaudit.judges.embedded.reader import read_request
+    from judgeaudit.judges.request import load_request_audio
+    from judgeaudit.prompts import REFERENCE_JOINED_TEXT
+    clips = [Clip(f"c{i}", str(_wav(tmp_path / f"c{i}.wav", 0.4 + 0.1 * i, 200 + 50 * i)), "")
+             for i in range(3)]
+    clips = [Clip(c.clip_id, c.path, sha256_file(c.path)) for c in clips]
+    pairs = [Pair("p0", "speaker", clips[0], clips[1], reference=clips[2])]
+    two = pair_trials("pair_speaker", pairs, "concat", 1, concat_dir=tmp_path / "c2")
+    one = pair_trials("pair_speaker", pairs, "concat", 1, concat_dir=tmp_path / "c1",
+                      reference_layout="joined")
+    assert all(Request.from_json(t["request"]).n_audio <= 2 for t in two)
+    for t in one:
+        req = Request.from_json(t["request"])
+        assert req.n_audio == 1 and t["facts"]["reference_layout"] == "joined"
+        assert REFERENCE_JOINED_TEXT in texts(req)
+        view = read_request(load_request_audio(req))
+        assert view.audio_format == "concat" and len(view.clips) == 2
+        ref_pcm, _ = decode_wav(view.reference_clip.wav)
+        want, _ = sf.read(clips[2].path, dtype="int16")
+        assert np.array_equal(ref_pcm, want)  # the reference, not slot A
+        a_pcm, _ = decode_wav(view.clips[0].wav)
+        slot_a = clips[0] if t["facts"]["clip_a"] == "c0" else clips[1]
+        assert np.array_equal(a_pcm, sf.read(slot_a.path, dtype="int16")[0])
+    # the default layout's trial ids are unchanged by the option
+    assert [t["trial_id"] for t in two] == [
+        t["trial_id"] for t in pair_trials("pair_speaker", pairs, "concat", 1,
+                                           concat_dir=tmp_path / "c3")]
+    with pytest.raises(ValueError, match="reference_layout"):
+        pair_trials("pair_speaker", pairs, "concat", 1, concat_dir=tmp_path, reference_layout="x")

@@ -98,6 +98,10 @@ PAIR_QUESTIONS = {
 PAIR_FORMAT_TEXT = 'Answer "A" or "B". Reply as {"choice": "<A or B>"}.'
 CONCAT_TEXT = ("Clips A and B in one recording: clip A, then a short tone, then clip B:")
 REFERENCE_CLIP_TEXT = "Reference clip:"
+# speaker similarity for judges limited to one audio input (reference_layout: joined):
+# the reference, A and B in one recording, split by the same separator
+REFERENCE_JOINED_TEXT = ("Reference clip, clip A and clip B in one recording: the reference "
+                         "clip, then a short tone, then clip A, then a short tone, then clip B:")
 REFERENCE_CLIP_MARKER = "Reference"
 SLOT_TEXT = "Clip {slot}:"
 
@@ -192,7 +196,7 @@ __all__ = [
     "EMOTIONS", "FALLIBLE_INSTRUCTION", "FALLIBLE_RE", "FRAMED_BLOCK", "FRAMED_RE", "IN_TURN",
     "LANGUAGES", "ORACLE_EMOTION", "ORACLE_EMOTION_TEXT", "ORACLE_SHIFT", "ORACLE_SHIFT_TEXT",
     "ORACLE_TURN_EMOTION_TEXT", "PAIR_FORMAT_TEXT", "PAIR_QUESTIONS", "PAIR_SLOTS",
-    "REFERENCE_CLIP_MARKER", "REFERENCE_CLIP_TEXT", "REFERENCE_RE", "REFERENCE_TEXT",
+    "REFERENCE_CLIP_MARKER", "REFERENCE_CLIP_TEXT", "REFERENCE_JOINED_TEXT", "REFERENCE_RE", "REFERENCE_TEXT",
     "REPLY_LINE", "REPLY_SLOTS", "RUBRIC_PREFIX", "RUBRIC_TEXT", "SEPARATOR_SILENCE_S",
     "SEPARATOR_TONE_AMPLITUDE", "SEPARATOR_TONE_HZ", "SEPARATOR_TONE_S", "SLOT_TEXT",
     "STUDY_B_ANSWER_KEY", "SYSTEM_TEXT", "TURN_LINE", "TURN_SCOPE_TEXT", "UNFRAMED_BLOCK",
