@@ -137,7 +137,8 @@ class SimKnobs:
     emotion for pairs), so "language resists while emotion copies" can be planted.
     A `<knob>_fallible` follow rate left at None means the fallible-label instruction
     changes nothing (the plain rate applies). `precedence`: which cue is weighed first
-    when a block and a reference both contradict what the judge hears (cue conflict)."""
+    when a block and a reference both contradict what the judge hears (cue conflict).
+    Study B requests use the top-level audio_accuracy and potemkin only."""
 
     seed: int = 0
     audio_accuracy: float = 1.0
