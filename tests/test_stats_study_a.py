@@ -348,6 +348,8 @@ def test_planted_targets_per_attribute_fallible_and_implied_text_rf():
     # reference weighed first in the conflict: reference 0.4, block (1 - 0.4) * 0.6
     assert emo[("conflict.follow_reference", "conflict", "follow_reference")] == 0.4
     assert emo[("conflict.follow_block", "conflict", "follow_block")] == pytest.approx(0.36)
+    assert emo[("conflict_fallible.follow_block", "conflict_fallible", "follow_block")] == \
+        pytest.approx(0.36)
     lang = {(k, c, m): v for k, c, m, v in sa.planted_targets(spec, "language", 4)}
     # a non-following judge without audio: chance 1/K
     assert lang[("follow_block.framed", "wrong_block", "rf")] == pytest.approx(0.25)

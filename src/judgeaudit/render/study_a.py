@@ -207,7 +207,9 @@ def table_planted(p: pd.DataFrame, base: Path) -> None:
                    f"{len(p) - len(counted)} rows with planted rate 0 or 1 reported apart "
                    "(counted = no: they cannot fail), not counted; a text-only follow knob "
                    "p is printed as the RF it implies, p + (1 - p)/K (a judge that does not "
-                   "follow guesses over all K labels)")
+                   "follow guesses over all K labels); a cue-conflict share (follow_block / "
+                   "follow_reference from the two rates and the precedence) counts only where "
+                   "the judge's audio-only accuracy on the task is 1")
         twins = sorted({str(x) for x in p.get("simulates", pd.Series(dtype=str)).fillna("")
                         if str(x)})
         if twins:

@@ -546,7 +546,7 @@ def _targets(spec: dict[str, Any], task: str | None = None, k_classes: int | Non
             else:
                 shares = {"follow_reference": pr, "follow_block": (1 - pr) * pb}
             for metric, v in shares.items():
-                out.append((f"conflict.{metric}", cond, metric, v, v))
+                out.append((f"{cond}.{metric}", cond, metric, v, v))
     for fmt, sides in (kn["lock"] or {}).items():
         for side, r in (sides or {}).items():
             if side in ("first", "second"):
@@ -568,9 +568,13 @@ def planted_table(metrics_df: pd.DataFrame, specs: dict[str, dict[str, Any]],
         for task in sorted(mine["task"].astype(str).unique()):
             targets = _targets(spec, task, ks.get(task),
                                design.get("conflict_placement", "before"))
+            acc = mine[(mine["task"] == task) & (mine["condition"] == "audio_only")
+                       & (mine["metric"] == "accuracy")]
+            hears_all = bool(len(acc)) and float(acc["estimate"].iloc[0]) == 1.0
             for knob, cond, metric, planted, value in targets:
-                if spec.get("twin_of") and value == 0:
-                    continue  # a twin plants only published figures: 0 = none published
+                conflict = cond in (CONFLICT_CONDITION, CONFLICT_FALLIBLE)
+                if spec.get("twin_of") and (value == 0 or conflict):
+                    continue  # a twin lists only published figures (conflict shares derived)
                 hit = mine[(mine["task"] == task) & (mine["condition"] == cond)
                            & (mine["metric"] == metric)]
                 for _, r in hit.iterrows():
@@ -584,8 +588,12 @@ def planted_table(metrics_df: pd.DataFrame, specs: dict[str, dict[str, Any]],
                                  "n_clusters": int(r["n_clusters"]),
                                  "n_invalid": int(r["n_invalid"]), "inside": inside,
                                  # a planted rate of 0 (or 1) cannot fail (the interval is
-                                 # one-sided there): reported apart, never counted
-                                 "counted": 0.0 < planted < 1.0})
+                                 # one-sided there): reported apart, never counted; a
+                                 # cue-conflict share assumes the judge hears every clip
+                                 # right, so it counts only where its audio-only accuracy
+                                 # is 1 (the specialists it perceives through can err)
+                                 "counted": 0.0 < planted < 1.0 and (hears_all
+                                                                     or not conflict)})
     out = pd.DataFrame(rows, columns=PLANTED_COLUMNS)
     return out.sort_values("counted", ascending=False, kind="stable").reset_index(drop=True)
 
