@@ -144,10 +144,14 @@ def _other_values(frame: pd.DataFrame, index: int) -> set[str]:
     """Values that other rows have in a key column and this row does not: a path
     naming one of them (e.g. another judge's responses) is not behind this row."""
     out: set[str] = set()
+    own: set[str] = set()
     for col in text_columns(frame):
         mine = _keystr(frame.at[index, col])
+        own.add(mine)
         out |= {v for v in map(_keystr, frame[col].unique()) if len(v) > 2 and v != mine}
-    return out
+    # a value this row has in any key column is its own (condition `conflict_fallible`
+    # of family `conflict` reads the shard `conflict.jsonl`)
+    return out - own
 
 
 def _relevant(path: str, others: set[str]) -> bool:

@@ -280,8 +280,11 @@ def table_seed_stability(m: pd.DataFrame, base: Path) -> None:
     write_table(wide, base, _caption(
         "Study A seed stability (the paper's derangement-seed sweep): accuracy and RF of each "
         "RQ1 wrong-label condition per derangement seed beside the seed-pooled cell; "
-        "seed_spread = max - min and seed_sd = SD of the per-seed estimates", d
-        if len(d) else m.iloc[0:0]), tsv_frame=d)
+        "seed_spread = max - min and seed_sd = SD of the per-seed estimates (in the TSV: "
+        "the metric rows, each traceable; the spread columns are derived from them)", d
+        if len(d) else m.iloc[0:0]), tsv_frame=d.drop(columns=["col", "seed_spread",
+                                                             "seed_sd", "n_seeds"],
+                                                    errors="ignore"))
 
 
 def all_tables(metrics: pd.DataFrame, contrasts: pd.DataFrame, planted: pd.DataFrame,
