@@ -5,14 +5,14 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 CORES  ?= all
 
-.PHONY: run test lint clean-venv report estimate-cost
+.PHONY: run test lint clean-venv report estimate-cost verify
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	# torch first: the CPU build on local disk; any other spec pulls CUDA wheels.
 	$(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e '.[dev,cluster]'
+	$(BIN)/pip install -q -e '.[dev,cluster,bedrock]'
 	# resemblyzer's metadata asks for `webrtcvad`/`typing`; its real deps are pinned above.
 	$(BIN)/pip install -q --no-deps resemblyzer==0.1.4
 	# compile librosa's numba kernels once, serially, before any parallel job or test
@@ -28,6 +28,11 @@ run: $(STAMP)
 # API-judge cost estimate only (builds trial shards, calls no judge).
 estimate-cost: $(STAMP)
 	$(BIN)/judgeaudit estimate-cost --cores $(CORES)
+
+# Is the finished run still backed by its files? Re-hashes every manifest clip and every
+# output/input a provenance record names, checks the judge cache (results/verify.json).
+verify: $(STAMP)
+	$(BIN)/judgeaudit verify
 
 # Snakemake's own run report, at its own path: the workflow's paper-like report is
 # results/report/index.html (and results/report.html, its redirect), never overwritten.

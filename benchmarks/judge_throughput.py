@@ -24,7 +24,7 @@ from types import SimpleNamespace
 import httpx
 
 from judgeaudit.io import sha256_bytes
-from judgeaudit.judges.adapters.base import make_adapter
+from judgeaudit.judges.adapters import make_adapter
 from judgeaudit.judges.cache import ResponseCache
 from judgeaudit.judges.engine import Engine, EngineOptions, fingerprint
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Request, TextPart

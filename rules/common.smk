@@ -10,14 +10,21 @@ from pathlib import Path
 from snakemake.exceptions import WorkflowError
 
 from judgeaudit.config import ConfigError, check_duplicate_keys, validate_config
-from judgeaudit.judges.budget import missing_keys
+from judgeaudit.judges.budget import budget_scope, missing_keys
 from judgeaudit.locks import clear_stale_locks
 from judgeaudit.vocab import alternation
 from judgeaudit.vocab import study_a as vocab_a
 from judgeaudit.vocab import study_b as vocab_b
-from judgeaudit.vocab.datasets import ATTRIBUTE_DATASETS, REAL_DATASETS, SYNTH_DATASETS
+from judgeaudit.vocab.datasets import (
+    ATTRIBUTE_DATASETS,
+    DERIVED_DATASETS,
+    REAL_DATASETS,
+    SYNTH_DATASETS,
+)
 from judgeaudit.vocab.datasets import aux_table_files
 from judgeaudit.vocab.specialists import SPECIALIST_KINDS
+from judgeaudit.study_a import outputs as study_a_outputs
+from judgeaudit.study_b import outputs as study_b_outputs
 from judgeaudit.workflow import (
     JUDGE_COST_FIELDS,
     JUDGE_PREFLIGHT,
@@ -33,6 +40,8 @@ from judgeaudit.workflow import study_b_is_cue_contrast as _sb_is_cue_contrast
 from judgeaudit.workflow import study_b_is_protocol as _sb_is_protocol
 from judgeaudit.workflow import study_b_is_state_input as _sb_is_state_input
 from judgeaudit.workflow import study_b_kind
+from judgeaudit.workflow import figures as figure_files
+from judgeaudit.workflow import tables as table_files
 
 REPO = Path(workflow.basedir).resolve()
 PKG = REPO / "src" / "judgeaudit"
@@ -150,7 +159,15 @@ TARGETS["datasets"] = W.synth_targets
 # Real corpora (issue 3). A real dataset gets data/<name>/manifest.tsv only when
 # config datasets.<name>.source is `download` or `local_dir`; otherwise the study
 # uses its synthetic counterpart (judgeaudit.vocab.datasets.ATTRIBUTE_DATASETS).
-REAL_AUX_TABLES = {d: aux_table_files(d) for d in REAL_DATASETS}
+REAL_AUX_TABLES = {d: aux_table_files(d) for d in (*REAL_DATASETS, *DERIVED_DATASETS)}
+derived_params = W.derived_params
+
+
+def derived_input(name):
+    """Input of <name> (a derived real corpus): its base corpus's manifest."""
+    return lambda wildcards: _planned(W.derived_input)(name)
+
+
 dataset_for = _planned(W.dataset_for)
 corpus_sources_param = W.corpus_sources_param
 
@@ -201,6 +218,10 @@ TARGETS["specialists"] = W.specialists_targets
 # spend ledger sums judges.budget_usd over all judge jobs of this run. (setdefault:
 # job processes that re-read this file keep their parent's id.)
 os.environ.setdefault("JUDGEAUDIT_RUN_ID", f"run-{uuid.uuid4().hex[:12]}")
+# The study's budget scope: judges.budget_usd bounds the spend the cache's ledger holds
+# for it over every run (judges.budget_scope, else a hash of the config less budgets,
+# prices and run-only settings; judgeaudit.judges.budget.budget_scope).
+os.environ.setdefault("JUDGEAUDIT_BUDGET_SCOPE", budget_scope(config))
 
 judge_param = _planned(W.judge_param)
 judge_model_inputs = _planned(W.judge_model_inputs)
@@ -327,6 +348,10 @@ def study_a_pair_specialist(wildcards):
 
 
 TARGETS["study_a"] = W.study_a_targets
+# Study A tables and figures (rules study_a_tables / study_a_figures): the metric
+# tables they read, from the study's outputs registry (judgeaudit.study_a.outputs).
+STUDY_A_TABLE_INPUTS = study_a_outputs.table_inputs()
+STUDY_A_FIGURE_INPUTS = study_a_outputs.figure_inputs()
 # <<< study_a helpers
 
 # >>> study_b helpers
@@ -362,28 +387,10 @@ def study_b_cue(wildcards):
 
 
 # Study B tables and figures (rules study_b_table / study_b_figure): name -> the
-# metric tables it renders (named as the rendering script reads them).
-STUDY_B_TABLE_INPUTS = {
-    "accuracy": {"accuracy": "results/metrics/B/accuracy.tsv"},
-    "protocol_gap": {"gap": "results/metrics/B/protocol_gap.tsv"},
-    "balance": {"balance": "results/metrics/B/balance.tsv"},
-    "potemkin": {"potemkin": "results/metrics/B/potemkin.tsv"},
-    "state_distribution": {
-        "distribution": "results/metrics/B/state_distribution.tsv",
-        "chance": "results/metrics/B/state_chance.tsv",
-    },
-}
-STUDY_B_FIGURE_INPUTS = {
-    "states": {
-        "distribution": "results/metrics/B/state_distribution.tsv",
-        "chance": "results/metrics/B/state_chance.tsv",
-    },
-    "heatmap": {
-        "potemkin": "results/metrics/B/potemkin.tsv",
-        "gap": "results/metrics/B/protocol_gap.tsv",
-        "cue": "results/metrics/B/cue_dependence.tsv",
-    },
-}
+# metric tables it renders (named as the rendering script reads them), from the
+# study's outputs registry (judgeaudit.study_b.outputs).
+STUDY_B_TABLE_INPUTS = study_b_outputs.table_inputs()
+STUDY_B_FIGURE_INPUTS = study_b_outputs.figure_inputs()
 
 
 def study_b_table_inputs(wildcards):

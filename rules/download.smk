@@ -51,3 +51,32 @@ for _name in REAL_DATASETS:
             seed=config["seed"],
         script:
             "../scripts/ingest_real.py"
+
+
+# Real corpora derived from another real corpus (issue 21): real_degraded = clean
+# clips of datasets.real_degraded.base and degraded copies (the cleanness pairs in
+# real mode). Built only when datasets.<name>.source is `derived`.
+for _name in DERIVED_DATASETS:
+
+    rule:
+        name:
+            _name
+        input:
+            unpack(derived_input(_name)),
+            code=package_code("real_degraded.py"),
+        output:
+            manifest=f"data/{_name}/manifest.tsv",
+            clips=directory(f"data/{_name}/clips"),
+            tables=[f"data/{_name}/{t}" for t in REAL_AUX_TABLES[_name]],
+        log:
+            f"logs/download/{_name}.log",
+        benchmark:
+            f"logs/benchmarks/{_name}.tsv"
+        conda:
+            CONDA_ENV
+        threads: 1
+        params:
+            cfg=lambda wc: derived_params(_name),
+            seed=config["seed"],
+        script:
+            "../scripts/real_degraded.py"

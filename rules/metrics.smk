@@ -83,7 +83,8 @@ for _rule, (_shards, _tag) in study_b_score_rules().items():
 
 
 rule study_b_accuracy:
-    """Accuracy (Wilson CI, valid n, n_invalid) per judge x task x protocol x cue."""
+    """Accuracy (item-clustered Wilson CI, wilson_cr2_bm; valid n, n_invalid) per judge x
+    task x protocol x cue (judgeaudit.study_b.outputs / compute.accuracy)."""
     input:
         scored=study_b_scored(),
         code=package_code("study_b_metrics.py"),
@@ -102,7 +103,8 @@ rule study_b_accuracy:
 
 
 rule study_b_protocol_gap:
-    """Pairwise - Pointwise with a paired bootstrap CI over items."""
+    """Pairwise - Pointwise, paired over items (CR2 paired t, paired_t_cr2_bm; the item
+    bootstrap BCa as a cross-check)."""
     input:
         scored=study_b_scored(_sb_is_protocol),
         code=package_code("study_b_metrics.py"),
@@ -121,7 +123,8 @@ rule study_b_protocol_gap:
 
 
 rule study_b_cue_dependence:
-    """acc(hard or transition cue) - acc(no cue), paired over items."""
+    """acc(contrasted cue) - acc(no cue) per contrasted cue (vocab.study_b.CONTRASTED_CUES),
+    paired over items (CR2 paired t)."""
     input:
         scored=study_b_scored(_sb_is_cue_contrast),
         code=package_code("study_b_metrics.py"),
@@ -167,7 +170,8 @@ rule study_b_states:
 
 
 rule study_b_balance:
-    """R0 vs R1 quality gaps (lexical; DNSMOS when spoken) with bootstrap CIs."""
+    """R0 vs R1 quality gaps (lexical; DNSMOS when spoken), paired over items (CR2 paired
+    t; the item bootstrap BCa as a cross-check)."""
     input:
         quality=lambda wc: [
             f"results/conditions/B/{t}/reply_quality.tsv" for t in study_b_tasks()

@@ -3,19 +3,13 @@
 
 # >>> study_a
 rule study_a_tables:
-    """Study A tables (analogues of the paper's Tables II-V, contrasts, planted vs
-    estimated) as TSV, Markdown and LaTeX."""
+    """Study A tables (the outputs registry's: analogues of Paper A's Tables II-IV, cue
+    conflict, contrasts, planted vs estimated) as TSV, Markdown and LaTeX."""
     input:
-        metrics="results/metrics/A/metrics.tsv",
-        contrasts="results/metrics/A/contrasts.tsv",
-        planted="results/metrics/A/planted.tsv",
+        unpack(lambda wc: STUDY_A_TABLE_INPUTS),
         code=package_code("study_a_tables.py"),
     output:
-        [
-            f"results/tables/{t}.{ext}"
-            for t in STUDY_A_TABLES
-            for ext in ("tsv", "md", "tex")
-        ],
+        table_files(STUDY_A_TABLES),
     log:
         "logs/render/study_a_tables/study_a_tables.log",
     conda:
@@ -29,10 +23,10 @@ rule study_a_figures:
     """Study A figures: follow rate by placement, lock vs g by format, accuracy by
     blueprint condition (PNG + PDF)."""
     input:
-        metrics="results/metrics/A/metrics.tsv",
+        unpack(lambda wc: STUDY_A_FIGURE_INPUTS),
         code=package_code("study_a_figures.py"),
     output:
-        [f"figures/{f}.{ext}" for f in STUDY_A_FIGURES for ext in ("png", "pdf")],
+        figure_files(STUDY_A_FIGURES),
     log:
         "logs/render/study_a_figures/study_a_figures.log",
     conda:

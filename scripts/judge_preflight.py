@@ -1,6 +1,7 @@
 """Rule judge_preflight: workflow-wide cost estimate and budget check of the API judges."""
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -15,7 +16,9 @@ jobs = [tuple(j) for j in json.loads(smk.params.jobs)]
 missing = budget.missing_keys(panel, sorted(panel))
 if missing:  # a run stops before any job (onstart); an estimate-only run just says so
     log.warning("API key variable unset: %s", "; ".join(missing))
-report = budget.estimate(jobs, panel, smk.config["cache_dir"], audio_root=".")
+report = budget.estimate(jobs, panel, smk.config["cache_dir"], audio_root=".",
+                         scope=os.environ.get("JUDGEAUDIT_BUDGET_SCOPE")
+                         or budget.budget_scope(smk.config))
 report["budget_usd"] = smk.params.budget_usd
 report["created"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
 text = budget.describe(report, smk.params.budget_usd)

@@ -8,6 +8,7 @@ import pandas as pd
 from judgeaudit.io import write_text_atomic, write_tsv_atomic
 from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.specialists import evaluate as ev
+from judgeaudit.specialists.base import read_meta
 from judgeaudit.specialists.workflow import read_manifest, read_trials
 
 
@@ -34,7 +35,8 @@ def rows_for(use, inp, cms):
         return out
     if kind == "speaker":
         return [ev.speaker(dataset, pred, read_trials(inp[f"{key}__trials"]), cfg["target"],
-                           manifest=read_manifest(inp[f"{key}__manifest"], []))]
+                           manifest=read_manifest(inp[f"{key}__manifest"], []),
+                           meta=read_meta(inp[f"{key}__model"]))]
     col = cfg["target_column"]
     manifest = read_manifest(inp[f"{key}__manifest"], [col])
     out = [ev.naturalness(dataset, pred, manifest, col, cfg["target"])]

@@ -1,64 +1,44 @@
-"""Study B metrics from scored shards: accuracy, protocol gap, cue dependence,
-states (+ distribution, Potemkin) or reply balance (params.metric)."""
+"""Study B metrics (params.metric: accuracy, protocol_gap, cue_dependence, states,
+balance): the recipe of the study's outputs registry computes every output of the
+rule (judgeaudit.study_b.outputs.metric_recipe -> judgeaudit.study_b.compute)."""
 
 import json
 
 import pandas as pd
 
-from judgeaudit.conditions.study_b.build import LEXICAL_METRICS, items_by_task
 from judgeaudit.io import write_tsv_atomic
+from judgeaudit.registry import resolve
 from judgeaudit.scriptjob import finish_job, start_job
-from judgeaudit.stats import chance as CH
 from judgeaudit.stats import study_b as SB
 from judgeaudit.stats.corpus import attach_corpus, corpus_by_task
+from judgeaudit.study_b.outputs import metric_recipe
 
 smk, log = start_job(globals())
 metric = smk.params.metric
-n_boot = int(smk.params.n_boot)
-seed = int(smk.params.seed)
-
-
-def scored():
-    return pd.concat([SB.read_scored(p) for p in smk.input.scored], ignore_index=True)
-
-
-_corpora = {}
-
-
-def named(frame):
-    """Every row names the corpus of its task (carried from the trials' facts)."""
-    if not _corpora:
-        _corpora.update(json.loads(smk.params.corpora) if metric == "balance"
-                        else corpus_by_task(scored(), "study B scored shards"))
-    return attach_corpus(frame, _corpora, f"study B {metric}")
-
-
-if metric == "accuracy":
-    write_tsv_atomic(smk.output[0], named(SB.accuracy(scored())))
-elif metric == "protocol_gap":
-    write_tsv_atomic(smk.output[0], named(SB.protocol_gap(scored(), n_boot=n_boot, seed=seed)))
-elif metric == "cue_dependence":
-    write_tsv_atomic(smk.output[0], named(SB.cue_dependence(scored(), n_boot=n_boot,
-                                                            seed=seed)))
-elif metric == "states":
-    items = items_by_task(smk.input.item_files)
-    st = SB.states(scored(), items)
-    write_tsv_atomic(smk.output.states, named(st))
-    write_tsv_atomic(smk.output.distribution, named(SB.state_distribution(st)))
-    chance = CH.chance_distribution(items)
-    gate = json.loads(smk.params.gate)
-    pot = CH.gate_potemkin(SB.potemkin(st), st, chance, gate["alpha"], gate["min_n"])
-    for r in pot[pot["reported"] == False].itertuples():  # noqa: E712
-        log.warning("conditional Potemkin not reported for %s/%s: %s", r.judge, r.task, r.reason)
-    write_tsv_atomic(smk.output.chance, named(chance))
-    write_tsv_atomic(smk.output.potemkin, named(pot))
-elif metric == "balance":
-    rows = pd.concat([pd.read_csv(p, sep="\t") for p in smk.input.quality], ignore_index=True)
-    metrics = [m for m in (*LEXICAL_METRICS, "dnsmos_ovrl", "dnsmos_sig", "dnsmos_bak")
-               if m in rows.columns]
-    write_tsv_atomic(smk.output[0], named(SB.balance(rows.to_dict("records"), metrics,
-                                                     n_boot=n_boot, seed=seed)))
-else:
-    raise ValueError(f"study_b_metrics: unknown metric {metric!r}")
-log.info("study B metric %s written", metric)
+recipe = metric_recipe(metric)
+params = {"n_boot": int(smk.params.n_boot), "seed": int(smk.params.seed),
+          "gate": smk.params.get("gate")}
+inputs = {}
+if "scored" in smk.input.keys():
+    scored = [SB.read_scored(p) for p in smk.input.scored]
+    inputs = resolve(recipe.load)(scored, list(smk.input.get("item_files", [])))
+if "quality" in smk.input.keys():
+    inputs["quality"] = pd.concat([pd.read_csv(p, sep="\t") for p in smk.input.quality],
+                                  ignore_index=True)
+outputs = resolve(recipe.compute)(inputs, params)
+# every row names the corpus of its task (carried from the trials' facts)
+corpora = (json.loads(smk.params.corpora) if "corpora" in smk.params.keys()
+           else corpus_by_task(inputs["scored"], "study B scored shards"))
+for frame in outputs.values():  # rows a gate left unreported (stats.chance)
+    if "reported" in frame.columns:
+        for r in frame[frame["reported"] == False].itertuples():  # noqa: E712
+            log.warning("%s not reported for %s/%s: %s", r.metric, r.judge, r.task, r.reason)
+named = list(smk.output.keys())
+if not named:  # one unnamed output: the recipe's one output
+    (only,) = outputs.values()
+    write_tsv_atomic(smk.output[0], attach_corpus(only, corpora, f"study B {metric}"))
+for name in named:
+    write_tsv_atomic(smk.output[name], attach_corpus(outputs[name], corpora,
+                                                     f"study B {metric}"))
+log.info("study B metric %s written (%s)", metric, ", ".join(outputs))
 finish_job(smk)

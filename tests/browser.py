@@ -87,3 +87,111 @@ def check_page(page: Path, work: Path) -> dict:
 
 def dump_dom(page: Path) -> str:
     return run_chromium(page.resolve().as_uri(), budget_ms=5000)
+
+
+# --------------------------------------------------------------------------------------
+# Driving a page (clicks, downloads) over the Chrome DevTools Protocol, with aiohttp's
+# websocket client (a core dependency): no extra package, Debian's chromium only.
+
+class DevTools:
+    """One headless Chromium with one page, driven over CDP (flat sessions)."""
+
+    def __init__(self, download_dir: Path, timeout: float = 120.0):
+        self.download_dir = Path(download_dir)
+        self.timeout = timeout
+        self._id = 0
+        self._events: list[dict] = []
+
+    async def __aenter__(self) -> DevTools:
+        import asyncio
+
+        import aiohttp
+
+        exe = chromium()
+        assert exe, "chromium not installed"
+        self._profile = tempfile.TemporaryDirectory()
+        self.proc = await asyncio.create_subprocess_exec(
+            exe, *FLAGS, f"--user-data-dir={self._profile.name}", "--remote-debugging-port=0",
+            "--autoplay-policy=no-user-gesture-required", "about:blank",
+            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
+        url = None
+        while url is None:
+            line = await asyncio.wait_for(self.proc.stderr.readline(), self.timeout)
+            assert line, "chromium exited before printing its DevTools URL"
+            m = re.search(rb"DevTools listening on (ws://\S+)", line)
+            if m:
+                url = m.group(1).decode()
+        self._drain = asyncio.ensure_future(self._drain_stderr())
+        self.http = aiohttp.ClientSession()
+        self.ws = await self.http.ws_connect(url, max_msg_size=0)
+        await self.send("Browser.setDownloadBehavior", behavior="allow",
+                        downloadPath=str(self.download_dir.resolve()), eventsEnabled=True)
+        target = await self.send("Target.createTarget", url="about:blank")
+        attached = await self.send("Target.attachToTarget", targetId=target["targetId"],
+                                   flatten=True)
+        self.session = attached["sessionId"]
+        await self.send("Page.enable", session=True)
+        await self.send("Runtime.enable", session=True)
+        return self
+
+    async def _drain_stderr(self) -> None:
+        while await self.proc.stderr.readline():
+            pass
+
+    async def __aexit__(self, *exc) -> None:
+        import asyncio
+
+        await self.ws.close()
+        await self.http.close()
+        self.proc.terminate()
+        try:
+            await asyncio.wait_for(self.proc.wait(), 20)
+        except TimeoutError:
+            self.proc.kill()
+            await self.proc.wait()
+        self._drain.cancel()
+        self._profile.cleanup()
+
+    async def send(self, method: str, session: bool = False, **params) -> dict:
+        import asyncio
+
+        self._id += 1
+        msg = {"id": self._id, "method": method, "params": params}
+        if session:
+            msg["sessionId"] = self.session
+        await self.ws.send_json(msg)
+        while True:
+            reply = await asyncio.wait_for(self.ws.receive_json(), self.timeout)
+            if reply.get("id") == self._id:
+                assert "error" not in reply, f"{method}: {reply['error']}"
+                return reply.get("result", {})
+            self._events.append(reply)
+
+    async def event(self, method: str, predicate=lambda p: True) -> dict:
+        import asyncio
+
+        while True:
+            for i, ev in enumerate(self._events):
+                if ev.get("method") == method and predicate(ev.get("params", {})):
+                    return self._events.pop(i)["params"]
+            self._events.append(await asyncio.wait_for(self.ws.receive_json(), self.timeout))
+
+    async def goto(self, url: str) -> None:
+        await self.send("Page.navigate", session=True, url=url)
+        await self.event("Page.loadEventFired")
+
+    async def js(self, expression: str):
+        res = await self.send("Runtime.evaluate", session=True, expression=expression,
+                              awaitPromise=True, returnByValue=True)
+        assert "exceptionDetails" not in res, res["exceptionDetails"]
+        return res["result"].get("value")
+
+    async def download(self, click_expression: str) -> Path:
+        """Run `click_expression` (which starts a download) and return the saved file."""
+        await self.js(click_expression)
+        begin = await self.event("Browser.downloadWillBegin")
+        await self.event("Browser.downloadProgress",
+                         lambda p: p.get("guid") == begin["guid"] and p.get("state") == "completed")
+        path = self.download_dir / begin["guid"]
+        named = self.download_dir / begin["suggestedFilename"]
+        return named if named.exists() else path

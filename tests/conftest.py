@@ -33,12 +33,11 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 def _find_emodb() -> Path | None:
     """The real EmoDB development copy (never part of the default workflow).
 
-    Looked up from $JUDGEAUDIT_EMODB, then beside the checkout (../shared/dev-data),
-    then the workplace's shared folder. Tests that need real speech skip, naming
+    Looked up from $JUDGEAUDIT_EMODB, then beside the checkout (../shared/dev-data,
+    a path relative to the repository). Tests that need real speech skip, naming
     the reason, when no copy is present."""
     candidates = [os.environ.get("JUDGEAUDIT_EMODB"),
-                  REPO.parent / "shared" / "dev-data" / "emodb",
-                  Path("/work/shared/dev-data/emodb")]
+                  REPO.parent / "shared" / "dev-data" / "emodb"]
     for cand in candidates:
         if cand and (Path(cand) / "labels.tsv").is_file():
             return Path(cand)

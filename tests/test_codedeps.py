@@ -112,7 +112,7 @@ def test_closure_covers_what_the_scripts_import_at_run_time():
                     for a in node.names:
                         if a.name.startswith("judgeaudit"):
                             exec(f"import {a.name}")
-        from judgeaudit.judges.adapters.base import make_adapter
+        from judgeaudit.judges.adapters import make_adapter
         try:
             make_adapter("x", {"provider": "no-such-provider"})
         except Exception:

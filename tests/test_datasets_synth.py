@@ -19,6 +19,7 @@ from judgeaudit.datasets.synth.degrade import score
 from judgeaudit.datasets.synth.prosody import PROSODY_TABLE, STRONG_SCALE, profile
 from judgeaudit.datasets.synth.tts import SynthError, synthesize
 from judgeaudit.datasets.validate import validate_manifest
+from judgeaudit.vocab.labels import EMOTIONS
 
 TINY = {
     "synth_emotion": {"n_voices": 4, "variants": ["m1", "f1", "m3", "f3"],
@@ -91,7 +92,7 @@ def test_rng_for_is_stable_and_keyed():
 
 # ---------------------------------------------------------------- prosody / scores
 def test_prosody_table_covers_ravdess_and_strong_scales_deviation():
-    assert tuple(PROSODY_TABLE) == schema.EMOTIONS
+    assert tuple(PROSODY_TABLE) == EMOTIONS
     happy, strong = profile("happy"), profile("happy", "strong")
     neutral = profile("neutral")
     assert strong.d_pitch - neutral.d_pitch == pytest.approx(

@@ -11,14 +11,13 @@ from scipy.stats import binomtest
 
 from judgeaudit import prompts as C
 from judgeaudit.io import sha256_bytes
-from judgeaudit.judges.adapters.base import make_adapter
 from judgeaudit.judges.embedded.fallible import FalliblePerception, confusion
 from judgeaudit.judges.request import AnswerSpec, AudioPart, LoadedRequest, Request, TextPart
-from judgeaudit.testing.perception import ToneFakePerception
+from judgeaudit.testing.perception import ToneFakePerception, tone_adapter
+from judgeaudit.vocab.labels import EMOTIONS
 from tests.test_judges_embedded import QUESTION, emo_clip
 
-EMO = C.EMOTIONS
-FACTORY = "judgeaudit.testing.perception:ToneFakePerception"
+EMO = EMOTIONS
 
 
 def _request(clip: bytes, extra: str = "") -> LoadedRequest:
@@ -38,9 +37,8 @@ def clips():
 
 
 def test_listener_accuracy_matches_the_configured_level(clips):
-    listener = make_adapter("l", {"provider": "listener",
-                                  "perception": {"kind": "python", "factory": FACTORY,
-                                                 "accuracy": 0.8, "seed": 7}})
+    listener = tone_adapter("l", {"provider": "listener",
+                                  "perception": {"accuracy": 0.8, "seed": 7}})
     answers = [_answer(listener, _request(c)) for _, c in clips]
     hits = sum(a == e for (e, _), a in zip(clips, answers, strict=True))
     ci = binomtest(hits, len(clips)).proportion_ci(0.999)
@@ -56,18 +54,17 @@ def test_listener_accuracy_matches_the_configured_level(clips):
 
 
 def test_accuracy_one_is_exact_and_settings_enter_the_fingerprint(clips):
-    spec = {"provider": "listener", "perception": {"kind": "python", "factory": FACTORY,
-                                                   "accuracy": 1.0}}
-    exact = make_adapter("l", spec)
+    spec = {"provider": "listener", "perception": {"accuracy": 1.0}}
+    exact = tone_adapter("l", spec)
     assert all(_answer(exact, _request(c)) == e for e, c in clips[::10])
     fp = exact.fingerprint_fields()
-    other = make_adapter("l", {**spec, "perception": {**spec["perception"], "accuracy": 0.8}})
+    other = tone_adapter("l", {**spec, "perception": {**spec["perception"], "accuracy": 0.8}})
     assert fp["perception_accuracy"] == 1.0 and other.fingerprint_fields() != fp
     # default (no key): the paper's emotion-specialist level
-    default = make_adapter("l", {"provider": "listener",
-                                 "perception": {"kind": "python", "factory": FACTORY}})
+    default = tone_adapter("l", {"provider": "listener",
+                                 "perception": {}})
     assert default.fingerprint_fields()["perception_accuracy"] == 0.8
-    sim = make_adapter("s", {"provider": "simulated", "perception": spec["perception"]})
+    sim = tone_adapter("s", {"provider": "simulated", "perception": spec["perception"]})
     assert "perception_accuracy" not in sim.fingerprint_fields()
 
 

@@ -151,3 +151,29 @@ def test_ravdess_layout_actor_disjoint(tmp_path, emodb_dir):
     assert info["split_policy"] == "seeded_speaker_disjoint"
     _assert_disjoint(frame, splits, info, _true_by_suffix(lay))
     assert set(frame.emotion) <= {"neutral", "happy", "sad", "angry", "fearful", "disgust"}
+
+
+def test_voxceleb_copy_without_official_test_speakers(tmp_path, emodb_dir, caplog):
+    """Every speaker outside id10270-id10309: `official` is refused naming corpus, policy
+    and speakers; `auto` falls back to a seeded split with a WARNING (never an empty
+    test side) and records the policy it applied."""
+    lay = voxceleb_layout(tmp_path / "vox1", emodb_dir, n_test=0, n_dev=8, per_speaker=3)
+    with pytest.raises(LabelError, match=r"voxceleb1 \(split_policy: official\).*id10001"):
+        _ingest(tmp_path, "voxceleb1", lay, split_policy="official")
+    frame, info, splits, written = _ingest(tmp_path, "voxceleb1", lay)  # auto
+    assert info["split_policy"] == "seeded_speaker_disjoint"
+    assert "no official test speaker" in info["split_fallback"]
+    assert any("no official test speaker" in r.getMessage() and r.levelname == "WARNING"
+               for r in caplog.records)
+    _assert_disjoint(frame, splits, info, _true_by_suffix(lay))
+    trials = pd.read_csv(written["trials.tsv"], sep="\t")
+    split = dict(zip(frame.clip_id, frame.split, strict=True))
+    test = trials[trials.split == "test"]
+    assert len(test) and {split[c] for c in pd.concat([test.clip_a, test.clip_b])} == {"test"}
+    assert set(test.same) == {0, 1}
+
+
+def test_voxceleb_single_speaker_copy_is_refused(tmp_path, emodb_dir):
+    lay = voxceleb_layout(tmp_path / "vox1", emodb_dir, n_test=1, n_dev=0, per_speaker=3)
+    with pytest.raises(LabelError, match=r"voxceleb1 \(split_policy: auto.*train speakers"):
+        _ingest(tmp_path, "voxceleb1", lay)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from judgeaudit.io import read_jsonl, sha256_bytes
-from judgeaudit.judges.adapters.base import make_adapter
+from judgeaudit.judges.adapters import make_adapter
 from judgeaudit.judges.cache import ResponseCache
 from judgeaudit.judges.engine import fingerprint
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Request, TextPart
@@ -22,10 +22,10 @@ from judgeaudit.testing.fakeserver import FakeProvider, tone_wav
 RUNNER = """
 import json, sys
 from judgeaudit.logs import setup
-from judgeaudit.judges.shard import run_shard
+from judgeaudit.judges.shard import run_shards
 args = json.loads(sys.argv[1])
 setup(args.pop("log"))
-run_shard(**args)
+run_shards([(args.pop("trials_path"), args.pop("out_path"))], **args)
 """
 
 

@@ -13,17 +13,17 @@ from scipy.stats import binomtest
 
 from judgeaudit import prompts as C
 from judgeaudit.io import read_jsonl, sha256_bytes
-from judgeaudit.judges.adapters.base import make_adapter
 from judgeaudit.judges.embedded.reader import read_request
 from judgeaudit.judges.request import AnswerSpec, AudioPart, LoadedRequest, Request, TextPart
-from judgeaudit.judges.shard import run_shard
+from judgeaudit.judges.shard import run_shards
+from judgeaudit.testing.perception import ToneFakePerception, tone_adapter
+from judgeaudit.vocab.labels import EMOTIONS
 
-EMO = C.EMOTIONS
+EMO = EMOTIONS
 SR = 16000
 # exact perception (accuracy 1.0): these tests pin the judges' decision logic; the
 # fallible listener has its own tests (tests/test_fallible_listener.py)
-FAKE = {"kind": "python", "factory": "judgeaudit.testing.perception:ToneFakePerception",
-        "accuracy": 1.0}
+FAKE = {"accuracy": 1.0}
 
 
 def pcm_tone(freq: float, amp: float = 0.3, seconds: float = 0.25, phase: float = 0.0) -> np.ndarray:
@@ -59,7 +59,7 @@ def loaded(parts, allowed, system=None, key="label") -> LoadedRequest:
 
 
 def answer(provider: str, lr: LoadedRequest, **spec) -> str:
-    adapter = make_adapter("j", {"provider": provider, "perception": FAKE, **spec})
+    adapter = tone_adapter("j", {"provider": provider, "perception": FAKE, **spec})
     return json.loads(adapter.complete_sync(lr).raw_text)[lr.request.answer.key]
 
 
@@ -67,10 +67,10 @@ QUESTION = "Question: which emotion does the speaker express? Answer with one of
 
 
 def test_reader_finds_labels_placement_framing_and_fallible():
-    lr = loaded([QUESTION, "Grading rubric: judge the voice. " + C.REFERENCE_TEXT.format(label="sad"),
+    lr = loaded([QUESTION, "Grading rubric: judge the voice. " + C.REFERENCE_LABEL_TEXT.format(label="sad"),
                  emo_clip("happy"), C.FRAMED_BLOCK.format(label="angry"),
                  C.UNFRAMED_BLOCK.format(label="calm"), C.FALLIBLE_INSTRUCTION],
-                EMO, system="You judge speech.\n" + C.REFERENCE_TEXT.format(label="fearful"))
+                EMO, system="You judge speech.\n" + C.REFERENCE_LABEL_TEXT.format(label="fearful"))
     view = read_request(lr)
     assert (view.task, view.attribute, view.audio_format) == ("classify", "emotion", "single")
     got = [(lab.kind, lab.label, lab.placement, lab.framed) for lab in view.labels]
@@ -86,7 +86,7 @@ def test_control_judges_on_classification():
     assert answer("listener", lr) == "happy"  # audio, ignores the block
     assert answer("label_reader", lr) == "angry"  # copies the block
     assert answer("first_slot", lr) == "neutral"
-    ref = loaded([C.REFERENCE_TEXT.format(label="sad"), emo_clip("happy"), QUESTION], EMO)
+    ref = loaded([C.REFERENCE_LABEL_TEXT.format(label="sad"), emo_clip("happy"), QUESTION], EMO)
     assert answer("listener", ref) == "happy" and answer("label_reader", ref) == "sad"
     # label-reader without any label: a fixed text-only answer, whatever the audio
     a = answer("label_reader", loaded([QUESTION, emo_clip("happy")], EMO))
@@ -136,7 +136,7 @@ def _pair_requests(i: int, fmt: str):
 @pytest.mark.parametrize("fmt", ["concat", "native"])
 def test_simulated_lock_is_shared_by_both_orders_and_recovers_rate(fmt):
     lock = {"concat": {"first": 0.5, "second": 0.2}, "native": {"first": 0.1, "second": 0.3}}
-    sim = make_adapter("s", {"provider": "simulated", "perception": FAKE,
+    sim = tone_adapter("s", {"provider": "simulated", "perception": FAKE,
                              "simulated": {"seed": 7, "lock": lock}})
     n, first, second = 150, 0, 0
     for i in range(n):
@@ -156,7 +156,7 @@ def test_simulated_follow_rates_and_determinism():
     knobs = {"seed": 3, "follow_block": {"framed": 0.7, "unframed": 0.2, "with_audio": 0.4,
                                          "with_audio_fallible": 0.1},
              "follow_reference": {"system": 0.0, "after": 0.9}}
-    sim = make_adapter("s", {"provider": "simulated", "perception": FAKE, "simulated": knobs})
+    sim = tone_adapter("s", {"provider": "simulated", "perception": FAKE, "simulated": knobs})
     n = 200
     counts = {"framed": 0, "unframed": 0, "with_audio": 0, "with_audio_fallible": 0, "after": 0, "system": 0}
     for i in range(n):
@@ -167,8 +167,8 @@ def test_simulated_follow_rates_and_determinism():
             "with_audio": loaded([q, emo_clip("happy", i), C.FRAMED_BLOCK.format(label="angry")], EMO),
             "with_audio_fallible": loaded([q, emo_clip("happy", i), C.FRAMED_BLOCK.format(label="angry"),
                                            C.FALLIBLE_INSTRUCTION], EMO),
-            "after": loaded([q, emo_clip("happy", i), C.REFERENCE_TEXT.format(label="angry")], EMO),
-            "system": loaded([q, emo_clip("happy", i)], EMO, system=C.REFERENCE_TEXT.format(label="angry")),
+            "after": loaded([q, emo_clip("happy", i), C.REFERENCE_LABEL_TEXT.format(label="angry")], EMO),
+            "system": loaded([q, emo_clip("happy", i)], EMO, system=C.REFERENCE_LABEL_TEXT.format(label="angry")),
         }
         for cond, lr in reqs.items():
             got = json.loads(sim.complete_sync(lr).raw_text)["label"]
@@ -201,7 +201,7 @@ def _inside(k, n, p):
 def test_simulated_non_following_non_hearing_judge_scores_chance_on_true_block():
     # sim-locker-like: no follow knobs. Without audio, the true block (label = gold) is
     # answered at chance 1/K, not 0 (the old guess excluded shown labels)
-    sim = make_adapter("s", {"provider": "simulated", "perception": FAKE,
+    sim = tone_adapter("s", {"provider": "simulated", "perception": FAKE,
                              "simulated": {"seed": 5}})
     k, n = _rate(sim, lambda i: loaded([f"{QUESTION} (item {i})", "Acoustic description: ...",
                                         C.FRAMED_BLOCK.format(label="angry")], EMO))
@@ -213,12 +213,12 @@ def test_simulated_per_attribute_precedence_and_fallible_knobs():
              "follow_block": {"with_audio": 0.6, "framed": 0.5, "framed_fallible": 0.1},
              "follow_reference": {"before": 0.5, "before_fallible": 0.05},
              "attributes": {"language": {"follow_block": {"with_audio": 0.0}}}}
-    sim = make_adapter("s", {"provider": "simulated", "perception": FAKE, "simulated": knobs})
+    sim = tone_adapter("s", {"provider": "simulated", "perception": FAKE, "simulated": knobs})
     q = QUESTION
 
     def conflict(fallible):
         def make(i):
-            parts = [f"{q} (item {i})", C.REFERENCE_TEXT.format(label="sad"),
+            parts = [f"{q} (item {i})", C.REFERENCE_LABEL_TEXT.format(label="sad"),
                      emo_clip("happy", i), C.FRAMED_BLOCK.format(label="angry")]
             return loaded(parts + ([C.CONFLICT_FALLIBLE_TEXT] if fallible else []), EMO)
         return make
@@ -229,7 +229,7 @@ def test_simulated_per_attribute_precedence_and_fallible_knobs():
     # with the instruction the fallible knobs apply (with_audio_fallible unset = 0.6)
     kr, _ = _rate(sim, conflict(True), target="sad")
     assert _inside(kr, n, 0.4 * 0.05)
-    ref_first = make_adapter("s", {"provider": "simulated", "perception": FAKE,
+    ref_first = tone_adapter("s", {"provider": "simulated", "perception": FAKE,
                                    "simulated": {**knobs, "precedence": "reference"}})
     kb, n = _rate(ref_first, conflict(False))
     assert _inside(kb, n, 0.5 * 0.6)
@@ -238,7 +238,7 @@ def test_simulated_per_attribute_precedence_and_fallible_knobs():
                                         C.FALLIBLE_INSTRUCTION], EMO))
     assert _inside(k, n, 0.1 + 0.9 / len(EMO))
     # the reference with the fallible instruction
-    k, n = _rate(sim, lambda i: loaded([f"{q} (item {i})", C.REFERENCE_TEXT.format(label="angry"),
+    k, n = _rate(sim, lambda i: loaded([f"{q} (item {i})", C.REFERENCE_LABEL_TEXT.format(label="angry"),
                                         emo_clip("happy", i), C.REFERENCE_FALLIBLE_TEXT], EMO))
     assert _inside(k, n, 0.05)
     from judgeaudit.judges.embedded.judges import SimKnobs
@@ -248,7 +248,11 @@ def test_simulated_per_attribute_precedence_and_fallible_knobs():
     assert kn.follow_block["with_audio"] == 0.6  # the override did not leak
 
 
-def test_embedded_judge_through_engine_and_cache(tmp_path):
+def test_embedded_judge_through_engine_and_cache(tmp_path, monkeypatch):
+    # the shard runner builds its adapter from the spec: it perceives through the fake
+    from judgeaudit.judges.embedded import adapters as embedded
+
+    monkeypatch.setattr(embedded, "make_perception", lambda spec, store=None: ToneFakePerception())
     clip = emo_clip("sad")
     path = tmp_path / "c.wav"
     path.write_bytes(clip)
@@ -260,14 +264,26 @@ def test_embedded_judge_through_engine_and_cache(tmp_path):
             fh.write(json.dumps({"trial_id": f"t{i}", "request": req.to_json(), "gold": "sad"}) + "\n")
     spec = {"provider": "listener", "perception": FAKE}
     out = tmp_path / "out.jsonl"
-    s1 = run_shard(trials, out, "listener", spec, tmp_path / "cache", progress=False)
+    (s1,) = run_shards([(trials, out)], "listener", spec, tmp_path / "cache", progress=False)
     rows = read_jsonl(out)
     assert [r["parsed"] for r in rows] == ["sad"] * 3 and s1["sent"] == 3
-    s2 = run_shard(trials, out, "listener", spec, tmp_path / "cache", progress=False)
+    (s2,) = run_shards([(trials, out)], "listener", spec, tmp_path / "cache", progress=False)
     assert s2["sent"] == 0 and all(r["cache_hit"] for r in read_jsonl(out))
     # another judge setting = another fingerprint = no stale replay
-    s3 = run_shard(trials, out, "sim", {"provider": "simulated", "perception": FAKE,
-                                         "simulated": {"follow_block": {"with_audio": 1.0}}},
-                   tmp_path / "cache", progress=False)
+    (s3,) = run_shards([(trials, out)], "sim", {
+        "provider": "simulated", "perception": FAKE,
+        "simulated": {"follow_block": {"with_audio": 1.0}}}, tmp_path / "cache", progress=False)
     assert s3["sent"] == 3
     assert [r["parsed"] for r in read_jsonl(out)] == ["angry", "happy", "sad"]
+
+
+def test_provider_roles_are_read_off_the_adapter_classes():
+    from judgeaudit.judges.adapters import providers, registry
+
+    assert providers(paid=True) == ("bedrock", "gemini", "openai", "openai_compatible")
+    assert providers(paid=False) == ("first_slot", "label_reader", "listener", "simulated")
+    assert providers(perceives=True) == ("listener", "simulated")
+    assert providers(control=True) == ("first_slot", "label_reader", "listener")
+    assert all(registry()[p].paid for p in providers(paid=True))
+    with pytest.raises(ValueError, match="unknown adapter roles"):
+        providers(free=True)

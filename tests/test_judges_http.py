@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from judgeaudit.io import sha256_bytes
-from judgeaudit.judges.adapters.base import MissingKeyError, make_adapter
+from judgeaudit.judges.adapters import MissingKeyError, make_adapter, providers
 from judgeaudit.judges.cache import ResponseCache
 from judgeaudit.judges.engine import Engine, EngineOptions
 from judgeaudit.judges.limits import Backoff
@@ -65,7 +65,8 @@ def keys(monkeypatch):
     monkeypatch.setenv("GEMINI_API_KEY", "test-gemini")
 
 
-PROVIDERS = ["openai", "gemini", "openai_compatible"]
+# the HTTP providers this file drives directly; bedrock goes through boto3 (test_judges_bedrock.py)
+PROVIDERS = tuple(p for p in providers(paid=True) if p != "bedrock")
 
 
 @pytest.mark.parametrize("provider", PROVIDERS)

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from judgeaudit.io import read_jsonl, sha256_bytes
-from judgeaudit.judges.adapters.base import PermanentError, TransientError, make_adapter
-from judgeaudit.judges.cache import ResponseCache
+from judgeaudit.judges.adapters import PermanentError, TransientError, make_adapter
+from judgeaudit.judges.cache import ResponseCache, new_owner, owner_alive
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Request, TextPart
-from judgeaudit.judges.shard import ShardIncomplete, attempts_log_path, run_shard
+from judgeaudit.judges.shard import ShardIncomplete, attempts_log_path, run_shards
 from judgeaudit.testing.fakeserver import FakeProvider, tone_wav
 
 KEY = "sk-PLANTED-abcdef0123456789"
@@ -63,10 +63,10 @@ def _spec(srv: FakeProvider, **kw) -> dict:
 RUNNER = """
 import json, sys
 from judgeaudit.logs import setup
-from judgeaudit.judges.shard import run_shard
+from judgeaudit.judges.shard import run_shards
 args = json.loads(sys.argv[1])
 setup(args.pop("log"))
-run_shard(**args)
+run_shards([(args.pop("trials_path"), args.pop("out_path"))], **args)
 """
 
 
@@ -101,14 +101,82 @@ def test_dead_owner_lease_is_taken_over(tmp_path):
     with ResponseCache(tmp_path) as cache:
         dead = subprocess.Popen([sys.executable, "-c", "pass"])
         dead.wait()
-        from judgeaudit.judges.cache import HOST
-        ghost = f"{HOST}:{dead.pid}:deadbeef"
+        ghost = new_owner().rsplit(":", 2)[0] + f":{dead.pid}:deadbeef"
         assert cache.claim("k1", ghost, 3600) == "claimed"
         assert cache.claim("k1", "me", 30) == "claimed"  # dead pid: taken over at once
         assert cache.claim("k2", "elsewhere:1:x", 0.2) == "claimed"
         assert cache.claim("k2", "me", 30) == "busy"  # live (unknown host) owner
         time.sleep(0.3)
         assert cache.claim("k2", "me", 30) == "claimed"  # its lease expired
+
+
+def test_lease_of_another_pid_namespace_is_held_until_it_expires(tmp_path):
+    """Same host name and boot, another PID namespace (a container, a cluster job):
+    its pid means nothing here, so only the expiry of its lease frees the request."""
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    host, boot, _ns, _pid, _tok = new_owner().split(":")
+    other_ns = f"{host}:{boot}:1:{dead.pid}:cafe"  # a pid gone here, in namespace 1
+    old_format = f"{host}:{dead.pid}:deadbeef"  # ids written before namespaces counted
+    assert owner_alive(other_ns) and owner_alive(old_format)
+    with ResponseCache(tmp_path) as cache:
+        assert cache.claim("k", other_ns, 0.3) == "claimed"
+        assert cache.claim("k", "me", 30) == "busy"
+        time.sleep(0.4)
+        assert cache.claim("k", "me", 30) == "claimed"
+
+
+NS_RUNNER = """
+import json, sys
+from judgeaudit.logs import setup
+from judgeaudit.judges.shard import run_shards
+args = json.loads(sys.argv[1])
+setup(args.pop("log"))
+run_shards([(args.pop("trials_path"), args.pop("out_path"))], **args)
+"""
+
+
+def _can_unshare() -> bool:
+    try:
+        return subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", "true"],
+                              capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+@pytest.mark.skipif(not _can_unshare(),
+                    reason="`unshare --pid --fork --mount-proc` not permitted here (needs root "
+                           "or user namespaces)")
+def test_two_pid_namespaces_on_one_cache_send_each_request_once(tmp_path):
+    """Two runs in separate PID namespaces (same host name and boot, different pids,
+    each pid absent from the other's namespace) share one cache against a slow
+    provider: requests received = distinct requests."""
+    n = 40
+    trials = _trials(tmp_path, [f"Say: {'happy' if i % 2 else 'sad'} #{i}" for i in range(n)])
+    env = dict(os.environ, OPENAI_API_KEY="sk-test")
+    with FakeProvider(latency_s=0.3) as srv:
+        procs = []
+        for p in range(2):
+            args = {"trials_path": str(trials), "out_path": str(tmp_path / f"out{p}.jsonl"),
+                    "judge_name": "gpt", "spec": _spec(srv, concurrency=4, timeout_s=30),
+                    "cache_dir": str(tmp_path / "cache"), "progress": False,
+                    "log": str(tmp_path / f"p{p}.log")}
+            # a different number of short-lived processes first, so the two runs get
+            # different pids: each then sees the other's pid as a vanished process
+            spin = f"i=0; while [ $i -lt {1 + 5 * p} ]; do /bin/true; i=$((i+1)); done; \"$@\""
+            procs.append(subprocess.Popen(
+                ["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", spin, "sh",
+                 sys.executable, "-c", NS_RUNNER, json.dumps(args)],
+                env=env, stderr=subprocess.PIPE))
+        for proc in procs:
+            _, err = proc.communicate(timeout=180)
+            assert proc.returncode == 0, err.decode()[-2000:]
+        assert srv.answered == n, f"{srv.answered} requests answered for {n} distinct"
+        assert max(srv.answered_bodies.values()) == 1
+    owners = {e["owner"] for e in read_jsonl(attempts_log_path(tmp_path / "cache", "gpt"))}
+    assert len({o.split(":")[2] for o in owners}) == 2  # two PID namespaces took part
+    with ResponseCache(tmp_path / "cache") as cache:
+        assert len(cache) == n and cache.leases() == []
 
 
 def test_budget_stops_new_calls_and_rerun_pays_only_the_rest(tmp_path, monkeypatch):
@@ -122,13 +190,13 @@ def test_budget_stops_new_calls_and_rerun_pays_only_the_rest(tmp_path, monkeypat
         kw = {"judge_name": "gpt", "spec": spec, "cache_dir": tmp_path / "cache",
               "progress": False}
         with pytest.raises(ShardIncomplete, match="budget"):
-            run_shard(trials, out, budget_usd=0.1, run_id="run1", **kw)
+            run_shards([(trials, out)], budget_usd=0.1, run_id="run1", **kw)
         first = srv.answered
         assert 5 <= first <= 10 and not out.exists()
         with ResponseCache(tmp_path / "cache") as cache:
             assert cache.spent("run1") <= 0.1
             assert len(cache) == first
-        run_shard(trials, out, budget_usd=1.0, run_id="run2", **kw)
+        run_shards([(trials, out)], budget_usd=1.0, run_id="run2", **kw)
         assert srv.answered == n and max(srv.answered_bodies.values()) == 1
     rows = read_jsonl(out)
     assert sum(r["cache_hit"] for r in rows) == first
@@ -147,11 +215,11 @@ def test_transport_failures_fail_the_shard_and_rerun_sends_only_them(tmp_path, m
         kw = {"judge_name": "gpt", "spec": _spec(srv), "cache_dir": tmp_path / "cache",
               "progress": False}
         with pytest.raises(ShardIncomplete, match="2 of 8 requests have no answer"):
-            run_shard(trials, out, **kw)
+            run_shards([(trials, out)], **kw)
         assert not out.exists()
         before = len(srv.traces)
         srv.outage = None  # the provider recovers
-        run_shard(trials, out, **kw)
+        run_shards([(trials, out)], **kw)
         resent = [t["parts"][-1][1] for t in srv.traces[before:]]
         assert sorted(resent) == ["Say: sad #1", "Say: sad #4"]
     rows = {r["trial_id"]: r for r in read_jsonl(out)}
@@ -361,3 +429,143 @@ def test_preflight_lists_cells_a_one_input_judge_cannot_take(tmp_path, monkeypat
     text = budget.describe(rep, None)
     assert "NOT RUNNABLE af3 pair_speaker/native: 2 of 2 trials" in text
     assert "pair_naturalness/concat" not in text
+
+
+def test_budget_holds_across_runs_of_one_scope(tmp_path, monkeypatch):
+    """judges.budget_usd bounds the study's ledger, not one invocation: a budget
+    crossed in run 1 stops run 2 before any call; only raising it spends more."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    n = 20
+    trials = _trials(tmp_path, [f"Say: happy #{i}" for i in range(n)])
+    out = tmp_path / "out.jsonl"
+    with FakeProvider() as srv:
+        spec = _spec(srv, concurrency=1, price_in_per_mtok=100.0, price_out_per_mtok=100.0)
+        kw = {"judge_name": "gpt", "spec": spec, "cache_dir": tmp_path / "cache",
+              "progress": False, "budget_scope": "study-x"}
+        with pytest.raises(ShardIncomplete, match="budget"):
+            run_shards([(trials, out)], budget_usd=0.1, run_id="run1", **kw)
+        first = srv.answered
+        assert 5 <= first <= 10
+        with pytest.raises(ShardIncomplete, match="budget scope 'study-x'"):
+            run_shards([(trials, out)], budget_usd=0.1, run_id="run2", **kw)
+        assert srv.answered == first  # run 2: not one call
+        # another study (scope) on the same cache has its own budget
+        with pytest.raises(ShardIncomplete, match="budget"):
+            run_shards([(trials, out)], budget_usd=0.03, run_id="run3",
+                       **{**kw, "budget_scope": "study-y"})
+        assert first < srv.answered <= first + 3
+        run_shards([(trials, out)], budget_usd=1.0, run_id="run4", **kw)
+        assert srv.answered == n and max(srv.answered_bodies.values()) == 1
+    with ResponseCache(tmp_path / "cache") as cache:
+        assert cache.spent(scope="study-x") <= 1.0
+        assert cache.spent(run="run2") == 0.0
+        ledger = cache.ledger()
+    assert {r["scope"] for r in ledger} == {"study-x", "study-y"}
+    assert all(r["reserved_usd"] == 0 and r["billed_usd"] > 0 for r in ledger)
+    from judgeaudit.cli import main
+
+    assert main(["spend", "--cache-dir", str(tmp_path / "cache")]) == 0
+
+
+SPEND_RUNNER = """
+import json, sys
+from judgeaudit.logs import setup
+from judgeaudit.judges.shard import ShardIncomplete, run_shards
+args = json.loads(sys.argv[1])
+setup(args.pop("log"))
+try:
+    run_shards([(args.pop("trials_path"), args.pop("out_path"))], **args)
+except ShardIncomplete:
+    sys.exit(7)
+"""
+
+
+def test_two_concurrent_runs_stay_within_one_budget(tmp_path):
+    """Two runs of one study at once, each with budget $0.10: together they spend at
+    most the budget plus the in-flight bound (2 runs x concurrency 4 calls)."""
+    n = 40
+    trials = _trials(tmp_path, [f"Say: sad #{i}" for i in range(n)])
+    env = dict(os.environ, OPENAI_API_KEY="sk-test")
+    per_call = (100 * 100.0 + 8 * 100.0) / 1e6  # the fake provider's usage at these prices
+    with FakeProvider(latency_s=0.05) as srv:
+        procs = []
+        for p in range(2):
+            args = {"trials_path": str(trials), "out_path": str(tmp_path / f"o{p}.jsonl"),
+                    "judge_name": "gpt", "cache_dir": str(tmp_path / "cache"),
+                    "spec": _spec(srv, concurrency=4, price_in_per_mtok=100.0,
+                                  price_out_per_mtok=100.0),
+                    "progress": False, "budget_usd": 0.1, "budget_scope": "study-z",
+                    "run_id": f"run{p}", "log": str(tmp_path / f"s{p}.log")}
+            procs.append(subprocess.Popen([sys.executable, "-c", SPEND_RUNNER, json.dumps(args)],
+                                          env=env, stderr=subprocess.PIPE))
+        for proc in procs:
+            _, err = proc.communicate(timeout=120)
+            assert proc.returncode == 7, err.decode()[-2000:]
+        answered = srv.answered
+    with ResponseCache(tmp_path / "cache") as cache:
+        spent = cache.spent(scope="study-z")
+    assert spent <= 0.1 + 8 * per_call + 1e-9
+    assert answered * per_call <= 0.1 + 8 * per_call + 1e-9
+    assert answered < n
+
+
+SECRET = "sk-proj-PLANTED7f3a9c0e1b2d4f6a8c0e2b4d6f8a0c2e4"
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
+def test_key_echoed_anywhere_reaches_no_file(tmp_path, monkeypatch, provider):
+    """A provider echoing the key in 200 answers (text, JSON fields, a header, cut
+    short) and in error bodies: no file of the run (cache, responses, attempts log,
+    job log) nor the export bundle holds the key or any 8-character piece of it."""
+    from judgeaudit.io import write_json_atomic
+    from judgeaudit.logs import setup
+    from judgeaudit.provenance.bundle import export_responses
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("GEMINI_API_KEY", SECRET)
+    root = tmp_path / "run"
+    texts = [f"Say: happy #{i}" for i in range(6)] + ["Say: sad FAULTS=500,echoauth"]
+    trials = _trials(tmp_path, texts)
+    out = root / "results" / "responses" / "gpt" / "A" / "emotion" / "s0.jsonl"
+    setup(str(root / "logs" / "judge.log"))
+    with FakeProvider() as srv:
+        srv.echo_credential = True
+        spec = _spec(srv, provider=provider, model="m-2025-01-01", max_attempts=3)
+        if provider == "gemini":
+            spec["base_url"] = srv.url
+        run_shards([(trials, out)], "gpt", spec, root / "cache", progress=False,
+                   accept_errors=True)
+        assert srv.answered == 6 and not srv.violations
+        assert any(SECRET in str(h) for h in srv.headers_seen)  # the key really was sent
+    rows = read_jsonl(out)
+    assert sum(r["status"] == "valid" for r in rows) == 6, [r["error"] for r in rows]
+    assert "***" in rows[0]["raw_text"] and "***" in rows[0]["model_version"]
+    assert [r["status"] for r in rows if r["status"] != "valid"] == ["error"]
+    # a table record naming a resolved config, as the workflow writes them: export
+    cfg = root / "results" / "config" / "c0ffee.yaml"
+    cfg.parent.mkdir(parents=True)
+    cfg.write_text("cache_dir: cache\n")
+    (root / "results" / "tables").mkdir(parents=True)
+    write_json_atomic(root / "results" / "tables" / "t.tsv.prov.json",
+                      {"config_path": "results/config/c0ffee.yaml"})
+    export_responses(tmp_path / "bundle", root=root)
+    pieces = {SECRET[i:i + 8] for i in range(len(SECRET) - 7)}
+    leaks = []
+    for folder in (root, tmp_path / "bundle"):
+        for f in folder.rglob("*"):
+            if f.is_file():
+                data = f.read_bytes()
+                leaks += [(str(f.relative_to(tmp_path)), p) for p in pieces
+                          if p.encode() in data]
+    assert not leaks, leaks[:5]
+
+
+def test_redact_secret_masks_every_fragment_of_eight_or_more():
+    from judgeaudit.judges.adapters.base import redact_secret
+
+    key = "sk-abcdefghijklmnop"
+    assert redact_secret(f"x {key} y", key) == "x *** y"
+    assert redact_secret("id sk-abcdefgh!", key) == "id ***!"  # cut-short echo
+    assert redact_secret("tail jklmnop end", key) == "tail jklmnop end"  # 7 chars: kept
+    assert redact_secret(f"{key[:10]}{key[6:]}", key) == "***"  # overlapping pieces
+    assert redact_secret("nothing here", "") == "nothing here"

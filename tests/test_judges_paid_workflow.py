@@ -191,10 +191,14 @@ def test_outage_on_one_shard_fails_and_plain_rerun_sends_exactly_those(
     with FakeProvider() as srv:
         srv.outage = outage
         cfg = tiny(srv.url, cache)
-        res = smk(work, RESPONSES, cfg, "--keep-going", env=env)
+        # no --keep-going on the command line: the workflow profile keeps going, so
+        # this one invocation sends every request that can be sent
+        res = smk(work, RESPONSES, cfg, env=env)
         out = res.stdout + res.stderr
         assert res.returncode != 0
         assert "have no answer" in out and "HTTP 500" in out, out[-3000:]
+        assert len(srv.attempts) == distinct_requests(work), (len(srv.attempts),
+                                                             distinct_requests(work))
         # the groups (one judge job per Study A task) holding a shard with a request
         # the provider fails (identical requests in several shards share one cache
         # key) are not written; every other group is

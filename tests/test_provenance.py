@@ -33,7 +33,7 @@ def test_record_beside_file_and_folder(tmp_path):
 
 
 def test_folder_hash_changes_with_content(tmp_path):
-    from judgeaudit.provenance import hash_path
+    from judgeaudit.io import hash_path
 
     folder = tmp_path / "d"
     folder.mkdir()

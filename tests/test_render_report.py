@@ -69,8 +69,10 @@ def test_paper_report_generic_tables_traces_methods_limitations(tmp_path):
     assert "id='estimate'" in cell and "rule make_table" in cell and 'alpha&quot;: 0.05' in cell
     assert "not recomputed" in cell  # no metrics rule in its chain: said, not faked
     assert summary["numbers"] == 2 * 3 + 2 and summary["not_recomputed"] == 8
-    # captions: the Markdown sibling, then the registry
-    assert "A brand-new table" in page and "Specialist accuracy on the test split" in page
+    # captions: the Markdown sibling, then the outputs registry (judgeaudit.outputs)
+    from judgeaudit.outputs import caption_of
+
+    assert "A brand-new table" in page and caption_of("specialist_accuracy") in page
     # methods from the config and the run's files
     assert "<b>synth_emotion</b>" in page and "<td>3</td>" in page  # 3 clips
     assert "gpt-audio-2025-08-28" in page and "<b>listener</b>" in page

@@ -10,7 +10,7 @@ from judgeaudit.cli import main as cli_main
 from judgeaudit.io import write_jsonl_atomic
 from judgeaudit.judges.engine import ReplayMiss
 from judgeaudit.judges.request import AnswerSpec, Request, TextPart
-from judgeaudit.judges.shard import run_shard
+from judgeaudit.judges.shard import run_shards
 from judgeaudit.provenance import save_resolved_config, write_records
 from judgeaudit.provenance.bundle import BundleError, export_responses, read_bundle
 
@@ -43,8 +43,8 @@ def test_replay_miss_names_the_request_and_never_calls(tmp_path, monkeypatch):
     monkeypatch.setattr(eng.Engine, "_run_new", boom)
     with pytest.raises(ReplayMiss, match=r"judge 'label-reader'.*3 request\(s\).*trial t0 "
                                          r"request_key [0-9a-f]{16}"):
-        run_shard(trials, tmp_path / "out.jsonl", "label-reader", {"provider": "label_reader"},
-                  tmp_path / "cache", progress=False, replay=True)
+        run_shards([(trials, tmp_path / "out.jsonl")], "label-reader",
+                   {"provider": "label_reader"}, tmp_path / "cache", progress=False, replay=True)
     assert not (tmp_path / "out.jsonl").exists()
 
 
@@ -55,8 +55,8 @@ def test_bundle_round_trip_replays_identical_responses(tmp_path, monkeypatch):
     _trials(trials)
     out = study / "results" / "responses" / "label-reader" / "A" / "emotion" / "t.jsonl"
     out.parent.mkdir(parents=True)
-    run_shard(trials, out, "label-reader", {"provider": "label_reader"}, study / "cache",
-              progress=False)
+    run_shards([(trials, out)], "label-reader", {"provider": "label_reader"}, study / "cache",
+               progress=False)
     # a table record pointing to the resolved config, as the workflow writes them
     monkeypatch.chdir(study)
     _, cfg_path = save_resolved_config({"cache_dir": "cache", "seed": 1})
@@ -83,8 +83,8 @@ def test_bundle_round_trip_replays_identical_responses(tmp_path, monkeypatch):
 
     monkeypatch.setattr(eng.Engine, "_run_new", boom)
     replayed = other / "out.jsonl"
-    summary = run_shard(trials, replayed, "label-reader", {"provider": "label_reader"},
-                        other / "cache", progress=False, replay=True)
+    (summary,) = run_shards([(trials, replayed)], "label-reader", {"provider": "label_reader"},
+                            other / "cache", progress=False, replay=True)
     assert summary["cached"] == 3 and summary["sent"] == 0
     key = ("trial_id", "request_key", "raw_text", "parsed", "status", "model_version")
     orig = [{k: json.loads(x)[k] for k in key} for x in out.read_text().splitlines()]

@@ -146,28 +146,27 @@ def test_silent_clip_is_excluded_with_a_counted_reason(tmp_path, emodb_dir, emod
 
 
 def test_listener_answers_no_speech_instead_of_a_label(tmp_path, emodb_dir, emodb_model):
-    from judgeaudit import prompts as C
-    from judgeaudit.judges.adapters.base import make_adapter
+    from judgeaudit.judges.adapters import make_adapter
     from judgeaudit.judges.parse import parse_response
     from judgeaudit.judges.request import AnswerSpec, AudioPart, LoadedRequest, Request, TextPart
+    from judgeaudit.vocab.labels import EMOTIONS
 
     _, model_dir, _ = emodb_model
     q = "Question: which emotion does the speaker express? Answer with one of: " + \
-        ", ".join(C.EMOTIONS) + "."
+        ", ".join(EMOTIONS) + "."
 
     def ask(wav: bytes, provider="listener", **extra):
         sha = sha256_bytes(wav)
         lr = LoadedRequest(Request(None, (TextPart(q), AudioPart(sha, "wav")),
-                                   AnswerSpec("label", tuple(C.EMOTIONS))), {sha: wav})
+                                   AnswerSpec("label", tuple(EMOTIONS))), {sha: wav})
         adapter = make_adapter("j", {"provider": provider, **extra,
-                                     "perception": {"kind": "specialists",
-                                                    "models": {"emotion": str(model_dir)}}})
+                                     "perception": {"models": {"emotion": str(model_dir)}}})
         raw = adapter.complete_sync(lr).raw_text
         return json.loads(raw)["label"], parse_response(raw, lr.request.answer), adapter
 
     quiet = _quiet(emodb_dir, "16a01Wb.wav")
     label, parsed, _ = ask(quiet)
-    assert label in C.EMOTIONS and parsed.status == "valid"
+    assert label in EMOTIONS and parsed.status == "valid"
     silent = to_wav_bytes(np.zeros(2 * SR, np.float32), SR)
     label, parsed, adapter = ask(silent)
     assert label == NO_SPEECH and parsed.status != "valid"  # counted as invalid, not guessed

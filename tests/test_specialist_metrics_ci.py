@@ -67,6 +67,28 @@ def test_speaker_eer_uses_the_train_threshold_not_the_test_one():
     assert row["ci_low"] <= row["estimate"] <= row["ci_high"]
 
 
+def test_speaker_row_uses_the_threshold_the_model_stores():
+    """With the model's metadata the table scores the model's own rule
+    (`similarity.same_speaker` at meta["threshold"]), not a threshold refitted on
+    the train trials: a stored threshold far from the train EER point moves the
+    estimate to exactly that threshold's error."""
+    from judgeaudit.similarity import same_speaker
+
+    emb, trials, man = _speaker_setup()
+    test = trials[trials.split == "test"]
+    s, same = _scores(emb, test), test["same"].to_numpy().astype(bool)
+    for thr in (0.2, 0.9):
+        meta = {"threshold": thr, "threshold_fit": "speaker-crossfit"}
+        row = evaluate.speaker("toy", emb, trials, 0.1, manifest=man, meta=meta, n_boot=200)
+        accept = same_speaker(s, thr)
+        assert row["estimate"] == pytest.approx(((accept[~same]).mean()
+                                                 + (~accept[same]).mean()) / 2)
+        assert f"model's stored threshold (speaker-crossfit) {thr:.4f}" in row["method"]
+    assert evaluate.speaker("toy", emb, trials, 0.1, manifest=man, n_boot=200,
+                            meta={"threshold": 0.2})["estimate"] != pytest.approx(
+        evaluate.speaker("toy", emb, trials, 0.1, manifest=man, n_boot=200)["estimate"])
+
+
 def test_speaker_without_train_trials_cross_fits_over_speakers():
     emb, trials, man = _speaker_setup()
     row = evaluate.speaker("toy", emb, trials[trials.split == "test"], None, manifest=man,

@@ -16,6 +16,7 @@ from judgeaudit.io import sha256_bytes
 from judgeaudit.specialists import adapters, evaluate, workflow
 from judgeaudit.specialists.base import ModelMissingError, SpecialistError
 from judgeaudit.testing.toyaudio import voice
+from judgeaudit.vocab.labels import EMOTIONS
 
 SR = 16000
 # toy "emotions" rendered by prosody, the way the synthetic corpus does it
@@ -157,13 +158,13 @@ def test_emotion2vec_mapping_table():
               "其他/other", "难过/sad", "吃惊/surprised", "<unk>"]
     scores = [0.1, 0.05, 0.05, 0.1, 0.4, 0.2, 0.05, 0.05, 0.0]
     none = adapters.map_emotion2vec(labels, scores, "none")
-    assert set(none) == set(specialists.EMOTIONS)
+    assert set(none) == set(EMOTIONS)
     assert none["calm"] == 0 and abs(sum(none.values()) - 1) < 1e-9
     assert none["neutral"] == pytest.approx(0.4 / 0.8)  # other/unk mass dropped
     assert none["disgust"] == pytest.approx(0.05 / 0.8)
     shared = adapters.map_emotion2vec(labels, scores, "neutral")
     assert shared["calm"] == shared["neutral"] == pytest.approx(0.25)
-    assert adapters._argmax(shared, specialists.EMOTIONS) == "neutral"
+    assert adapters._argmax(shared, EMOTIONS) == "neutral"
     with pytest.raises(SpecialistError, match="mapping table"):
         adapters.map_emotion2vec(["bored"], [1.0])
 

@@ -28,9 +28,8 @@ from judgeaudit.conditions.study_a import (
 )
 from judgeaudit.judges.request import AudioPart, Request, TextPart
 from judgeaudit.prompts import CONFLICT_FALLIBLE_TEXT, REFERENCE_FALLIBLE_TEXT
+from judgeaudit.vocab.labels import EMOTIONS
 from judgeaudit.vocab.study_a import PLACEMENTS
-
-EMOTIONS = ("neutral", "calm", "happy", "sad", "angry", "fearful", "disgust", "surprised")
 
 
 class FakeBlueprint:

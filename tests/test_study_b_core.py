@@ -252,6 +252,13 @@ def test_protocol_gap_and_cue_dependence():
     cd = SB.cue_dependence(sc, n_boot=500).set_index("protocol")
     assert cd.loc["pointwise", "estimate"] == pytest.approx(0.5)
     assert cd.loc["pairwise", "estimate"] == pytest.approx(0.0)
+    # one row per contrasted cue the group ran (vocab.study_b.CONTRASTED_CUES), each vs none
+    soft = sc[sc["cue"] == "hard"].assign(cue="soft", correct=0.0)
+    both = SB.cue_dependence(pd.concat([sc, soft]), cues=("hard", "soft"), n_boot=0)
+    got = both.set_index(["protocol", "cue"])["estimate"]
+    assert got[("pointwise", "hard")] == pytest.approx(0.5)
+    assert got[("pointwise", "soft")] == pytest.approx(-0.5)
+    assert set(SB.cue_dependence(pd.concat([sc, soft]), n_boot=0)["cue"]) == {"hard"}
 
 
 def test_positional_items_validate(bank):

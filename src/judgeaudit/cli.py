@@ -1,5 +1,6 @@
 """`judgeaudit` command line: config checks, provenance tracing, the API-judge cost
-estimate and stale-lock recovery."""
+estimate, the spend ledger, run verification, stale-lock recovery and the human
+listening test."""
 
 from __future__ import annotations
 
@@ -120,6 +121,47 @@ def _cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_spend(args: argparse.Namespace) -> int:
+    """The spend ledger of the judge cache: per scope, run and judge, USD reserved
+    (in flight or never settled) and billed (settled from the provider's usage)."""
+    from judgeaudit.judges.cache import ResponseCache, cache_path
+
+    if not cache_path(args.cache_dir).exists():
+        print(f"no judge cache at {cache_path(args.cache_dir)}", file=sys.stderr)
+        return 1
+    with ResponseCache(args.cache_dir) as cache:
+        rows = cache.ledger()
+    if args.json:
+        print(json.dumps(rows, indent=1, sort_keys=True))
+        return 0
+    if not rows:
+        print("the spend ledger is empty (no paid call recorded)")
+        return 0
+    print(f"{'scope':<24} {'run':<18} {'judge':<16} {'calls':>6} {'reserved $':>11} "
+          f"{'billed $':>10}")
+    by_scope: dict[str, float] = {}
+    for r in rows:
+        print(f"{r['scope'] or '(before scopes)':<24} {r['run']:<18} {r['judge']:<16} "
+              f"{r['calls']:>6} {r['reserved_usd']:>11.4f} {r['billed_usd']:>10.4f}")
+        by_scope[r["scope"]] = by_scope.get(r["scope"], 0.0) + r["reserved_usd"] + r["billed_usd"]
+    for scope, usd in by_scope.items():
+        print(f"scope {scope or '(before scopes)'}: ${usd:.4f} spent or reserved in all")
+    return 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    """Re-hash clips, provenance-recorded outputs and inputs, and the judge cache."""
+    from judgeaudit.provenance.verify import VERIFY_FILE, describe, verify
+
+    result = verify(args.root, args.cache_dir)
+    if args.json:
+        print(json.dumps(result, indent=1, sort_keys=True))
+    else:
+        print("\n".join(describe(result)))
+        print(f"(written to {Path(args.root) / VERIFY_FILE})")
+    return 0 if result["ok"] else 1
+
+
 def _cmd_import(args: argparse.Namespace) -> int:
     from judgeaudit.provenance.bundle import BundleError, import_responses
 
@@ -131,6 +173,33 @@ def _cmd_import(args: argparse.Namespace) -> int:
     print(f"imported {s['imported']} responses into {args.cache_dir}; replay with an overlay "
           f"replay.yaml holding `judges: {{replay: true}}`:\n"
           f"  snakemake --cores all --configfile {s['config']} replay.yaml")
+    return 0
+
+
+def _cmd_listening_test(args: argparse.Namespace) -> int:
+    from judgeaudit.human.listening import ListeningTestError, write_listening_test
+
+    try:
+        s = write_listening_test(args.root, args.study, args.task, args.n, out=args.out,
+                                 shard=args.shard, condition=args.condition, seed=args.seed)
+    except ListeningTestError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    print(f"wrote {s['path']}: {s['n']} trials of {s['n_items']} items (shard {s['shard']}"
+          f"{', condition ' + s['condition'] if s['condition'] else ''}); open it in a browser, "
+          f"answer, download the TSV, then: judgeaudit import-human <file.tsv>")
+    return 0
+
+
+def _cmd_import_human(args: argparse.Namespace) -> int:
+    from judgeaudit.human.validation import ImportHumanError, import_human
+
+    try:
+        s = import_human(args.root, args.answers, out_base=args.out)
+    except ImportHumanError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    print(f"imported {s['answers']} answers: " + ", ".join(s["paths"]))
     return 0
 
 
@@ -174,11 +243,43 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cache-dir", type=Path, default=None,
                    help="judge cache folder (default: the study config's cache_dir)")
     p.set_defaults(func=_cmd_export)
+    p = sub.add_parser("verify", help="re-hash every manifest clip and every output and "
+                       "input named by a provenance record, check the judge cache; name what "
+                       "changed and the tables resting on it (exit 1 on any problem)")
+    p.add_argument("root", nargs="?", default=".", type=Path)
+    p.add_argument("--cache-dir", type=Path, default=None,
+                   help="judge cache folder (default: the study config's cache_dir)")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_verify)
+    p = sub.add_parser("spend", help="print the judge cache's spend ledger (per budget "
+                       "scope, run and judge: reserved vs billed USD)")
+    p.add_argument("--cache-dir", type=Path, default=Path("cache"))
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_cmd_spend)
     p = sub.add_parser("import-responses", help="check a response bundle and merge it into "
                        "the judge cache (then run with judges.replay: true)")
     p.add_argument("bundle", type=Path)
     p.add_argument("--cache-dir", type=Path, default=Path("cache"))
     p.set_defaults(func=_cmd_import)
+    p = sub.add_parser("listening-test", help="write a self-contained browser listening test "
+                       "over trials the judges get (results/human/listening_<study>_<task>.html)")
+    p.add_argument("--study", required=True, choices=["A", "B"])
+    p.add_argument("--task", required=True, help="e.g. single (Study B) or emotion (Study A)")
+    p.add_argument("--n", type=int, default=40, help="trials on the page")
+    p.add_argument("--shard", default=None, help="trial shard (default: B pointwise-none, "
+                   "A blueprint)")
+    p.add_argument("--condition", default=None,
+                   help="only trials of this condition (default: A audio_only)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--root", type=Path, default=Path("."), help="the run directory")
+    p.add_argument("--out", type=Path, default=None)
+    p.set_defaults(func=_cmd_listening_test)
+    p = sub.add_parser("import-human", help="import downloaded listening-test TSVs into "
+                       "results/tables/human_validation.{tsv,md,tex}")
+    p.add_argument("answers", nargs="+", type=Path)
+    p.add_argument("--root", type=Path, default=Path("."), help="the run directory")
+    p.add_argument("--out", type=Path, default=None, help="table base path (no suffix)")
+    p.set_defaults(func=_cmd_import_human)
     args, rest = parser.parse_known_args(argv)
     if rest:
         if args.command != "estimate-cost":

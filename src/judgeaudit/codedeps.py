@@ -13,7 +13,7 @@ against the importing module, each imported module's parent packages'
 What the AST cannot see is a module imported by a computed string
 (`importlib.import_module(f"...{name}")`); package code that dispatches by name
 therefore imports its candidates with plain (lazy) import statements, e.g.
-`judgeaudit.judges.adapters.base.make_adapter` and
+`judgeaudit.judges.adapters.registry` and
 `judgeaudit.datasets.synth._module`; a module run as a file (not imported) is
 named in a module-level literal `__code_deps__ = ("judgeaudit.x.y", ...)` of the
 module that runs it. `judgeaudit.testing` (test fakes) is

@@ -12,6 +12,9 @@ from pathlib import Path
 from typing import Any
 
 CHUNK = 1 << 20
+# a provenance record stands beside each output as <output>.prov.json
+# (judgeaudit.provenance); a folder's hash leaves records inside it out
+RECORD_SUFFIX = ".prov.json"
 _UMASK = os.umask(0)
 os.umask(_UMASK)
 
@@ -35,6 +38,26 @@ def canonical_json(obj: Any) -> str:
 
 def sha256_json(obj: Any) -> str:
     return sha256_bytes(canonical_json(obj).encode("utf-8"))
+
+
+def hash_path(path: str | os.PathLike) -> dict[str, Any]:
+    """sha256 of a file, or of the sorted (relative path, sha256) list of a folder."""
+    p = Path(path)
+    if p.is_dir():
+        entries = sorted(
+            (str(f.relative_to(p)), sha256_file(f))
+            for f in p.rglob("*")
+            if f.is_file() and not f.name.endswith(RECORD_SUFFIX)
+            # Snakemake drops .snakemake_timestamp into a directory output after the
+            # job (after its record was written): not part of the content
+            and f.name != ".snakemake_timestamp"
+        )
+        return {"path": str(path), "kind": "dir", "n_files": len(entries),
+                "sha256": sha256_json(entries)}
+    if p.is_file():
+        return {"path": str(path), "kind": "file", "bytes": p.stat().st_size,
+                "sha256": sha256_file(p)}
+    return {"path": str(path), "kind": "missing", "sha256": None}
 
 
 @contextlib.contextmanager

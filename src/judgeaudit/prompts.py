@@ -12,7 +12,7 @@ Study A, classification (request layout in CONTRACTS.md):
     system: SYSTEM_TEXT [+ "\n" + reference when placed in the system]
     parts:  CLS_QUESTIONS[task] + ALLOWED_TEXT, RUBRIC_TEXT [+ reference], [reference
             before], audio, [description], [block], [FALLIBLE_INSTRUCTION], [reference after]
-  - reference (RQ2 / cue conflict): REFERENCE_TEXT, read by REFERENCE_RE;
+  - reference (RQ2 / cue conflict): REFERENCE_LABEL_TEXT, read by REFERENCE_RE;
   - specialist block, framed: FRAMED_BLOCK (FRAMED_RE); unframed: UNFRAMED_BLOCK
     (UNFRAMED_RE); fallible-label instruction: FALLIBLE_INSTRUCTION (FALLIBLE_RE);
     for a reference / the cue conflict: REFERENCE_FALLIBLE_TEXT / CONFLICT_FALLIBLE_TEXT
@@ -49,10 +49,9 @@ import re
 
 import numpy as np
 
+from judgeaudit.vocab.labels import EMOTIONS
+
 # ---------------------------------------------------------------- shared
-EMOTIONS = ("neutral", "calm", "happy", "sad", "angry", "fearful", "disgust", "surprised")
-LANGUAGES = {"en": "english", "es": "spanish", "fr": "french", "de": "german",
-             "pt": "portuguese", "it": "italian", "zh": "chinese", "ja": "japanese"}
 SYSTEM_TEXT = "You are an expert judge of speech recordings. Reply only with a JSON object."
 
 # ---------------------------------------------------------------- Study A classification
@@ -64,7 +63,7 @@ RUBRIC_PREFIX = "Grading rubric:"
 RUBRIC_TEXT = (RUBRIC_PREFIX + " base your answer on the evidence about the {attribute} "
                "of this recording.")
 ALLOWED_TEXT = 'Answer with one of: {labels}. Reply as {{"label": "<answer>"}}.'
-REFERENCE_TEXT = "Reference label: {label}."
+REFERENCE_LABEL_TEXT = "Reference label: {label}."
 FRAMED_BLOCK = "A classifier labelled this clip as {label}."
 UNFRAMED_BLOCK = "Label: {label}."
 FALLIBLE_INSTRUCTION = (
@@ -193,10 +192,11 @@ def turn_line(turn: int, role: str, text: str) -> str:
 __all__ = [
     "ALLOWED_TEXT", "ATTRIBUTE_KEYWORDS", "AUDIO_MARK", "CLS_QUESTIONS", "CONCAT_TEXT",
     "CONFLICT_FALLIBLE_TEXT", "REFERENCE_FALLIBLE_TEXT",
-    "EMOTIONS", "FALLIBLE_INSTRUCTION", "FALLIBLE_RE", "FRAMED_BLOCK", "FRAMED_RE", "IN_TURN",
-    "LANGUAGES", "ORACLE_EMOTION", "ORACLE_EMOTION_TEXT", "ORACLE_SHIFT", "ORACLE_SHIFT_TEXT",
+    "FALLIBLE_INSTRUCTION", "FALLIBLE_RE", "FRAMED_BLOCK", "FRAMED_RE", "IN_TURN",
+    "ORACLE_EMOTION", "ORACLE_EMOTION_TEXT", "ORACLE_SHIFT", "ORACLE_SHIFT_TEXT",
     "ORACLE_TURN_EMOTION_TEXT", "PAIR_FORMAT_TEXT", "PAIR_QUESTIONS", "PAIR_SLOTS",
-    "REFERENCE_CLIP_MARKER", "REFERENCE_CLIP_TEXT", "REFERENCE_JOINED_TEXT", "REFERENCE_RE", "REFERENCE_TEXT",
+    "REFERENCE_CLIP_MARKER", "REFERENCE_CLIP_TEXT", "REFERENCE_JOINED_TEXT", "REFERENCE_RE",
+    "REFERENCE_LABEL_TEXT",
     "REPLY_LINE", "REPLY_SLOTS", "RUBRIC_PREFIX", "RUBRIC_TEXT", "SEPARATOR_SILENCE_S",
     "SEPARATOR_TONE_AMPLITUDE", "SEPARATOR_TONE_HZ", "SEPARATOR_TONE_S", "SLOT_TEXT",
     "STUDY_B_ANSWER_KEY", "SYSTEM_TEXT", "TURN_LINE", "TURN_SCOPE_TEXT", "UNFRAMED_BLOCK",

@@ -21,16 +21,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from judgeaudit.judges.budget import PAID_PROVIDERS
+from judgeaudit.judges.adapters import is_paid, providers
+from judgeaudit.study_a import outputs as study_a_outputs
+from judgeaudit.study_b import outputs as study_b_outputs
 from judgeaudit.vocab import datasets as vocab_d
 from judgeaudit.vocab import study_a as vocab_a
 from judgeaudit.vocab import study_b as vocab_b
 from judgeaudit.vocab.specialists import SPECIALIST_KINDS
 
-# embedded judges that perceive audio through specialists
-EMBEDDED_PERCEIVING = ("listener", "simulated")
-# judges whose behaviour is known by construction (left out of Study A's Holm families)
-CONTROL_PROVIDERS = ("listener", "label_reader", "first_slot")
 # Settings used only for the cost estimate and the budget: left out of the shard
 # params (the script reads them from the config) so a price or budget edit never
 # re-runs a finished shard.
@@ -40,16 +38,11 @@ JUDGE_PREFLIGHT = "results/judges/preflight.json"
 WHISPER_MODEL_DIR = "results/specialists/language/whisper-base"
 # validation run -> table name
 VALIDATION_RUNS = {"default": "estimator_validation", "full": "estimator_validation_full"}
-STUDY_A_TABLES = ["study_a_table2_blueprint", "study_a_follow_blueprint",
-                  "study_a_table3_reference",
-                  "study_a_table4_conflict", "study_a_table5_pairwise",
-                  "study_a_contrasts", "study_a_planted", "study_a_capability",
-                  "study_a_seed_stability"]
-STUDY_A_FIGURES = ["study_a_follow_by_placement", "study_a_lock_vs_g",
-                   "study_a_accuracy_by_blueprint", "study_a_capability"]
-STUDY_B_TABLES = ["study_b_accuracy", "study_b_protocol_gap", "study_b_balance",
-                  "study_b_potemkin", "study_b_state_distribution"]
-STUDY_B_FIGURES = ["study_b_states", "study_b_heatmap"]
+# the studies' tables and figures: from their outputs registries
+STUDY_A_TABLES = study_a_outputs.TABLE_NAMES
+STUDY_A_FIGURES = study_a_outputs.FIGURE_NAMES
+STUDY_B_TABLES = study_b_outputs.TABLE_NAMES
+STUDY_B_FIGURES = study_b_outputs.FIGURE_NAMES
 STUDY_B_TEMPLATE_FILES = {"pointwise": "pointwise.txt", "pairwise": "pairwise.txt",
                           "P": "probe_perception.txt", "O": "probe_oracle.txt"}
 TABLE_EXTS = ("tsv", "md", "tex")
@@ -92,11 +85,15 @@ def study_b_is_protocol(shard: str) -> bool:
 
 
 def study_b_is_cue_contrast(shard: str) -> bool:
-    return shard.split("-", 1)[-1] in ("none", "hard", "transition") and study_b_is_protocol(shard)
+    """A protocol shard of the cue-dependence contrast: no cue or a contrasted cue."""
+    return (study_b_is_protocol(shard)
+            and shard.split("-", 1)[-1] in (vocab_b.NO_CUE, *vocab_b.CONTRASTED_CUES))
 
 
 def study_b_is_state_input(shard: str) -> bool:
-    return shard in (*vocab_b.PROBE_SHARDS, "pointwise-none")
+    """The probes and the no-cue pointwise judgments (the J of the states)."""
+    return shard in (*vocab_b.PROBE_SHARDS, vocab_b.protocol_shard(vocab_b.DEPLOYMENT_PROTOCOL,
+                                                                 vocab_b.NO_CUE))
 
 
 def validation_run(table_name: str) -> str:
@@ -173,7 +170,8 @@ class Plan:
     def corpus_sources_param(self) -> str:
         return as_param({
             "attributes": {a: list(v) for a, v in vocab_d.ATTRIBUTE_DATASETS.items()},
-            "sources": {n: self.real_source(n) for n in vocab_d.REAL_DATASETS},
+            "sources": {n: self.real_source(n)
+                        for n in (*vocab_d.REAL_DATASETS, *vocab_d.DERIVED_DATASETS)},
             "used": {a: self.attribute_corpus(a) for a in vocab_d.ATTRIBUTE_DATASETS},
         })
 
@@ -194,7 +192,29 @@ class Plan:
         return [f"data/{d}/manifest.tsv" for d in vocab_d.SYNTH_DATASETS]
 
     def real_targets(self) -> list[str]:
-        return [f"data/{n}/manifest.tsv" for n in vocab_d.REAL_DATASETS if self.real_enabled(n)]
+        names = (*vocab_d.REAL_DATASETS, *vocab_d.DERIVED_DATASETS)
+        return [f"data/{n}/manifest.tsv" for n in names if self.real_enabled(n)]
+
+    def derived_input(self, name: str) -> dict[str, str]:
+        """Input of the rule building a derived real corpus (real_degraded): the
+        manifest of its base corpus, which must itself be real."""
+        base = self.config["datasets"][name]["base"]
+        if not self.real_enabled(name):
+            raise PlanError(f"data/{name}/manifest.tsv is only built when "
+                            f"datasets.{name}.source is 'derived'")
+        if not self.real_enabled(base):
+            raise PlanError(f"datasets.{name}.source is 'derived' from datasets.{name}.base "
+                            f"= {base!r}, but datasets.{base}.source is 'synthetic': set it "
+                            f"to download or local_dir, or datasets.{name}.source: synthetic")
+        return {"base": f"data/{base}/manifest.tsv"}
+
+    def derived_params(self, name: str) -> str:
+        """Params of the derived corpus rule: its config, with empty `degradations`
+        resolved to the synthetic naturalness corpus's (so they cannot drift apart)."""
+        cfg = dict(self.config["datasets"][name])
+        cfg["degradations"] = dict(cfg.get("degradations") or
+                                   self.config["datasets"]["synth_naturalness"]["degradations"])
+        return as_param(cfg)
 
     # ---------------------------------------------------------------- features
     def features_datasets(self) -> list[str]:
@@ -256,6 +276,8 @@ class Plan:
         if kind == "language" and cfg["backend"] == "whisper" and not cfg["model_path"]:
             out["whisper"] = WHISPER_MODEL_DIR
         if kind == "emotion" and cfg["backend"] == "whisper_embed" and not cfg["model_path"]:
+            out["whisper"] = WHISPER_MODEL_DIR
+        if kind == "naturalness" and cfg["backend"] == "whisper_ridge" and not cfg["model_path"]:
             out["whisper"] = WHISPER_MODEL_DIR
         if cfg.get("model_path"):
             out["model_path"] = os.path.abspath(cfg["model_path"])
@@ -334,8 +356,7 @@ class Plan:
         shard's corpus (other kinds: null, the shard never needs them)."""
         spec = copy.deepcopy(self.judge_spec(name))
         perception = spec.get("perception") or {}
-        if (spec["provider"] not in EMBEDDED_PERCEIVING
-                or perception.get("kind", "specialists") != "specialists"):
+        if spec["provider"] not in providers(perceives=True):
             return spec
         corpora = self.perception_corpora(study, task)
         models = dict(perception.get("models") or {})
@@ -357,15 +378,13 @@ class Plan:
                            task: str | None = None) -> list[str]:
         """Specialist model files an embedded perceiving judge reads (built upstream)."""
         spec = self.judge_spec_for(name, study, task) if study else self.judge_spec(name)
-        if spec["provider"] not in EMBEDDED_PERCEIVING:
+        if spec["provider"] not in providers(perceives=True):
             return []
         perception = spec.get("perception") or {}
-        if perception.get("kind", "specialists") != "specialists":
-            return []
         return sorted(p for p in (perception.get("models") or {}).values() if p and p != "auto")
 
     def paid_judge(self, name: str) -> bool:
-        return self.judge_spec(name)["provider"] in PAID_PROVIDERS
+        return is_paid(self.judge_spec(name))
 
     def paid_judge_jobs(self) -> list[tuple[str, str]]:
         """(judge, trials file) of every shard an API judge judges in this workflow."""
@@ -481,7 +500,7 @@ class Plan:
         out of the contrasts' Holm families."""
         panel = self.config["judges"]["panel"]
         return sorted(n for n in self.study_a_judges()
-                      if panel.get(n, {}).get("provider") in CONTROL_PROVIDERS)
+                      if panel.get(n, {}).get("provider") in providers(control=True))
 
     def study_a_targets(self) -> list[str]:
         if not self.config["study_a"]["enabled"]:
@@ -542,7 +561,7 @@ class Plan:
         if not study_b_is_protocol(shard):
             return []
         cue = shard.split("-", 1)[1]
-        return [] if cue == "none" else [str(self.study_b_templates / "cues" / f"{cue}.txt")]
+        return [] if cue == vocab_b.NO_CUE else [str(self.study_b_templates / "cues" / f"{cue}.txt")]
 
     def study_b_task_param(self, task: str) -> str:
         """Only the config a task's items/renderings depend on."""
@@ -614,7 +633,7 @@ class Plan:
         return self.validation_outputs("default") if self.config["validation"]["enabled"] else []
 
 
-__all__ = ["CONTROL_PROVIDERS", "EMBEDDED_PERCEIVING", "JUDGE_COST_FIELDS", "JUDGE_PREFLIGHT",
+__all__ = ["JUDGE_COST_FIELDS", "JUDGE_PREFLIGHT",
            "STUDY_A_FIGURES", "STUDY_A_TABLES", "STUDY_B_FIGURES",
            "STUDY_B_TABLES", "VALIDATION_RUNS", "Plan", "PlanError", "as_param", "corpus_kind",
            "figures", "study_b_is_cue_contrast", "study_b_is_protocol",

@@ -49,16 +49,11 @@ from judgeaudit.vocab.study_a import PAIR_FORMATS
 
 STUDY = "A"
 ANSWER_KEY = "choice"
-SLOTS = PAIR_SLOTS
 ORDERS = ("AB", "BA")
-FORMATS = PAIR_FORMATS
 __all__ = ["SEPARATOR_SILENCE_S", "SEPARATOR_TONE_AMPLITUDE", "SEPARATOR_TONE_HZ",
            "SEPARATOR_TONE_S", "Clip", "Pair", "concat_wav", "pair_trials", "split_concat"]
 
 # every fixed sentence of these requests is the prompt contract's (judgeaudit.prompts)
-QUESTIONS = PAIR_QUESTIONS
-FORMAT_TEXT = PAIR_FORMAT_TEXT
-REFERENCE_TEXT = REFERENCE_CLIP_TEXT
 
 
 @dataclass(frozen=True)
@@ -83,8 +78,8 @@ class Pair:
 
 
 def prompt_sha256() -> str:
-    return sha256_json([SYSTEM_TEXT, QUESTIONS, FORMAT_TEXT, CONCAT_TEXT, REFERENCE_TEXT,
-                        separator_spec()])
+    return sha256_json([SYSTEM_TEXT, PAIR_QUESTIONS, PAIR_FORMAT_TEXT, CONCAT_TEXT,
+                        REFERENCE_CLIP_TEXT, separator_spec()])
 
 
 def separator_spec() -> dict[str, float]:
@@ -127,13 +122,13 @@ def split_concat(samples: np.ndarray, sr: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _question(pair: Pair) -> str:
-    if pair.criterion not in QUESTIONS:
+    if pair.criterion not in PAIR_QUESTIONS:
         raise ValueError(f"pair {pair.pair_id}: unknown criterion {pair.criterion!r}")
     if pair.criterion == "emotion":
         if not pair.emotion:
             raise ValueError(f"pair {pair.pair_id}: emotion pair without a target emotion")
-        return QUESTIONS["emotion"].format(emotion=pair.emotion)
-    return QUESTIONS[pair.criterion]
+        return PAIR_QUESTIONS["emotion"].format(emotion=pair.emotion)
+    return PAIR_QUESTIONS[pair.criterion]
 
 
 def _audio(clip: Clip) -> AudioPart:
@@ -155,8 +150,8 @@ def pair_trials(task: str, pairs: Sequence[Pair], fmt: str, seed: int,
     if reference_layout not in ("separate", "joined"):
         raise ValueError(f"reference_layout must be 'separate' or 'joined', got "
                          f"{reference_layout!r}")
-    if fmt not in FORMATS:
-        raise ValueError(f"pair format must be one of {FORMATS}, got {fmt!r}")
+    if fmt not in PAIR_FORMATS:
+        raise ValueError(f"pair format must be one of {PAIR_FORMATS}, got {fmt!r}")
     if fmt == "concat" and concat_dir is None:
         raise ValueError("concat format needs concat_dir for the joined audio")
     trials = []
@@ -166,11 +161,11 @@ def pair_trials(task: str, pairs: Sequence[Pair], fmt: str, seed: int,
         for order in ORDERS:
             slot_a, slot_b = (first, second) if order == "AB" else (second, first)
             gold = "A" if slot_a == pair.better else "B"
-            parts: list[Part] = [TextPart(f"{_question(pair)} {FORMAT_TEXT}")]
+            parts: list[Part] = [TextPart(f"{_question(pair)} {PAIR_FORMAT_TEXT}")]
             joined_ref = (pair.reference is not None and fmt == "concat"
                           and reference_layout == "joined")
             if pair.reference is not None and not joined_ref:
-                parts += [TextPart(REFERENCE_TEXT), _audio(pair.reference)]
+                parts += [TextPart(REFERENCE_CLIP_TEXT), _audio(pair.reference)]
             if fmt == "native":
                 parts += [TextPart(SLOT_TEXT.format(slot="A")), _audio(slot_a),
                           TextPart(SLOT_TEXT.format(slot="B")), _audio(slot_b)]
@@ -187,7 +182,7 @@ def pair_trials(task: str, pairs: Sequence[Pair], fmt: str, seed: int,
                 parts += [TextPart(REFERENCE_JOINED_TEXT if joined_ref else CONCAT_TEXT),
                           AudioPart(digest, "wav", str(path))]
             req = Request(system=SYSTEM_TEXT, parts=tuple(parts),
-                          answer=AnswerSpec(ANSWER_KEY, SLOTS))
+                          answer=AnswerSpec(ANSWER_KEY, PAIR_SLOTS))
             facts = {
                 "family": "pairwise", "pair_id": pair.pair_id, "criterion": pair.criterion,
                 "format": fmt, "order": order, "better_slot": gold,

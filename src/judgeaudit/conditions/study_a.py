@@ -35,7 +35,7 @@ from judgeaudit.prompts import (
     CLS_QUESTIONS,
     CONFLICT_FALLIBLE_TEXT,
     REFERENCE_FALLIBLE_TEXT,
-    REFERENCE_TEXT,
+    REFERENCE_LABEL_TEXT,
     RUBRIC_TEXT,
     SYSTEM_TEXT,
 )
@@ -60,7 +60,6 @@ FAMILIES = {"blueprint": RQ1_CONDITIONS, "reference": RQ2_CONDITIONS,
             "conflict": (CONFLICT_CONDITION, CONFLICT_FALLIBLE)}
 
 # every fixed sentence of these requests is the prompt contract's (judgeaudit.prompts)
-QUESTIONS = CLS_QUESTIONS
 
 
 class Blueprint(Protocol):
@@ -102,8 +101,8 @@ class ClipSet:
 
 def prompt_sha256() -> str:
     """Hash of every fixed prompt text of this module (enters each trial's facts)."""
-    return sha256_json([SYSTEM_TEXT, QUESTIONS, RUBRIC_TEXT, ALLOWED_TEXT, REFERENCE_TEXT,
-                        REFERENCE_FALLIBLE_TEXT, CONFLICT_FALLIBLE_TEXT])
+    return sha256_json([SYSTEM_TEXT, CLS_QUESTIONS, RUBRIC_TEXT, ALLOWED_TEXT,
+                        REFERENCE_LABEL_TEXT, REFERENCE_FALLIBLE_TEXT, CONFLICT_FALLIBLE_TEXT])
 
 
 def _request(task: str, labels: Sequence[str], clip: pd.Series, *, audio: bool,
@@ -111,7 +110,7 @@ def _request(task: str, labels: Sequence[str], clip: pd.Series, *, audio: bool,
              placement: str | None = None) -> Request:
     attribute = "language" if task == "language" else task
     system = SYSTEM_TEXT
-    ref = REFERENCE_TEXT.format(label=reference) if reference is not None else None
+    ref = REFERENCE_LABEL_TEXT.format(label=reference) if reference is not None else None
     rubric = RUBRIC_TEXT.format(attribute=attribute)
     if ref and placement == "system":
         system = f"{system}\n{ref}"
@@ -120,7 +119,7 @@ def _request(task: str, labels: Sequence[str], clip: pd.Series, *, audio: bool,
     elif ref and placement not in ("before", "after"):
         raise ValueError(f"unknown reference placement {placement!r}")
     parts: list[Part] = [
-        TextPart(f"{QUESTIONS[task]} " + ALLOWED_TEXT.format(labels=", ".join(labels))),
+        TextPart(f"{CLS_QUESTIONS[task]} " + ALLOWED_TEXT.format(labels=", ".join(labels))),
         TextPart(rubric),
     ]
     if ref and placement == "before":

@@ -100,10 +100,6 @@ def classification_shard(task: str, shard: str, study_cfg: dict[str, Any], clips
                      f"(expected one of {CLASSIFICATION_SHARDS})")
 
 
-def pair_dataset(criterion: str, pcfg: dict[str, Any]) -> str:
-    return pcfg[f"{criterion}_dataset"]
-
-
 def build_pairs(criterion: str, pcfg: dict[str, Any], manifest: str | Path, seed: int):
     m = read_table(manifest, f"{criterion} pairs manifest")
     n, split = pcfg["n_pairs"], pcfg.get("split") or None

@@ -58,15 +58,4 @@ def read_wav(path: str | os.PathLike | bytes, mono: bool = True) -> tuple[np.nda
     return x, int(sr)
 
 
-def wav_info(path: str | os.PathLike) -> dict:
-    """Header info without decoding: duration_s, sample_rate, channels, frames."""
-    info = sf.info(str(path))
-    return {
-        "duration_s": info.frames / info.samplerate if info.samplerate else 0.0,
-        "sample_rate": int(info.samplerate),
-        "channels": int(info.channels),
-        "frames": int(info.frames),
-    }
-
-
-__all__ = ["read_wav", "to_pcm16", "wav_bytes", "wav_info", "write_wav"]
+__all__ = ["read_wav", "to_pcm16", "wav_bytes", "write_wav"]

@@ -9,9 +9,9 @@ DATASET_COLUMNS. Real datasets register their columns here too (e.g.
 checks every corpus the same way.
 
 Vocabularies:
-- EMOTIONS: the 8 RAVDESS classes in RAVDESS order.
+- EMOTIONS: the 8 RAVDESS classes in RAVDESS order (judgeaudit.vocab.labels).
 - INTENSITIES: RAVDESS intensities (neutral has only "normal").
-- LANGUAGES: the default language set; any ISO 639-1 code (ISO639_1) is valid.
+- language: any ISO 639-1 code (ISO639_1); the config picks the synthetic set.
 - DEGRADATIONS: the synthetic naturalness degradations ("clean" = source clip).
 - SPLITS, ROLES (dialogue turns).
 """
@@ -19,12 +19,9 @@ Vocabularies:
 from __future__ import annotations
 
 from judgeaudit.vocab.datasets import AUX_CLIP_COLUMNS, AUX_TABLES
+from judgeaudit.vocab.labels import EMOTIONS
 
-EMOTIONS: tuple[str, ...] = (
-    "neutral", "calm", "happy", "sad", "angry", "fearful", "disgust", "surprised",
-)
 INTENSITIES: tuple[str, ...] = ("normal", "strong")
-LANGUAGES: tuple[str, ...] = ("en", "es", "fr", "de")
 SPLITS: tuple[str, ...] = ("train", "test")
 ROLES: tuple[str, ...] = ("user", "assistant")
 DEGRADATIONS: tuple[str, ...] = (
@@ -83,6 +80,9 @@ DATASET_COLUMNS.update({
     "voxceleb1": ("video_id", "utterance_id", "voxceleb_path"),
     "emocf": ("emotion", "transcript", "raw_emotion", "expected_emotions"),
     "od3": ("dialogue_id", "turn_index", "role", "transcript", "voice", "source_dataset"),
+    # clean clips of a real corpus + degraded copies (judgeaudit.datasets.real.degraded)
+    "real_degraded": ("degradation", "severity", "score", "source_clip", "base_dataset",
+                      "base_clip", "base_sha256", "degradation_params"),
 })
 # <<< real datasets
 
@@ -93,6 +93,6 @@ def columns_for(dataset: str) -> tuple[str, ...]:
 
 __all__ = [
     "AUX_CLIP_COLUMNS", "AUX_TABLES", "COMMON_COLUMNS", "DATASET_COLUMNS", "DEGRADATIONS",
-    "EMOTIONS", "INTENSITIES", "ISO639_1", "LANGUAGES", "ROLES", "SCORE_RANGE", "SPLITS",
+    "EMOTIONS", "INTENSITIES", "ISO639_1", "ROLES", "SCORE_RANGE", "SPLITS",
     "VOCABULARIES", "columns_for",
 ]

@@ -2,8 +2,8 @@
 a synthetic corpus (issue 10: no silent fallback).
 
 A run is in real mode when any real dataset's source is not `synthetic`. In real
-mode, an attribute whose real corpus is not configured (or has none, e.g.
-cleanness) is served by its synthetic counterpart: that is a *fallback*, logged as
+mode, an attribute whose real corpus is not configured (e.g. cleanness with
+datasets.real_degraded.source: synthetic) is served by its synthetic counterpart: that is a *fallback*, logged as
 a WARNING and flagged in `results/tables/corpus_sources.tsv`, which the report shows.
 """
 

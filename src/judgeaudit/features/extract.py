@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import functools
-import hashlib
 import importlib.metadata as md
 import json
 import logging
@@ -400,7 +399,3 @@ def feature_matrix(table: pd.DataFrame) -> tuple[np.ndarray, list[str]]:
     """Feature columns of a table from `extract_table` (everything after `status`)."""
     cols = [c for c in table.columns if c not in ("clip_id", "sha256", "status")]
     return table[cols].to_numpy(dtype=np.float64), cols
-
-
-def table_digest(table: pd.DataFrame) -> str:
-    return hashlib.sha256(pd.util.hash_pandas_object(table, index=False).values).hexdigest()

@@ -19,19 +19,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from judgeaudit.judges.adapters.base import HTTPAdapter, make_adapter
+from judgeaudit.judges.adapters import is_paid, make_adapter
+from judgeaudit.judges.adapters.base import HTTPAdapter
 from judgeaudit.judges.cache import ResponseCache
 from judgeaudit.judges.engine import _audio_seconds, fingerprint
-
-PAID_PROVIDERS = ("openai", "gemini", "openai_compatible")
-
-
-class BudgetExceeded(RuntimeError):
-    pass
-
-
-def is_paid(spec: Mapping[str, Any]) -> bool:
-    return spec.get("provider") in PAID_PROVIDERS
 
 
 def missing_keys(panel: Mapping[str, Mapping[str, Any]], names: Iterable[str]) -> list[str]:
@@ -42,6 +33,9 @@ def missing_keys(panel: Mapping[str, Mapping[str, Any]], names: Iterable[str]) -
         if not is_paid(spec):
             continue
         adapter = make_adapter(name, spec)
+        if hasattr(adapter, "missing_env"):  # credentials in several variables (bedrock)
+            out.extend(f"{name}: {var}" for var in adapter.missing_env())
+            continue
         if not isinstance(adapter, HTTPAdapter) or adapter.spec.get("allow_no_key"):
             continue
         env = adapter.spec.get("api_key_env") or adapter.DEFAULT_KEY_ENV
@@ -50,15 +44,42 @@ def missing_keys(panel: Mapping[str, Mapping[str, Any]], names: Iterable[str]) -
     return out
 
 
+# judges.budget_scope unset: the scope is the study's config hash, less the settings
+# that change no judge request (so raising a budget or a price keeps the scope)
+SCOPE_IGNORED = ("budget_usd", "budget_scope", "progress", "accept_errors", "replay",
+                 "price_in_per_mtok", "price_out_per_mtok", "expected_output_tokens",
+                 "audio_tokens_per_s", "concurrency", "requests_per_min", "tokens_per_min",
+                 "max_attempts", "backoff_base_s", "backoff_cap_s", "timeout_s")
+
+
+def budget_scope(config: Mapping[str, Any]) -> str:
+    """The ledger scope `judges.budget_usd` bounds across runs: `judges.budget_scope`
+    when set, else `study-<hash>` of the config without cache_dir and without the
+    budget, price, rate and run-only settings of the judges section."""
+    from judgeaudit.io import sha256_json
+
+    judges = dict(config.get("judges") or {})
+    if judges.get("budget_scope"):
+        return str(judges["budget_scope"])
+    judges = {k: v for k, v in judges.items() if k not in SCOPE_IGNORED}
+    judges["panel"] = {name: {k: v for k, v in (spec or {}).items() if k not in SCOPE_IGNORED}
+                       for name, spec in (judges.get("panel") or {}).items()}
+    rest = {k: v for k, v in config.items() if k not in ("judges", "cache_dir")}
+    return "study-" + sha256_json({**rest, "judges": judges})[:16]
+
+
 def estimate(jobs: Iterable[tuple[str, str | Path]], panel: Mapping[str, Mapping[str, Any]],
-             cache_dir: str | Path, audio_root: str | Path = ".") -> dict[str, Any]:
-    """Per-judge estimate over (judge, trials path) pairs, minus what the cache holds."""
+             cache_dir: str | Path, audio_root: str | Path = ".",
+             scope: str | None = None) -> dict[str, Any]:
+    """Per-judge estimate over (judge, trials path) pairs, minus what the cache holds;
+    with `scope`, also what the study's earlier runs already spent (the ledger)."""
     from judgeaudit.judges.shard import read_trials
 
     by_judge: dict[str, list[Path]] = {}
     for judge, path in jobs:
         by_judge.setdefault(judge, []).append(Path(path))
-    report: dict[str, Any] = {"judges": {}, "total_est_cost_usd": 0.0, "total_new_calls": 0}
+    report: dict[str, Any] = {"judges": {}, "total_est_cost_usd": 0.0, "total_new_calls": 0,
+                              "budget_scope": scope, "spent_usd": 0.0}
     root = Path(audio_root)
     with ResponseCache(cache_dir) as cache:
         for judge in sorted(by_judge):
@@ -100,6 +121,7 @@ def estimate(jobs: Iterable[tuple[str, str | Path]], panel: Mapping[str, Mapping
                 "price_in_per_mtok": float(spec.get("price_in_per_mtok") or 0),
                 "price_out_per_mtok": float(spec.get("price_out_per_mtok") or 0),
                 "est_cost_usd": round(cost, 6), "budget_usd": spec.get("budget_usd"),
+                "spent_usd": round(cache.spent(judge=judge, scope=scope), 6) if scope else 0.0,
                 "max_audio_inputs": adapter.max_audio_inputs,
                 # every (task, format) cell this judge cannot take (all or part), and why:
                 # said before any call, so no money is spent on a cell that is lost
@@ -111,6 +133,8 @@ def estimate(jobs: Iterable[tuple[str, str | Path]], panel: Mapping[str, Mapping
             }
             report["total_est_cost_usd"] += cost
             report["total_new_calls"] += new
+        if scope:
+            report["spent_usd"] = round(cache.spent(scope=scope), 6)
     report["total_est_cost_usd"] = round(report["total_est_cost_usd"], 6)
     return report
 
@@ -125,15 +149,20 @@ def trial_cell(path: str | Path) -> tuple[str, str]:
 def check(report: Mapping[str, Any], budget_usd: float | None) -> list[str]:
     """Budget violations of a pre-flight report (empty = within budget)."""
     problems = []
-    over = [f"{j} ${r['est_cost_usd']:.4f} > its budget_usd ${r['budget_usd']:g}"
+    # what earlier runs of the same study already spent counts against the budget
+    over = [f"{j} ${r['est_cost_usd']:.4f} + ${r.get('spent_usd', 0.0):.4f} spent > its "
+            f"budget_usd ${r['budget_usd']:g}"
             for j, r in report["judges"].items()
-            if r.get("budget_usd") is not None and r["est_cost_usd"] > float(r["budget_usd"])]
+            if r.get("budget_usd") is not None
+            and r["est_cost_usd"] + r.get("spent_usd", 0.0) > float(r["budget_usd"]) + 1e-12]
     if over:
         problems.append("per-judge budget exceeded before starting: " + "; ".join(over))
-    if budget_usd is not None and report["total_est_cost_usd"] > float(budget_usd):
+    spent = float(report.get("spent_usd") or 0.0)
+    if budget_usd is not None and report["total_est_cost_usd"] + spent > float(budget_usd) + 1e-12:
         each = ", ".join(f"{j} ${r['est_cost_usd']:.4f} ({r['new_calls']} new calls)"
                          for j, r in report["judges"].items())
-        problems.append(f"estimated cost ${report['total_est_cost_usd']:.4f} exceeds "
+        problems.append(f"estimated cost ${report['total_est_cost_usd']:.4f} + ${spent:.4f} "
+                        f"already spent in budget scope {report.get('budget_scope')!r} exceeds "
                         f"judges.budget_usd ${float(budget_usd):g}: {each}")
     return problems
 
@@ -154,6 +183,8 @@ def describe(report: Mapping[str, Any], budget_usd: float | None) -> str:
                 f"{c['trials']} trials (requests carry up to {c['max_audio_parts']} audio "
                 f"inputs; judge limit {r.get('max_audio_inputs')}): {c['reason']}")
     lines.append(f"  total: {report['total_new_calls']} new calls, est. "
-                 f"${report['total_est_cost_usd']:.4f}; judges.budget_usd = "
+                 f"${report['total_est_cost_usd']:.4f}; already spent in budget scope "
+                 f"{report.get('budget_scope')!r}: ${float(report.get('spent_usd') or 0):.4f}; "
+                 f"judges.budget_usd = "
                  + ("unlimited" if budget_usd is None else f"${float(budget_usd):g}"))
     return "\n".join(lines)

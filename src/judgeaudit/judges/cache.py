@@ -12,13 +12,19 @@ built from the provider's reply body, never from request headers.
 
 Two more tables coordinate processes that share the file (concurrent workflows,
 cluster jobs):
- - `leases`: a request in flight is claimed (owner = host:pid:nonce, expiry) before
-   it is sent; another process finding a live lease waits for the answer instead of
-   paying again. Leases are renewed while the request is in flight; a dead owner's
-   lease expires (at once when the owner is a dead process on this host).
- - `spend`: every paid call reserves its estimated cost under the run id before it
-   is sent (one transaction with the budget check), so the per-run budget and the
-   per-judge caps hold across every job of a run.
+ - `leases`: a request in flight is claimed (owner = host:boot id:PID namespace:pid:
+   token, expiry) before it is sent; another process finding an unexpired lease waits
+   for the answer instead of paying again. Leases are renewed (heartbeat) while the
+   request is in flight, so only an expired lease is taken over; the one shortcut is
+   an owner of this boot and PID namespace whose pid is gone (taken over at once).
+ - `spend`: every paid call reserves its estimated cost under its budget scope
+   (the study: config hash or `judges.budget_scope`) and run id before it is sent,
+   in one transaction with the budget check, so `judges.budget_usd` and the
+   per-judge caps hold across every job, rerun and concurrent run of the study.
+   The overshoot is bounded by the calls in flight: a reservation is the estimate,
+   settled to the provider's usage after the answer, so the ledger can exceed the
+   budget by at most sum(actual - estimate) over the calls in flight at the moment
+   it is reached (concurrency x judge jobs calls).
 """
 
 from __future__ import annotations
@@ -56,19 +62,53 @@ CREATE TABLE IF NOT EXISTS spend (
     PRIMARY KEY (run, judge, key)
 ) WITHOUT ROWID;
 """
+# columns added after the first release: (name, declaration); added in place to an
+# older cache file, whose rows keep their spend under scope '' and count as billed
+SPEND_COLUMNS = (("scope", "TEXT NOT NULL DEFAULT ''"), ("billed", "INTEGER NOT NULL DEFAULT 1"))
+DEFAULT_SCOPE = "default"
 HOST = socket.gethostname()
 
 
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return "noboot"
+
+
+def _pid_namespace() -> str:
+    """The inode of this process's PID namespace ('' where /proc does not say)."""
+    try:
+        link = os.readlink("/proc/self/ns/pid")  # 'pid:[4026531836]'
+    except OSError:
+        return ""
+    return link.partition("[")[2].rstrip("]")
+
+
 def new_owner() -> str:
-    """A lease owner id: host, pid and a nonce (pids are reused)."""
-    return f"{HOST}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+    """A lease owner id: host, boot id, PID namespace, pid and a random run token.
+
+    A pid alone names a process only inside one PID namespace of one boot: two
+    containers or cluster jobs sharing a host name each see the other's pid as some
+    other (or no) process. The boot id and namespace say when a pid lookup means
+    anything; the token tells apart processes that reuse a pid."""
+    return ":".join((HOST, _boot_id(), _pid_namespace() or "-", str(os.getpid()),
+                     uuid.uuid4().hex[:12]))
 
 
 def owner_alive(owner: str) -> bool:
-    """False only when the owner is certainly dead (a vanished process on this host)."""
-    host, _, rest = owner.partition(":")
-    pid = rest.partition(":")[0]
-    if host != HOST or not pid.isdigit():
+    """False only when the owner is certainly dead: a process of this boot and this
+    PID namespace whose pid no longer exists. Any other owner (another host, boot,
+    container or an id of an older format) counts as alive until its lease expires:
+    a lease is proven alive by its heartbeat (renewed every ttl/3), never by a pid
+    lookup in a namespace the pid does not belong to."""
+    parts = owner.split(":")
+    if len(parts) != 5:
+        return True
+    host, boot, pidns, pid, _token = parts
+    if host != HOST or boot != _boot_id() or pidns != (_pid_namespace() or "-"):
+        return True
+    if not pid.isdigit():
         return True
     try:
         os.kill(int(pid), 0)
@@ -77,6 +117,8 @@ def owner_alive(owner: str) -> bool:
     except PermissionError:
         return True
     return True
+
+
 _BATCH = 500
 
 
@@ -94,6 +136,14 @@ class ResponseCache:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
+        have = {row[1] for row in self._db.execute("PRAGMA table_info(spend)")}
+        for name, decl in SPEND_COLUMNS:
+            if name not in have:
+                try:
+                    self._db.execute(f"ALTER TABLE spend ADD COLUMN {name} {decl}")
+                except sqlite3.OperationalError as exc:  # another process added it first
+                    if "duplicate column" not in str(exc):
+                        raise
 
     def get_many(self, keys: Iterable[str]) -> dict[str, dict[str, Any]]:
         keys = list(dict.fromkeys(keys))
@@ -169,31 +219,40 @@ class ResponseCache:
     def leases(self) -> list[tuple[str, str, float]]:
         return list(self._db.execute("SELECT key, owner, expires FROM leases"))
 
-    # ---------- spend ledger (budget across the jobs of a run) ----------
+    # ---------- spend ledger (budget across runs of one study) ----------
     def reserve(self, run: str, judge: str, key: str, usd: float,
-                budget_usd: float | None, judge_cap_usd: float | None) -> str | None:
-        """Reserve `usd` for one call under `run`, atomically with the budget check.
-        Returns None when reserved, else the reason nothing was reserved."""
+                budget_usd: float | None, judge_cap_usd: float | None,
+                scope: str = DEFAULT_SCOPE) -> str | None:
+        """Reserve `usd` for one call of `run`, atomically with the budget check.
+
+        The budgets bound everything the ledger holds for `scope` (the study: its
+        config hash or `judges.budget_scope`), over every run, rerun and concurrent
+        run that shares this cache, not only the current invocation. Returns None when
+        reserved, else the reason nothing was reserved."""
         self._db.execute("BEGIN IMMEDIATE")
         try:
             if budget_usd is not None:
-                total = self._db.execute("SELECT COALESCE(SUM(usd), 0) FROM spend WHERE run = ?",
-                                         (run,)).fetchone()[0]
+                total = self._db.execute(
+                    "SELECT COALESCE(SUM(usd), 0) FROM spend WHERE scope = ?",
+                    (scope,)).fetchone()[0]
                 if total + usd > budget_usd + 1e-12:
                     self._db.execute("ROLLBACK")
                     return (f"judges.budget_usd=${budget_usd:g} reached (${total:.4f} spent or "
-                            f"reserved in this run, next call est. ${usd:.6f})")
+                            f"reserved in budget scope {scope!r} over all runs, next call est. "
+                            f"${usd:.6f}; `judgeaudit spend` lists the ledger)")
             if judge_cap_usd is not None:
                 spent = self._db.execute(
-                    "SELECT COALESCE(SUM(usd), 0) FROM spend WHERE run = ? AND judge = ?",
-                    (run, judge)).fetchone()[0]
+                    "SELECT COALESCE(SUM(usd), 0) FROM spend WHERE scope = ? AND judge = ?",
+                    (scope, judge)).fetchone()[0]
                 if spent + usd > judge_cap_usd + 1e-12:
                     self._db.execute("ROLLBACK")
                     return (f"judges.panel.{judge}.budget_usd=${judge_cap_usd:g} reached "
-                            f"(${spent:.4f} spent or reserved in this run)")
+                            f"(${spent:.4f} spent or reserved in budget scope {scope!r} "
+                            f"over all runs)")
             self._db.execute(
-                "INSERT OR REPLACE INTO spend (run, judge, key, usd, created) VALUES (?, ?, ?, ?, ?)",
-                (run, judge, key, usd, time.time()))
+                "INSERT OR REPLACE INTO spend (run, judge, key, usd, created, scope, billed) "
+                "VALUES (?, ?, ?, ?, ?, ?, 0)",
+                (run, judge, key, usd, time.time(), scope))
             self._db.execute("COMMIT")
             return None
         except BaseException:
@@ -202,15 +261,33 @@ class ResponseCache:
 
     def settle(self, run: str, judge: str, key: str, usd: float) -> None:
         """Replace a reservation by the cost computed from the provider's usage."""
-        self._db.execute("UPDATE spend SET usd = ? WHERE run = ? AND judge = ? AND key = ?",
-                         (usd, run, judge, key))
+        self._db.execute(
+            "UPDATE spend SET usd = ?, billed = 1 WHERE run = ? AND judge = ? AND key = ?",
+            (usd, run, judge, key))
 
-    def spent(self, run: str, judge: str | None = None) -> float:
-        if judge is None:
-            q, a = "SELECT COALESCE(SUM(usd), 0) FROM spend WHERE run = ?", (run,)
-        else:
-            q, a = "SELECT COALESCE(SUM(usd), 0) FROM spend WHERE run = ? AND judge = ?", (run, judge)
-        return float(self._db.execute(q, a).fetchone()[0])
+    def spent(self, run: str | None = None, judge: str | None = None,
+              scope: str | None = None) -> float:
+        """Spend (reserved + billed) of a run, a judge and/or a scope."""
+        where, args = [], []
+        for col, val in (("run", run), ("judge", judge), ("scope", scope)):
+            if val is not None:
+                where.append(f"{col} = ?")
+                args.append(val)
+        q = "SELECT COALESCE(SUM(usd), 0) FROM spend" + (
+            " WHERE " + " AND ".join(where) if where else "")
+        return float(self._db.execute(q, args).fetchone()[0])
+
+    def ledger(self) -> list[dict[str, Any]]:
+        """One row per (scope, run, judge): calls, USD reserved (not yet billed) and
+        billed (settled from the provider's usage), first and last call time."""
+        rows = self._db.execute(
+            "SELECT scope, run, judge, COUNT(*), "
+            "COALESCE(SUM(CASE WHEN billed = 0 THEN usd END), 0), "
+            "COALESCE(SUM(CASE WHEN billed = 1 THEN usd END), 0), MIN(created), MAX(created) "
+            "FROM spend GROUP BY scope, run, judge ORDER BY scope, MIN(created), judge")
+        return [{"scope": r[0], "run": r[1], "judge": r[2], "calls": r[3],
+                 "reserved_usd": r[4], "billed_usd": r[5], "first": r[6], "last": r[7]}
+                for r in rows]
 
     def __len__(self) -> int:
         return self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]

@@ -37,8 +37,14 @@ from pathlib import Path
 from typing import Any
 
 from judgeaudit.io import sha256_json
-from judgeaudit.judges.adapters.base import Adapter, PermanentError, Reply, TransientError
-from judgeaudit.judges.cache import ResponseCache, new_owner
+from judgeaudit.judges.adapters.base import (
+    Adapter,
+    PermanentError,
+    Reply,
+    TransientError,
+    redact_value,
+)
+from judgeaudit.judges.cache import DEFAULT_SCOPE, ResponseCache, new_owner
 from judgeaudit.judges.limits import AdaptiveConcurrency, Backoff, TokenBucket
 from judgeaudit.judges.parse import parse_response
 from judgeaudit.judges.request import AudioIntegrityError, Request, load_request_audio
@@ -62,8 +68,11 @@ class EngineOptions:
     progress: bool = True
     seed: int = 0  # jitter only; never affects answers
     run_id: str = ""  # spend-ledger run (JUDGEAUDIT_RUN_ID); "" = one per engine
-    budget_usd: float | None = None  # per run, all judges (judges.budget_usd)
-    judge_cap_usd: float | None = None  # per run, this judge (panel.<judge>.budget_usd)
+    # the study whose total spend the budgets bound, over all its runs
+    # (JUDGEAUDIT_BUDGET_SCOPE, set by the workflow; "" = the cache's default scope)
+    budget_scope: str = ""
+    budget_usd: float | None = None  # per study scope, all judges (judges.budget_usd)
+    judge_cap_usd: float | None = None  # per study scope, this judge (panel.<judge>.budget_usd)
     lease_ttl_s: float = 30.0  # lease lifetime; renewed every ttl/3 while in flight
     poll_s: float = 0.1  # how often a request leased elsewhere is checked
     attempts_log: str | Path | None = None  # per-judge JSONL of every attempt
@@ -152,7 +161,8 @@ RETRYABLE = ("error", "budget")
 by the next run (never cached), `unsupported` is final."""
 
 _USAGE_FIELDS = (("prompt_tokens", "completion_tokens"),
-                 ("promptTokenCount", "candidatesTokenCount"))
+                 ("promptTokenCount", "candidatesTokenCount"),
+                 ("inputTokens", "outputTokens"))  # Bedrock Converse
 
 
 def usage_tokens(usage: dict[str, Any]) -> tuple[int, int] | None:
@@ -161,10 +171,6 @@ def usage_tokens(usage: dict[str, Any]) -> tuple[int, int] | None:
         if fin in usage or fout in usage:
             return int(usage.get(fin, 0) or 0), int(usage.get(fout, 0) or 0)
     return None
-
-
-class BudgetReached(RuntimeError):
-    pass
 
 
 class Engine:
@@ -176,6 +182,8 @@ class Engine:
         self.stats = Stats()
         self.owner = new_owner()
         self.run_id = options.run_id or os.environ.get("JUDGEAUDIT_RUN_ID") or self.owner
+        self.budget_scope = (options.budget_scope or os.environ.get("JUDGEAUDIT_BUDGET_SCOPE")
+                             or DEFAULT_SCOPE)
         self.budget_reason: str | None = None
         self._owned: set[str] = set()
 
@@ -183,6 +191,8 @@ class Engine:
                      latency: float | None = None) -> None:
         if not self.opts.attempts_log:
             return
+        if detail is not None:
+            detail = self.adapter.redact(detail)
         line = json.dumps({"time": round(time.time(), 3), "run": self.run_id,
                            "judge": self.adapter.name, "request_key": key,
                            "attempt": attempt, "outcome": outcome,
@@ -257,7 +267,10 @@ class Engine:
                     reply = await asyncio.wait_for(self.adapter.complete(loaded),
                                                    self.opts.timeout_s)
                 ok = True
-                rec = _record(reply, attempt, time.perf_counter() - t0)
+                # answers pass the same redactor as errors: a provider echoing the key
+                # in a 200 body must not put it into the cache, responses or bundles
+                rec = redact_value(_record(reply, attempt, time.perf_counter() - t0),
+                                   self.adapter.redact)
                 rec["status"] = parse_response(reply.raw_text, req.answer, reply.refusal).status
                 self.cache.put(key, self.adapter.name, rec)
                 self._log_attempt(key, attempt, rec["status"], None, rec["latency_s"])
@@ -386,7 +399,8 @@ class Engine:
                     if self.adapter.paid:
                         cost = self._request_cost(req)
                         reason = cache.reserve(self.run_id, self.adapter.name, key, cost,
-                                               opts.budget_usd, opts.judge_cap_usd)
+                                               opts.budget_usd, opts.judge_cap_usd,
+                                               scope=self.budget_scope)
                         if reason is not None:
                             self.budget_reason = reason
                             self._log_attempt(key, 0, "budget", reason)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from judgeaudit.io import read_jsonl, write_jsonl_atomic
-from judgeaudit.judges.adapters.base import make_adapter
+from judgeaudit.judges.adapters import make_adapter
 from judgeaudit.judges.cache import ResponseCache
 from judgeaudit.judges.engine import RETRYABLE, Engine, EngineOptions
 from judgeaudit.judges.request import Request
@@ -49,25 +49,6 @@ class ShardIncomplete(RuntimeError):
 
 def attempts_log_path(cache_dir: str | Path, judge_name: str) -> Path:
     return Path(cache_dir) / "judge" / "attempts" / f"{judge_name}.jsonl"
-
-
-def run_shard(
-    trials_path: str | Path,
-    out_path: str | Path,
-    judge_name: str,
-    spec: dict[str, Any],
-    cache_dir: str | Path,
-    audio_root: str | Path = ".",
-    progress: bool = True,
-    budget_usd: float | None = None,
-    accept_errors: bool = False,
-    **option_overrides: Any,
-) -> dict[str, Any]:
-    """Judge every trial of a shard and write its responses. Returns a summary;
-    raises ShardIncomplete (after caching every answer) when requests failed."""
-    return run_shards([(trials_path, out_path)], judge_name, spec, cache_dir,
-                      audio_root=audio_root, progress=progress, budget_usd=budget_usd,
-                      accept_errors=accept_errors, **option_overrides)[0]
 
 
 def run_shards(

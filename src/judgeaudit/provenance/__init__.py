@@ -20,6 +20,8 @@ from typing import Any
 
 from judgeaudit import __version__
 from judgeaudit.io import (
+    RECORD_SUFFIX,
+    hash_path,
     sha256_bytes,
     sha256_file,
     sha256_json,
@@ -27,7 +29,6 @@ from judgeaudit.io import (
     write_text_atomic,
 )
 
-RECORD_SUFFIX = ".prov.json"
 # Resolved (merged, defaults-filled) configs, one file per config hash, relative to
 # the workflow's working directory; every record of a Snakemake job points to one.
 CONFIG_STORE = Path("results") / "config"
@@ -43,23 +44,6 @@ def record_path(output: str | os.PathLike) -> Path:
     """Where the record of `output` lives: `<output>.prov.json` (folders too)."""
     out = Path(output)
     return out.parent / (out.name.rstrip("/") + RECORD_SUFFIX)
-
-
-def hash_path(path: str | os.PathLike) -> dict[str, Any]:
-    """sha256 of a file, or of the sorted (relative path, sha256) list of a folder."""
-    p = Path(path)
-    if p.is_dir():
-        entries = sorted(
-            (str(f.relative_to(p)), sha256_file(f))
-            for f in p.rglob("*")
-            if f.is_file() and not f.name.endswith(RECORD_SUFFIX)
-        )
-        return {"path": str(path), "kind": "dir", "n_files": len(entries),
-                "sha256": sha256_json(entries)}
-    if p.is_file():
-        return {"path": str(path), "kind": "file", "bytes": p.stat().st_size,
-                "sha256": sha256_file(p)}
-    return {"path": str(path), "kind": "missing", "sha256": None}
 
 
 def git_state(root: str | os.PathLike) -> dict[str, Any]:

@@ -4,22 +4,23 @@ used (`judgeaudit trace <table> --row <key> --column <col>`).
 
 Generic over table columns: a table is any TSV with a provenance record; its rows
 are picked by their non-numeric key columns, whatever they are. The chain of rules
-is read from the provenance records (pruned to the files of this row's judge/task);
-the recomputation recipe is chosen by the metrics rule found in that chain:
+is read from the provenance records (pruned to the files of this row's judge/task).
+The recomputation is not implemented here: the metrics rule found in the chain names
+its recipe in the outputs registry (`judgeaudit.outputs.recipe_for_rule`), whose own
+load, cell-selection and compute functions (`judgeaudit.study_a.compute`,
+`judgeaudit.study_b.compute`, the functions the rule's script calls) run on the
+records this module finds. Tables the registry marks `recomputed=False`, and tables
+made some other way, are traced (rules, config) but not recomputed, and the trace
+says so.
 
-- `study_a_metrics_judge` (Study A tables and metrics): `stats.study_a.join` +
-  `stats.study_a.metrics` on the cell's trials;
-- `study_b_accuracy`, `study_b_protocol_gap`, `study_b_cue_dependence`,
-  `study_b_states` (Study B): `stats.study_b.score_trials` + the rule's function.
-
-Tables made some other way are traced (rules, config) but not recomputed, and the
-trace says so.
+Per trial the trace keeps everything (nothing cut): the whole request as sent, the
+audio paths, the labels the request showed (`labels_shown`), the parsed answer, the
+raw answer and the file and line of the response (`trial_row`).
 """
 
 from __future__ import annotations
 
 import functools
-import io
 import json
 import math
 import os
@@ -30,16 +31,16 @@ from typing import Any
 
 import pandas as pd
 
+from judgeaudit import outputs as registry
 from judgeaudit.io import read_jsonl
 from judgeaudit.provenance import record_path
-from judgeaudit.vocab.study_b import PROTOCOLS
+from judgeaudit.registry import resolve
 
 # files whose records the cell chain follows; anything else is listed as a leaf
 FOLLOW_PREFIXES = ("results/tables/", "results/metrics/", "results/responses/",
                    "results/trials/")
 STOP_PREFIXES = ("results/trials/",)  # listed with their record, not followed further
 STAT_NAMES = {"method", "ci_method"}  # text columns that describe a number, not a key
-RAW_TEXT_CHARS = 240
 
 
 class CellError(ValueError):
@@ -219,6 +220,11 @@ def _prune_to_trials(ch: list[dict], ids: set[str], root: Path) -> list[dict]:
 
 
 # ------------------------------------------------------------------ recipes
+# The recomputation is the outputs registry's: for the metrics rule found in a
+# table's chain, `judgeaudit.outputs.recipe_for_rule(rule)` names the rule's own load,
+# cell-selection and compute functions (judgeaudit.study_a.compute,
+# judgeaudit.study_b.compute). This module only finds the files the chain names and
+# hands their records to them.
 def _jsonl(path: str) -> tuple[dict, ...]:
     return _jsonl_at(*_stamp(path))
 
@@ -228,34 +234,74 @@ def _jsonl_at(path: str, mtime: int) -> tuple[dict, ...]:
     return tuple(read_jsonl(path))
 
 
-def _response_index(paths: Sequence[str]) -> dict[str, dict]:
+def _response_index(paths: Sequence[str], root: Path) -> dict[str, dict]:
+    """trial_id -> response, with the file (relative to root) and 1-based line of it."""
     out = {}
     for p in paths:
-        for line, r in enumerate(_jsonl(p), 1):
-            out[r["trial_id"]] = dict(r, _source=f"{p}:{line}")
+        for line, r in enumerate(_jsonl(str(root / p)), 1):
+            out[r["trial_id"]] = dict(r, _file=str(p), _line=line)
     return out
 
 
+# facts that are labels or slot assignments the request showed the judge
+LABEL_FACTS = ("reference_label", "block_label", "wrong_label", "stated_label", "placement",
+               "cue", "order", "swap", "rendering_a")
+
+
+def request_parts(request: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The user turn's parts in order: text parts whole, audio parts by path."""
+    out = []
+    for part in (request or {}).get("parts", []):
+        if part.get("kind") == "audio":
+            out.append({"kind": "audio", "path": part.get("path"),
+                        "sha256": part.get("sha256"), "format": part.get("format")})
+        else:
+            out.append({"kind": "text", "text": part.get("text", "")})
+    return out
+
+
+def request_text(request: Mapping[str, Any] | None) -> str:
+    """The whole provider-neutral request as the judge received it: the system text,
+    then every part of the user turn in order (audio parts as `[audio: <path>]`)."""
+    req = request or {}
+    lines = [f"[system]\n{req['system']}"] if req.get("system") else []
+    lines.append("[user]")
+    for part in request_parts(req):
+        lines.append(f"[audio: {part['path']}]" if part["kind"] == "audio" else part["text"])
+    return "\n".join(lines)
+
+
+def trial_row(t: Mapping[str, Any], r: Mapping[str, Any]) -> dict[str, Any]:
+    """One trial of a cell trace with its response: nothing cut (see
+    docs/notes: registry_interface)."""
+    facts = t.get("facts", {}) or {}
+    parts = request_parts(t.get("request"))
+    source = f"{r['_file']}:{r['_line']}" if r.get("_file") else None
+    return {"trial_id": t["trial_id"], "task": t.get("task"),
+            "condition": t.get("condition"), "gold": t.get("gold"), "facts": facts,
+            "judge": r.get("judge"), "status": r.get("status"), "parsed": r.get("parsed"),
+            "request_key": r.get("request_key"), "cache_hit": r.get("cache_hit"),
+            "model_version": r.get("model_version"), "raw_text": r.get("raw_text"),
+            "request_system": (t.get("request") or {}).get("system"),
+            "request_parts": parts, "request_text": request_text(t.get("request")),
+            "audio": [p["path"] for p in parts if p["kind"] == "audio"],
+            "labels_shown": {k: facts[k] for k in LABEL_FACTS
+                             if facts.get(k) is not None and facts.get(k) != ""},
+            "response_file": r.get("_file"), "response_line": r.get("_line"),
+            "response_source": source}
+
+
 def _trial_rows(trials: Sequence[dict], responses: Mapping[str, dict]) -> list[dict]:
-    rows = []
-    for t in trials:
-        r = responses.get(t["trial_id"], {})
-        raw = r.get("raw_text")
-        rows.append({"trial_id": t["trial_id"], "task": t.get("task"),
-                     "condition": t.get("condition"), "gold": t.get("gold"),
-                     "facts": t.get("facts", {}), "judge": r.get("judge"),
-                     "status": r.get("status"), "parsed": r.get("parsed"),
-                     "request_key": r.get("request_key"), "cache_hit": r.get("cache_hit"),
-                     "model_version": r.get("model_version"), "raw_text": raw,
-                     "response_source": r.get("_source")})
-    return rows
+    return [trial_row(t, responses.get(t["trial_id"], {})) for t in trials]
 
 
-def _param(ch: Sequence[dict], rule: str, name: str, default: Any = None) -> Any:
-    for node in ch:
-        if node["rule"] == rule and name in node["params"]:
-            return node["params"][name]
-    return default
+def _params(ch: Sequence[dict], rule: str, judge: str) -> dict[str, Any]:
+    """The params the rule's record holds (the config values it received): of this
+    judge's job where the rule runs per judge."""
+    nodes = [n for n in ch if n["rule"] == rule and n["params"]]
+    mine = [n for n in nodes if str(n["params"].get("judge", n["wildcards"].get(
+        "judge", judge))) == str(judge)]
+    return dict((mine or nodes)[0]["params"]) if (mine or nodes) else {}
 
 
 def _files(ch: Sequence[dict], prefix: str, rule: str | None = None) -> list[str]:
@@ -269,44 +315,22 @@ def _files(ch: Sequence[dict], prefix: str, rule: str | None = None) -> list[str
     return out
 
 
-def _study_a(row: Mapping[str, Any], ch: Sequence[dict], root: Path
-             ) -> tuple[pd.DataFrame, list[dict], str]:
-    from judgeaudit.stats import study_a as sa
-
+def _trials_responses(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path):
+    """The rule's trial and response files (this judge's, this task's trials)."""
     judge, task = row["judge"], row["task"]
-    trial_files = _files(ch, "results/trials/A/", "study_a_metrics_judge")
-    resp_files = [f for f in _files(ch, "results/responses/", "study_a_metrics_judge")
+    trial_files = _files(ch, "results/trials/", recipe.rule)
+    resp_files = [f for f in _files(ch, "results/responses/", recipe.rule)
                   if Path(f).parts[2] == judge]
     trials = [t for f in trial_files for t in _jsonl(str(root / f)) if t["task"] == task]
-    resp = _response_index([str(root / f) for f in resp_files])
-    df = sa.join(trials, [resp[t["trial_id"]] for t in trials if t["trial_id"] in resp], judge)
-    cell = (df["family"] == row["family"]) & (df["condition"] == row["condition"])
-    if str(row.get("seed", "all")) != sa.POOLED:
-        cell &= df["seed"] == str(row["seed"])
-    used = cell.copy()
-    note = "the cell's trials"
-    if row.get("metric") == "rf_adj":  # reads the judge's own audio-only answers
-        used |= df["condition"] == "audio_only"
-        note += " plus this judge's audio_only trials of the task (rf_adj reads them)"
-    n_boot = int(_param(ch, "study_a_metrics_judge", "n_boot", 2000))
-    from judgeaudit.stats.outcomes import add_outcome_counts
-
-    # as scripts/study_a_metrics_judge.py: metrics, then the outcome counts
-    recomputed = add_outcome_counts(sa.metrics(df[used], n_boot=n_boot), df[used])
-    recomputed = recomputed.assign(format=recomputed["condition"])  # Table V's name
-    ids = set(df.loc[cell, "trial_id"])
-    cell_trials = [t for t in trials if t["trial_id"] in ids]
-    return recomputed, _trial_rows(cell_trials, resp), (
-        f"stats.study_a.metrics(stats.study_a.join(trials, responses), n_boot={n_boot}) "
-        f"on {note}")
+    resp = _response_index(resp_files, root)
+    return trials, resp
 
 
-def _scored(ch: Sequence[dict], root: Path, judge: str, task: str
-            ) -> tuple[pd.DataFrame, list[dict], dict[str, dict]]:
-    """score_trials on every (trials, responses) shard of this judge and task, through
-    the same TSV round trip (write, `read_scored`) the metrics rules read."""
-    from judgeaudit.stats import study_b as SB
-
+def _scored_shards(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path):
+    """The scored shards of this judge and task, re-scored from their trials and
+    responses with the recipe's own scoring function."""
+    judge, task = row["judge"], row["task"]
+    rescore = resolve(recipe.rescore)
     frames, trials, resp_all = [], [], {}
     for node in ch:
         if not node["rule"].startswith("study_b_score"):  # study_b_score(_probes)
@@ -317,112 +341,57 @@ def _scored(ch: Sequence[dict], root: Path, judge: str, task: str
         tfile = next(i["path"] for i in node["inputs"] if i["role"] == "trials")
         rfile = next(i["path"] for i in node["inputs"] if i["role"] == "responses")
         t = list(_jsonl(str(root / tfile)))
-        resp = _response_index([str(root / rfile)])
-        scored = SB.score_trials(t, [resp[x["trial_id"]] for x in t if x["trial_id"] in resp],
-                                 judge, wc["shard"], what=rfile)
-        buf = io.StringIO()
-        scored.to_csv(buf, sep="\t", index=False, lineterminator="\n")
-        buf.seek(0)
-        frames.append(SB.read_scored(buf))
+        resp = _response_index([rfile], root)
+        frames.append(rescore(t, [resp[x["trial_id"]] for x in t if x["trial_id"] in resp],
+                              judge, wc["shard"], what=rfile))
         trials += t
         resp_all.update(resp)
     if not frames:
         raise CellError(f"no scored Study B shards of judge {judge!r}, task {task!r} in the "
                         f"provenance chain")
-    return pd.concat(frames, ignore_index=True), trials, resp_all
+    items = [str(root / f) for f in _files(ch, "results/conditions/B/", recipe.rule)
+             if f.endswith("items.jsonl")]
+    return resolve(recipe.load)(frames, items), trials, resp_all
 
 
-def _study_b(metric: str):
-    def recipe(row: Mapping[str, Any], ch: Sequence[dict], root: Path
-               ) -> tuple[pd.DataFrame, list[dict], str]:
-        from judgeaudit.stats import study_b as SB
-
-        rule = f"study_b_{metric}"
-        scored, trials, resp = _scored(ch, root, row["judge"], row["task"])
-        n_boot = int(_param(ch, rule, "n_boot", 2000))
-        seed = int(_param(ch, rule, "seed", 0))
-        proto = row.get("protocol", "")
-        if metric == "accuracy":
-            if proto == "probe_P":
-                cell = scored["probe"] == "P"
-            elif proto == "probe_O":
-                cell = (scored["probe"] == "O") & (scored["oracle"] == True)  # noqa: E712
-            else:
-                cell = (scored["protocol"] == proto) & (scored["cue"] == row.get("cue", ""))
-            recomputed, how = SB.accuracy(scored[cell]), "stats.study_b.accuracy"
-        elif metric == "protocol_gap":
-            cell = scored["protocol"].isin(PROTOCOLS) & (
-                scored["cue"] == row.get("cue", ""))
-            recomputed = SB.protocol_gap(scored[cell], n_boot=n_boot, seed=seed)
-            how = f"stats.study_b.protocol_gap(n_boot={n_boot}, seed={seed})"
-        elif metric == "cue_dependence":
-            cell = (scored["protocol"] == proto) & scored["cue"].isin([row.get("cue", ""),
-                                                                        "none"])
-            recomputed = SB.cue_dependence(scored[cell], n_boot=n_boot, seed=seed)
-            how = f"stats.study_b.cue_dependence(n_boot={n_boot}, seed={seed})"
-        else:  # states -> potemkin or state distribution
-            from judgeaudit.conditions.study_b.build import items_by_task
-
-            item_files = [str(root / f) for f in _files(ch, "results/conditions/B/",
-                                                        "study_b_states")
-                          if f.endswith("items.jsonl")]
-            cell = scored["probe"].isin(["P", "O"]) | (
-                (scored["protocol"] == "pointwise") & (scored["cue"] == "none"))
-            st = SB.states(scored[cell], items_by_task(item_files))
-            if "state" in row:
-                recomputed, how = SB.state_distribution(st), "stats.study_b.state_distribution"
-            else:
-                recomputed, how = SB.potemkin(st), "stats.study_b.potemkin"
-                gate = _param(ch, "study_b_states", "gate")
-                if gate is not None:  # as scripts/study_b_metrics.py: the chance gate
-                    from judgeaudit.stats import chance as CH
-
-                    gate = json.loads(gate) if isinstance(gate, str) else gate
-                    recomputed = CH.gate_potemkin(
-                        recomputed, st, CH.chance_distribution(items_by_task(item_files)),
-                        gate["alpha"], gate["min_n"])
-                    how += " + stats.chance.gate_potemkin"
-            how = f"stats.study_b.states + {how}"
-        ids = set(scored.loc[cell, "trial_id"])
-        rows = _trial_rows([t for t in trials if t["trial_id"] in ids], resp)
-        return recomputed, rows, f"stats.study_b.score_trials -> read_scored -> {how}"
-    return recipe
+def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path
+               ) -> tuple[dict[str, pd.DataFrame], list[dict], str]:
+    """(the recipe's outputs recomputed on the cell, the cell's trials, how)."""
+    params = _params(ch, recipe.rule, row["judge"])
+    params["judge"] = row["judge"]
+    if recipe.source == "trials_responses":
+        trials, resp = _trials_responses(recipe, row, ch, root)
+        inputs = resolve(recipe.load)(
+            trials, [resp[t["trial_id"]] for t in trials if t["trial_id"] in resp], params)
+    elif recipe.source == "scored_shards":
+        inputs, trials, resp = _scored_shards(recipe, row, ch, root)
+    else:
+        raise CellError(f"recipe of rule {recipe.rule}: unknown source {recipe.source!r}")
+    cell_inputs, ids, note = resolve(recipe.select)(inputs, row)
+    outputs = resolve(recipe.compute)(cell_inputs, params)
+    shown = {k: v for k, v in sorted(params.items()) if k in ("n_boot", "seed", "gate")}
+    how = (f"{recipe.compute}({', '.join(f'{k}={v}' for k, v in shown.items())}) on "
+           f"{recipe.select} of {recipe.load}: {note}")
+    return outputs, _trial_rows([t for t in trials if t["trial_id"] in ids], resp), how
 
 
 _MEMO: dict[tuple, tuple] = {}
 # row fields a recipe's cell selection reads (rows agreeing on them share one
 # recomputation, e.g. the six pair metrics of one judge x task x format)
-_CELL_FIELDS = ("judge", "task", "family", "condition", "seed", "protocol", "cue", "state")
+_CELL_FIELDS = ("judge", "task", "family", "condition", "seed", "protocol", "cue", "state",
+                "contrast")
 
 
-def _run_recipe(rule: str, row: Mapping[str, Any], ch: Sequence[dict], root: Path):
+def _run_recipe(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path):
     files = tuple(sorted(_stamp(root / i["path"]) for n in ch for i in n["inputs"]
                          if i["path"].startswith(("results/trials/", "results/responses/"))))
-    key = (rule, str(root.resolve()), row.get("metric") == "rf_adj",
-           "state" in row, *(_keystr(row.get(f)) for f in _CELL_FIELDS), files)
+    key = (recipe.rule, str(root.resolve()), row.get("metric") == "rf_adj",
+           *(_keystr(row.get(f)) for f in _CELL_FIELDS), files)
     if key not in _MEMO:
         if len(_MEMO) > 64:
             _MEMO.clear()
-        _MEMO[key] = RECIPES[rule](row, ch, root)
+        _MEMO[key] = _recompute(recipe, row, ch, root)
     return _MEMO[key]
-
-
-RECIPES = {
-    "study_a_metrics_judge": _study_a,
-    "study_b_accuracy": _study_b("accuracy"),
-    "study_b_protocol_gap": _study_b("protocol_gap"),
-    "study_b_cue_dependence": _study_b("cue_dependence"),
-    "study_b_states": _study_b("states"),
-}
-# Tables whose rows are not one metric-rule row each: traced to rules and config only.
-NOT_RECOMPUTED = {
-    "study_b_state_distribution": (
-        "the table interleaves each judge's states with chance-baseline rows "
-        "(stats.chance.chance_distribution); the judge rows are "
-        "results/metrics/B/state_distribution.tsv, traceable and recomputed there"),
-}
-
-REQUIRED_KEYS = {"study_a_metrics_judge": ("judge", "task", "family", "condition", "metric")}
 
 
 # ------------------------------------------------------------------ the trace
@@ -512,37 +481,53 @@ def trace_row(table: str | os.PathLike, row: str | int, columns: Sequence[str] |
     index = select_row(frame, row, table)
     keys = key_columns(frame)
     row_dict = {c: _clean(frame.at[index, c]) for c in frame.columns}
-    if "condition" not in row_dict and "format" in row_dict:  # Table V: format = condition
-        row_dict["condition"] = row_dict["format"]
+    stem = Path(table).name.split(".")[0]
+    entry = registry.TABLES.get(stem)
+    for col, target in (entry.aliases.items() if entry else ()):
+        row_dict.setdefault(target, row_dict.get(col))  # Table IV: format = condition
+    for col, value in (entry.fixed.items() if entry else ()):
+        row_dict.setdefault(col, value)
     ch = chain(table, frame, index, root)
     config = _config_of(ch)
     base = dict(table=table, row_index=index, row_key=row_key(frame, index, keys),
                 row=row_dict, chain=ch, config=config)
     cells = [CellTrace(column=c, value=_clean(frame.at[index, c]), **base) for c in columns]
-    rule = next((n["rule"] for n in ch if n["rule"] in RECIPES), None)
-    why_not = NOT_RECOMPUTED.get(Path(table).stem)
-    if why_not:
+    recipe = next((registry.recipe_for_rule(n["rule"]) for n in ch
+                   if registry.recipe_for_rule(n["rule"]) is not None), None)
+    if entry is not None and not entry.recomputed:
         for c in cells:
-            c.note = f"not recomputed: {why_not}"
+            c.note = f"not recomputed: {entry.why_not}"
         return cells
-    missing = [k for k in REQUIRED_KEYS.get(rule, ("judge", "task"))
-               if k not in row_dict]
-    if rule is None or missing:
-        note = (f"no recomputation recipe: no metrics rule of {sorted(RECIPES)} in the "
-                f"provenance chain" if rule is None else
-                f"no recomputation: the metrics rule {rule} needs key columns {missing} "
-                f"that this table does not have")
+    missing = [k for k in (recipe.required if recipe else ()) if k not in row_dict]
+    if recipe is None or not recipe.select or missing:
+        note = (f"no recomputation recipe: no metrics rule of {sorted(registry.RECIPES)} in "
+                f"the provenance chain" if recipe is None else
+                f"no recomputation: the rule {recipe.rule} is not recomputed from trials"
+                if not recipe.select else
+                f"no recomputation: the metrics rule {recipe.rule} needs key columns "
+                f"{missing} that this table does not have")
         for c in cells:
             c.note = note
         return cells
-    recomputed, trials, how = _run_recipe(rule, row_dict, ch, root)
+    outputs, trials, how = _run_recipe(recipe, row_dict, ch, root)
+    name = _output_name(recipe, entry, stem, ch)
+    recomputed = outputs.get(name)
+    if recomputed is not None:
+        for col, target in (entry.aliases.items() if entry else ()):
+            if target in recomputed.columns:
+                recomputed = recomputed.assign(**{col: recomputed[target]})
     ch = _prune_to_trials(ch, {t["trial_id"] for t in trials}, root)
     for c in cells:
         c.chain = ch
         c.config = _config_of(ch)
-    hit = _pick(recomputed, row_dict, text_columns(frame))
+    pick_keys = text_columns(frame) + [k for k in (entry.fixed if entry else ())
+                                       if k not in frame.columns]
+    hit = _pick(recomputed, row_dict, pick_keys)
     for c in cells:
-        c.trials, c.recipe = trials, how
+        c.trials, c.recipe = trials, f"{how} -> output {name!r}"
+        if c.column in recipe.not_recomputed:
+            c.note = f"not recomputed: {recipe.not_recomputed[c.column]}"
+            continue
         if hit is None or c.column not in hit.index:
             c.note = (f"the recomputation has no row/column matching {c.row_key} / "
                       f"{c.column}")
@@ -551,6 +536,21 @@ def trace_row(table: str | os.PathLike, row: str | int, columns: Sequence[str] |
         c.recomputed = _clean(hit[c.column])
         c.match = same_number(c.value, c.recomputed)
     return cells
+
+
+def _output_name(recipe, entry, stem: str, ch: Sequence[dict]) -> str | None:
+    """Which of the recipe's outputs a traced table's rows come from: the traced file
+    itself, else the table's input role of that name, else its stem, else the first
+    output of the rule in the chain."""
+    if ch and recipe.output_for(ch[0]["output"]):
+        return recipe.output_for(ch[0]["output"])
+    for role in (entry.inputs if entry else ()):
+        if role in recipe.outputs:
+            return role
+    if stem in recipe.outputs:
+        return stem
+    return next((recipe.output_for(n["output"]) for n in ch if n["rule"] == recipe.rule
+                 and recipe.output_for(n["output"])), None)
 
 
 def trace_cell(table: str | os.PathLike, row: str | int, column: str,
@@ -590,18 +590,26 @@ def format_text(t: CellTrace, max_trials: int = 50) -> str:
     for rule, params in t.config["params"].items():
         lines.append(f"  {rule}: {json.dumps(params, sort_keys=True)[:400]}")
     if t.trials:
-        lines += ["", f"trials and responses ({len(t.trials)}; "
-                      f"trial_id status parsed gold request_key source):"]
+        lines += ["", f"trials and responses ({len(t.trials)}; per trial: the labels the "
+                      "request showed, the audio sent, the response's file:line, the whole "
+                      "request and the raw answer):"]
         for r in t.trials[:max_trials]:
-            lines.append(f"  {r['trial_id']} {r['status']} {r['parsed']!s:>10} "
-                         f"gold={r['gold']} key={str(r['request_key'])[:16]} "
-                         f"{r['response_source']}")
+            lines.append(f"  {r['trial_id']} {r['status']} parsed={r['parsed']} "
+                         f"gold={r['gold']} condition={r['condition']} "
+                         f"key={str(r['request_key'])[:16]}")
+            shown = ", ".join(f"{k}={v}" for k, v in r.get("labels_shown", {}).items())
+            lines.append(f"      labels shown: {shown or '(none)'}")
+            lines.append(f"      audio sent: {', '.join(map(str, r.get('audio') or [])) or '(none)'}")
+            lines.append(f"      response: {r['response_source']}")
+            lines.append("      request:")
+            lines += [f"        | {x}" for x in (r.get("request_text") or "").splitlines()]
             raw = (r.get("raw_text") or "").replace("\n", " ")
-            lines.append(f"      raw: {raw[:RAW_TEXT_CHARS]}")
+            lines.append(f"      raw: {raw}")
         if len(t.trials) > max_trials:
             lines.append(f"  ... {len(t.trials) - max_trials} more (use --json for all)")
     return "\n".join(lines)
 
 
-__all__ = ["CellError", "CellTrace", "chain", "format_text", "key_columns", "read_table",
-           "row_key", "same_number", "select_row", "trace_cell", "trace_row", "value_columns"]
+__all__ = ["LABEL_FACTS", "CellError", "CellTrace", "chain", "format_text", "key_columns",
+           "read_table", "request_parts", "request_text", "row_key", "same_number",
+           "select_row", "trace_cell", "trace_row", "trial_row", "value_columns"]

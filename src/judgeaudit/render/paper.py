@@ -29,7 +29,9 @@ from typing import Any
 
 import pandas as pd
 
+from judgeaudit import outputs as output_registry
 from judgeaudit.io import read_jsonl, sha256_file, write_text_atomic
+from judgeaudit.judges.adapters import providers
 from judgeaudit.provenance import CONFIG_STORE, record_path, save_resolved_config
 from judgeaudit.provenance.cells import (
     CellError,
@@ -39,65 +41,24 @@ from judgeaudit.provenance.cells import (
     trace_row,
     value_columns,
 )
+from judgeaudit.stats.methods import describe, method_keys
 
+# --- from the outputs and method registries (judgeaudit.outputs, stats.methods) ---
 # section id -> heading, one-line description
-SECTIONS: list[tuple[str, str, str]] = [
-    ("specialists", "Specialists", "Offline specialists on held-out speakers."),
-    ("rq1", "Study A, RQ1: feature-blueprint judging",
-     "Accuracy when the audio is replaced or accompanied by an acoustic description and a "
-     "(true or wrong) specialist block."),
-    ("rq2", "Study A, RQ2: reference-conditioned judging",
-     "Reference-follow rate by the placement of a wrong reference."),
-    ("conflict", "Study A, cue conflict",
-     "A wrong block and a wrong reference naming two different labels."),
-    ("rq3", "Study A, RQ3: pairwise order and format",
-     "Position lock and gold-aligned rate over both orders, concat vs native."),
-    ("contrasts", "Study A, paired contrasts", "McNemar tests, Holm-corrected within family."),
-    ("b_accuracy", "Study B: end-to-end accuracy",
-     "Pointwise (deployment) vs Pairwise (diagnostic) by cue."),
-    ("b_gap", "Study B: protocol gap and cue dependence", ""),
-    ("b_states", "Study B: perception, oracle and judgment probes", ""),
-    ("b_balance", "Study B: reply balance", "R0 and R1 differ in fitness only."),
-    ("validation", "Estimator validation and power",
-     "Do the estimators recover known (planted) behaviour, and can the design detect it?"),
-    ("other", "Other tables", ""),
-]
+SECTIONS: list[tuple[str, str, str]] = [(s.id, s.heading, s.description)
+                                        for s in output_registry.SECTIONS]
 # table stem -> (section, fallback caption, figures shown beside it)
 TABLES: dict[str, tuple[str, str, tuple[str, ...]]] = {
-    "specialist_accuracy": ("specialists", "Specialist accuracy on the test split.",
-                            ("specialist_confusion",)),
-    "study_a_table2_blueprint": ("rq1", "Accuracy by blueprint condition.",
-                                 ("study_a_accuracy_by_blueprint",)),
-    "study_a_table3_reference": ("rq2", "Reference-follow rate RF and RF~ by placement.",
-                                 ("study_a_follow_by_placement",)),
-    "study_a_table4_conflict": ("conflict", "Share of answers following each cue.", ()),
-    "study_a_capability": ("rq1", "Audio-only accuracy vs wrong-label following with audio.",
-                           ("study_a_capability",)),
-    "study_a_seed_stability": ("rq1", "Per-seed accuracy and RF of the wrong-label "
-                               "conditions.", ()),
-    "study_a_table5_pairwise": ("rq3", "Position lock, g and pair modes by format.",
-                                ("study_a_lock_vs_g",)),
-    "study_a_contrasts": ("contrasts", "Paired contrasts (McNemar; Holm).", ()),
-    "study_b_accuracy": ("b_accuracy", "Study B accuracy (Wilson 95% CI).", ()),
-    "study_b_protocol_gap": ("b_gap", "Pairwise - Pointwise (paired bootstrap over items).",
-                             ("study_b_heatmap",)),
-    "study_b_potemkin": ("b_states", "P, O, J rates and conditional Potemkin rate.",
-                         ("study_b_states",)),
-    "study_b_balance": ("b_balance", "Reply quality gaps R1 - R0.", ()),
-    "study_a_planted": ("validation", "Planted propensities vs estimates.", ()),
-    "estimator_validation": ("validation", "Estimator validation: simulated truth vs "
-                             "estimates (coverage and bias).", ()),
-    "power": ("validation", "Power of the design per cell.", ()),
-}
-METHOD_GLOSSARY = {
-    "wilson": "Wilson score 95% interval for a proportion (statsmodels "
-              "proportion_confint, method='wilson')",
-    "mcnemar": "McNemar's exact test on discordant pairs (statsmodels)",
-    "holm": "Holm step-down correction within a family of contrasts",
-    "bootstrap": "percentile bootstrap interval",
-    "cluster": "cluster (clip/pair) bootstrap interval for repeated measures",
-}
-EMBEDDED_PROVIDERS = {"listener", "label_reader", "first_slot", "simulated"}
+    name: (t.section, t.caption, t.figures) for name, t in output_registry.TABLES.items()}
+
+
+def method_glossary(value: str) -> str:
+    """The method registry's description(s) of a table's method value."""
+    keys = method_keys(value, strict=False)
+    return "; ".join(describe(k).sentence() for k in keys) or "not in the method registry"
+
+
+# --- end of the registry-derived values ---
 STYLE = """
 body{font-family:Georgia,serif;margin:2em auto;max-width:1100px;color:#222;line-height:1.45}
 h1{font-size:1.7em} h2{border-bottom:1px solid #ccc;margin-top:2em} h3{font-size:1.05em}
@@ -293,7 +254,7 @@ def _judges(root: Path, config: Mapping[str, Any], active: Sequence[str]) -> tup
         if prov == "simulated":
             extra = json.dumps({k: v for k, v in (spec.get("simulated") or {}).items()
                                 if k != "seed"}, sort_keys=True)
-        facts.append({"name": name, "provider": prov, "embedded": prov in EMBEDDED_PROVIDERS,
+        facts.append({"name": name, "provider": prov, "embedded": prov in providers(paid=False),
                       "model": spec.get("model")})
         rows.append(f"<tr><td class='k'><b>{_e(name)}</b></td><td class='k'>{_e(prov)}</td>"
                     f"<td class='k'>{_e(spec.get('model') or '(embedded)')}</td>"
@@ -487,6 +448,10 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
             commits.add(f"{str(code.get('git_commit'))[:10]}"
                         f"{' (dirty)' if code.get('git_dirty') else ''}")
     lims = _limitations(corpora, judges, frames, config, stats, min_n)
+    # --- human listening check (h-bedrock, issue 22): one hook, kept separate ---
+    from judgeaudit.human.validation import limitation_sentences
+
+    lims += limitation_sentences(root)
 
     n_trials = sum(s["n"] for s in samples)
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(title)}</title>"
@@ -578,9 +543,7 @@ def _specialists_html(config: Mapping[str, Any], frames: Mapping[str, pd.DataFra
 def _stats_html(config: Mapping[str, Any], methods: Sequence[str]) -> str:
     sa = config.get("study_a") or {}
     sb = config.get("study_b") or {}
-    items = [f"<li><code>{_e(m)}</code>: "
-             f"{_e('; '.join(v for k, v in METHOD_GLOSSARY.items() if k in m.lower()) or 'see docs/CONTRACTS.md')}"
-             f"</li>" for m in methods]
+    items = [f"<li><code>{_e(m)}</code>: {_e(method_glossary(m))}</li>" for m in methods]
     boot = []
     if sa.get("bootstrap"):
         boot.append(f"Study A bootstrap: {json.dumps(sa['bootstrap'], sort_keys=True)}")

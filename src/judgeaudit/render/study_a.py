@@ -28,14 +28,15 @@ from judgeaudit.stats.study_a import (
     capability_table,
     seed_stability,
 )
+from judgeaudit.study_a import outputs as study_a_outputs
 from judgeaudit.vocab import study_a as vocab_a
 
 RQ1 = list(vocab_a.BLUEPRINT_CONDITIONS)
 WRONG = list(vocab_a.WRONG_BLUEPRINT_CONDITIONS)
 PLACEMENTS = list(vocab_a.PLACEMENTS)
-CONFLICT = ["follow_block", "follow_reference", "follow_gold", "follow_other"]
-PAIR_METRICS = ["lock", "g", "consistent_correct", "consistent_wrong", "locked_first",
-                "locked_second"]
+# the metrics (columns) of each table: the outputs registry's (judgeaudit.study_a.outputs)
+CONFLICT = list(study_a_outputs.REGISTRY.table("study_a_table4_conflict").metrics)
+PAIR_METRICS = list(study_a_outputs.REGISTRY.table("study_a_table5_pairwise").metrics)
 FOLLOW = {"rf": "RF", "rf_adj": "rf_adj", "rf_norm": "RF~"}
 # row keys of every long table; a teammate's extra key column (e.g. `corpus`) is
 # picked up automatically when the metric frame has it

@@ -33,7 +33,7 @@ from judgeaudit.stats.clustered import (
     METHOD_TEXT,
     caption_method,
 )
-from judgeaudit.vocab.study_b import CUES, PROTOCOLS, TASKS
+from judgeaudit.vocab.study_b import CONTRASTED_CUES, CUES, NO_CUE, PROTOCOLS, TASKS
 
 TASK_LABEL = {"single": "Single", "positional": "Positional", "conversation": "Conversation"}
 TASK_ORDER = TASKS
@@ -214,14 +214,18 @@ def _corpus_of(frame: pd.DataFrame) -> str:
 def heatmap_figure(pot: pd.DataFrame, gap: pd.DataFrame, cue: pd.DataFrame,
                    base: str | Path) -> pd.DataFrame:
     """Rows judges; columns task x {conditional Potemkin, protocol collapse
-    (Pairwise - Pointwise, cue none), cue dependence (Pointwise hard/transition - none)}."""
+    (Pairwise - Pointwise, no cue), cue dependence (Pointwise, each contrasted cue - no
+    cue)}."""
     cols, data = [], {}
     p = pot[pot["metric"] == "conditional_potemkin"]
-    g = gap[gap["cue"] == "none"]
+    g = gap[gap["cue"] == NO_CUE]
     c = cue[cue["protocol"] == "pointwise"]
     tasks = [t for t in TASK_ORDER if t in set(pot["task"]) | set(gap["task"])]
     for task in tasks:
-        for name, frame in (("Potemkin", p), ("protocol collapse", g), ("cue dependence", c)):
+        # one cue-dependence column per contrasted cue the task ran (CONTRASTED_CUES)
+        cues = [(f"cue dependence ({cue})", c[c["cue"] == cue])
+                for cue in CONTRASTED_CUES if cue in set(c[c["task"] == task]["cue"])]
+        for name, frame in (("Potemkin", p), ("protocol collapse", g), *cues):
             sub = frame[frame["task"] == task]
             col = f"{TASK_LABEL.get(task, task)}{_corpus_of(sub)}\n{name}"
             cols.append(col)

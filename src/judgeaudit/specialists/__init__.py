@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 from judgeaudit.specialists.base import (
-    EMOTIONS,
     ModelMissingError,
     Prediction,
     SpecialistError,
@@ -35,7 +34,7 @@ BACKENDS = {
     "emotion": ("sklearn", "emotion2vec", "whisper_embed"),
     "language": ("sklearn", "whisper"),
     "speaker": ("resemblyzer", "ecapa"),
-    "naturalness": ("dnsmos_regressor", "utmos"),
+    "naturalness": ("dnsmos_regressor", "whisper_ridge", "utmos"),
 }
 
 
@@ -49,6 +48,10 @@ def _build(kind: str, meta: dict[str, Any], path: Path) -> Any:
         from judgeaudit.specialists.whisper_embed import WhisperEmbedClassifier
 
         return WhisperEmbedClassifier.load(path)
+    if backend == "whisper_ridge":
+        from judgeaudit.specialists.quality_whisper import WhisperEmbedRegressor
+
+        return WhisperEmbedRegressor.load(path)
     if backend == "resemblyzer":
         from judgeaudit.specialists.speaker import ResemblyzerSpeaker
 
@@ -99,5 +102,5 @@ def load(kind: str, path: str | os.PathLike) -> Any:
     return _load_cached(kind, str(mp.resolve()), mp.stat().st_mtime)
 
 
-__all__ = ["BACKENDS", "EMOTIONS", "KINDS", "ModelMissingError", "Prediction",
+__all__ = ["BACKENDS", "KINDS", "ModelMissingError", "Prediction",
            "SpecialistError", "load"]

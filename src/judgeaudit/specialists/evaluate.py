@@ -5,8 +5,8 @@ compares judges with), on each held-out (test) split:
   `statsmodels.stats.proportion.proportion_confint(method="wilson")`, on the
   effective n = n / design effect, ICC estimated over the test speakers) and
   confusion matrices (figure);
-- speaker: error rate on the test-split trials at the threshold fitted on the
-  train-split trials (half total error rate (FAR + FRR) / 2), with a
+- speaker: error rate on the test-split trials of the model's own same/different
+  rule (the threshold stored in model.json; half total error rate (FAR + FRR) / 2), with a
   speaker-clustered bootstrap CI (`scipy.stats.bootstrap`, BCa, test speakers
   resampled);
 - naturalness: Spearman rho (`scipy.stats.spearmanr`) of predicted against corpus
@@ -23,7 +23,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
-from judgeaudit.specialists.base import EMOTIONS, SpecialistError, check_vocabulary
+from judgeaudit.specialists.base import SpecialistError, check_vocabulary
+from judgeaudit.vocab.labels import EMOTIONS
 
 log = logging.getLogger(__name__)
 COLUMNS = ["specialist", "dataset", "split", "metric", "estimate", "ci_low", "ci_high", "n",
@@ -89,12 +90,18 @@ def _version(frame: pd.DataFrame) -> str:
     return ";".join(sorted(map(str, v)))
 
 
-def speaker_threshold(emb: pd.DataFrame, trials: pd.DataFrame) -> tuple[float, str]:
-    """(threshold, how): the EER threshold of the train-split trials; without train
-    trials, a 2-fold cross-fit over speaker-disjoint halves of the test trials is
-    used instead (returned as NaN + "crossfit": the caller fits per fold)."""
+def speaker_threshold(meta: Mapping | None, emb: pd.DataFrame,
+                      trials: pd.DataFrame) -> tuple[float, str]:
+    """(threshold, how): the threshold the model stores (`model.json` "threshold",
+    fitted as its "threshold_fit" says: the model's own rule); for a model that
+    stores none (a pretrained embedding), the EER threshold of the train-split
+    trials; without those, NaN + "crossfit" (the caller fits per fold of test
+    speakers)."""
     from judgeaudit.specialists.speaker import eer, trial_scores
 
+    if meta and meta.get("threshold") is not None:
+        return float(meta["threshold"]), (
+            f"model's stored threshold ({meta.get('threshold_fit', 'as fitted')})")
     train = trials[trials["split"] == "train"]
     if not train.empty and train["same"].nunique() == 2:
         _, thr = eer(trial_scores(emb, train), train["same"].astype(bool).to_numpy())
@@ -104,14 +111,17 @@ def speaker_threshold(emb: pd.DataFrame, trials: pd.DataFrame) -> tuple[float, s
 
 def speaker(dataset: str, emb: pd.DataFrame, trials: pd.DataFrame,
             target: float | None, manifest: pd.DataFrame | None = None,
-            n_boot: int = 2000, seed: int = 0) -> dict:
-    """Test-split error rate at the threshold fitted on the train-split trials (the
-    half total error rate, FAR and FRR averaged: the EER when the threshold
-    transfers), with a speaker-clustered bootstrap CI (test speakers resampled; a
-    same-speaker trial counts once per draw of its speaker, a different-speaker
-    trial (c_a + c_b) / 2 times for c_a, c_b draws of its two speakers). Without
-    train-split trials the threshold is cross-fitted over two halves of the test
-    speakers (trials grouped by their enrolment speaker)."""
+            meta: Mapping | None = None, n_boot: int = 2000, seed: int = 0) -> dict:
+    """Test-split error rate of the model's own same/different rule
+    (`judgeaudit.similarity.same_speaker` at the threshold `speaker_threshold` picks
+    from the model's metadata `meta`): the half total error rate, FAR and FRR
+    averaged (the EER when the threshold transfers), with a speaker-clustered
+    bootstrap CI (test speakers resampled; a same-speaker trial counts once per draw
+    of its speaker, a different-speaker trial (c_a + c_b) / 2 times for c_a, c_b
+    draws of its two speakers). A model without a stored threshold and without
+    train-split trials is scored with a threshold cross-fitted over two halves of
+    the test speakers (trials grouped by their enrolment speaker)."""
+    from judgeaudit.similarity import same_speaker
     from judgeaudit.specialists.speaker import eer, trial_scores
     from judgeaudit.stats.clustered import cluster_bootstrap_ci, cluster_codes
 
@@ -128,8 +138,8 @@ def speaker(dataset: str, emb: pd.DataFrame, trials: pd.DataFrame,
                               "the manifest")
     codes, names = cluster_codes(pd.concat([spk_a, spk_b]))
     ca, cb = codes[: len(t)], codes[len(t):]
-    thr, how = speaker_threshold(emb, trials)
-    if how == "crossfit":  # no train trials: fit on one half of the test speakers
+    thr, how = speaker_threshold(meta, emb, trials)
+    if how == "crossfit":  # no threshold and no train trials: fit on half the test speakers
         fold = np.arange(len(names)) % 2
         thr_of_fold = {}
         for f in (0, 1):
@@ -144,26 +154,28 @@ def speaker(dataset: str, emb: pd.DataFrame, trials: pd.DataFrame,
         how = "2-fold speaker cross-fit threshold (no train-split trials)"
     else:
         thr_row = np.full(len(t), thr)
+    accept = same_speaker(scores, thr_row)
 
     def stat(counts):
         w = np.where(same, counts[ca], (counts[ca] + counts[cb]) / 2).astype(float)
-        acc = scores >= thr_row
         wd, ws = w[~same].sum(), w[same].sum()
         if wd <= 0 or ws <= 0:
             return math.nan
-        return (np.sum(w[~same] * acc[~same]) / wd + np.sum(w[same] * ~acc[same]) / ws) / 2
+        return (np.sum(w[~same] * accept[~same]) / wd + np.sum(w[same] * ~accept[same]) / ws) / 2
 
     rate = float(stat(np.ones(len(names), dtype=int)))
     ci = cluster_bootstrap_ci(stat, len(names), n_resamples=n_boot, seed=seed)
     oracle = eer(scores, same)[0]
     invalid = int((emb.set_index("clip_id").loc[
         pd.concat([t["clip_a"], t["clip_b"]]).unique(), "status"] != "ok").sum())
-    log.info("speaker %s: test HTER %.4f at the %s (test-fitted EER %.4f, for reference)",
-             dataset, rate, how, oracle)
+    log.info("speaker %s: test HTER %.4f at the %s %.4f (test-fitted EER %.4f, for "
+             "reference)", dataset, rate, how, thr, oracle)
     return {"specialist": "speaker", "dataset": dataset, "split": "test", "metric": "eer",
             "estimate": rate, "ci_low": ci["ci_low"], "ci_high": ci["ci_high"], "n": len(t),
             "n_invalid": invalid,
-            "method": f"test (FAR+FRR)/2 at the {how}; speaker-clustered {ci['method']}",
+            "method": f"test (FAR+FRR)/2 at the {how}"
+                      + (f" {thr:.4f}" if math.isfinite(thr) else "")
+                      + f"; speaker-clustered {ci['method']}",
             "target": target,
             "meets_target": None if target is None else bool(rate <= target),
             "version": _version(emb)}
@@ -244,8 +256,9 @@ def markdown(frame: pd.DataFrame) -> str:
                      f"| {r.n} | {target} | {met} | `{r.version}` |")
     methods = ("Accuracy CIs: Wilson score (statsmodels proportion_confint, method='wilson') "
                "on n / DEFF, the design effect of clips clustered in speakers (ANOVA ICC). "
-               "EER: (FAR + FRR) / 2 on the test trials at the threshold fitted on the train "
-               "trials (ROC equal-error point, sklearn roc_curve); CI: speaker-clustered "
+               "EER: (FAR + FRR) / 2 on the test trials at the threshold the model stores "
+               "(fitted on the train speakers at the ROC equal-error point, sklearn "
+               "roc_curve; the method column names how); CI: speaker-clustered "
                "bootstrap (scipy.stats.bootstrap, BCa). Naturalness: Spearman rho "
                "(scipy.stats.spearmanr), CI: source-clip-clustered bootstrap (scipy, BCa). "
                "All on the held-out, speaker-disjoint test split; each row's method column "

@@ -1,7 +1,9 @@
 """Speaker specialist: resemblyzer d-vectors (weights ship in the wheel), a linear
 back-end fitted on the train-split speakers (LDA with shrinkage, or just centring),
 cosine similarity, and a same/different threshold at the equal-error point of the
-train-split trials.
+train-split trials, cross-fitted over train speakers (each fold scored by a back-end
+fitted without it) and stored in model.json. The cosine and the rule are
+`judgeaudit.similarity`'s, shared with the accuracy table and the listener judge.
 
 Why a back-end: resemblyzer was trained on human voices; the espeak voices of the
 synthetic corpus sit close together in its raw space (test EER ~10%). An LDA
@@ -21,6 +23,7 @@ from judgeaudit.features.audio import DEFAULT_SCREEN, ScreenConfig
 from judgeaudit.features.extract import feature_names, featurize_bytes
 from judgeaudit.io import sha256_bytes as sha256_file_bytes
 from judgeaudit.io import sha256_file
+from judgeaudit.similarity import cosine, same_speaker, unit
 from judgeaudit.specialists.base import Memo, SpecialistError, read_meta, write_meta
 
 log = logging.getLogger(__name__)
@@ -69,15 +72,9 @@ def trial_scores(emb: pd.DataFrame, trials: pd.DataFrame) -> np.ndarray:
     if missing:
         raise SpecialistError(f"speaker trials name clips missing from the embeddings: "
                               f"{missing[:5]}")
-    a = _unit(table.loc[trials["clip_a"].astype(str), names].to_numpy(float))
-    b = _unit(table.loc[trials["clip_b"].astype(str), names].to_numpy(float))
-    return np.nan_to_num(np.sum(a * b, axis=1), nan=0.0)
-
-
-def _unit(x: np.ndarray) -> np.ndarray:
-    x = np.nan_to_num(np.atleast_2d(x))
-    n = np.linalg.norm(x, axis=1, keepdims=True)
-    return x / np.where(n > 0, n, 1.0)
+    return np.nan_to_num(cosine(table.loc[trials["clip_a"].astype(str), names].to_numpy(float),
+                                table.loc[trials["clip_b"].astype(str), names].to_numpy(float)),
+                         nan=0.0)
 
 
 PROJECTIONS = ("lda", "center", "none")
@@ -104,7 +101,7 @@ def fit_projection(x: np.ndarray, speakers: np.ndarray, kind: str = "lda",
 
 
 def project(x: np.ndarray, proj: dict[str, np.ndarray]) -> np.ndarray:
-    return _unit((np.atleast_2d(x) - proj["mean"]) @ proj["matrix"])
+    return unit((np.atleast_2d(x) - proj["mean"]) @ proj["matrix"])
 
 
 def crossfit_threshold(ok: pd.DataFrame, raw_names: list[str], trials: pd.DataFrame,
@@ -150,7 +147,8 @@ def crossfit_threshold(ok: pd.DataFrame, raw_names: list[str], trials: pd.DataFr
 
 class ResemblyzerSpeaker:
     """`embed_audio(bytes)` -> unit embedding after the back-end; `similarity(a, b)`
-    (cosine); `same_speaker(a, b)` (similarity >= the train-EER threshold)."""
+    (cosine); `same_speaker(a, b)` (`judgeaudit.similarity.same_speaker` at the
+    threshold stored in model.json, cross-fitted over train speakers)."""
 
     kind = "speaker"
     backend = "resemblyzer"
@@ -252,7 +250,7 @@ class ResemblyzerSpeaker:
         return self._memo.get_or(bytes(wav_bytes), self._embed)
 
     def similarity(self, a: bytes, b: bytes) -> float:
-        return float(np.dot(self.embed_audio(a), self.embed_audio(b)))
+        return float(cosine(self.embed_audio(a), self.embed_audio(b))[0])
 
     def same_speaker(self, a: bytes, b: bytes) -> bool:
-        return self.similarity(a, b) >= self.threshold
+        return bool(same_speaker(self.similarity(a, b), self.threshold))

@@ -21,7 +21,6 @@ from judgeaudit.features.audio import DEFAULT_SCREEN, ScreenConfig
 from judgeaudit.features.extract import extract_table
 from judgeaudit.io import write_bytes_atomic
 from judgeaudit.specialists.base import (
-    EMOTIONS,
     SpecialistError,
     check_speaker_disjoint,
     check_vocabulary,
@@ -29,6 +28,7 @@ from judgeaudit.specialists.base import (
     read_meta,
     write_meta,
 )
+from judgeaudit.vocab.labels import EMOTIONS
 
 log = logging.getLogger(__name__)
 
@@ -145,6 +145,9 @@ def _fit(kind: str, manifest_path: str | os.PathLike, cfg: Mapping[str, Any],
                                      cfg.get("model", "random_forest"), seed, screen_cfg)
         model.save(out_dir)
         return model.meta
+    if kind == "naturalness" and backend == "whisper_ridge":
+        return _train_whisper_ridge(manifest_path, cfg, out_dir, cache_dir, n_jobs,
+                                    screen_cfg, what)
     if kind == "speaker" and backend == "resemblyzer":
         from judgeaudit.specialists.speaker import FEATURE_SET, ResemblyzerSpeaker
 
@@ -203,6 +206,43 @@ def _train_whisper_embed(kind: str, manifest_path: str | os.PathLike, cfg: Mappi
         wcfg.get("pooling", "mean"), bool(wcfg.get("speaker_norm", True)),
         wcfg.get("c_grid", [0.01, 0.1, 1.0]), int(wcfg.get("min_speaker_clips", 8)), seed,
         screen_cfg, norm_table=others)
+    model.save(out_dir)
+    return model.meta
+
+
+def _whisper_dir(cfg: Mapping[str, Any], wcfg: Mapping[str, Any], out_dir: Path) -> str:
+    """The Whisper folder of a whisper_* specialist: `model_path`, truncated to
+    `encoder_layers` blocks (a copy beside model.json) when that is > 0."""
+    model_dir = cfg.get("model_path") or ""
+    n_layers = int(wcfg.get("encoder_layers", 3) or 0)
+    if n_layers > 0:
+        from judgeaudit.specialists.whisper_embed import truncate_encoder
+
+        model_dir = str(truncate_encoder(model_dir, out_dir / f"whisper-encoder{n_layers}",
+                                         n_layers))
+    return model_dir
+
+
+def _train_whisper_ridge(manifest_path: str | os.PathLike, cfg: Mapping[str, Any],
+                         out_dir: Path, cache_dir: str | os.PathLike | None, n_jobs: int,
+                         screen_cfg: ScreenConfig, what: str) -> dict[str, Any]:
+    """Whisper-embedding naturalness regressor, fitted on the train split only."""
+    from judgeaudit.specialists.quality_whisper import ALPHAS, WhisperEmbedRegressor
+    from judgeaudit.specialists.whisper_embed import embed_table
+
+    target = cfg.get("target_column", "score")
+    wcfg = dict(cfg.get("whisper_ridge") or {})
+    window = wcfg.get("window", "clip")
+    model_dir = _whisper_dir(cfg, wcfg, out_dir)
+    frame = read_manifest(manifest_path, [target])
+    train_rows = train_split(frame, what)
+    emb = embed_table(train_rows, model_dir, cache_dir, window, base_dirs(manifest_path),
+                      screen_cfg, threads=n_jobs)
+    keep = [c for c in train_rows.columns if c not in ("clip_id", "sha256", "path")]
+    table = pd.concat([emb, train_rows[keep].reset_index(drop=True)], axis=1)
+    model = WhisperEmbedRegressor.fit(table, target, model_dir, window,
+                                      wcfg.get("pooling", "mean_std"),
+                                      wcfg.get("alphas") or ALPHAS, screen_cfg)
     model.save(out_dir)
     return model.meta
 
@@ -281,6 +321,12 @@ def predict(kind: str, model_path: str | os.PathLike, manifest_path: str | os.Pa
         emb = embed_table(frame, model.model_dir, cache_dir, model.window,
                           base_dirs(manifest_path), screen_cfg, threads=n_jobs)
         out = model.predict_table(emb.assign(speaker=frame["speaker"].astype(str).to_numpy()))
+    elif meta["backend"] == "whisper_ridge":
+        from judgeaudit.specialists.whisper_embed import embed_table
+
+        emb = embed_table(frame, model.model_dir, cache_dir, model.window,
+                          base_dirs(manifest_path), screen_cfg, threads=n_jobs)
+        out = model.predict_table(emb)
     elif meta["backend"] == "resemblyzer":
         table = features_for(manifest_path, frame, fs, cache_dir, n_jobs, screen_cfg)
         out = model.embed_table(table)

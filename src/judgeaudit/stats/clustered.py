@@ -9,7 +9,7 @@ clip, pair, item) and returns an `Estimate` whose interval reflects the variatio
 randomness except where a bootstrap is asked for (seeded).
 
 Methods (the `method` token of each `Estimate`; `METHOD_TEXT` has the sentence a
-table caption prints). The variance is the bias-reduced cluster-robust CR2 variance
+table caption prints, taken from the method registry `stats/methods.py`). The variance is the bias-reduced cluster-robust CR2 variance
 (Bell & McCaffrey 2002) with the Bell-McCaffrey Satterthwaite degrees of freedom
 (`cr2_bm`; Imbens & Kolesar 2016, Pustejovsky & Tipton 2018); for equal cluster sizes
 it equals CR1 (the intercept variance of statsmodels `OLS(y, 1).fit(cov_type=
@@ -66,6 +66,8 @@ from typing import Any
 
 import numpy as np
 
+from judgeaudit.stats.methods import METHODS, method_keys
+
 
 def _sps():
     """scipy.stats, imported on first use (it costs ~1 s of CPU per process; the
@@ -81,23 +83,9 @@ METHOD_DIFFERENCE = "paired_t_cr2_bm"
 METHOD_BCA = "cluster_bootstrap_bca"
 METHOD_UNCLUSTERED = "wilson"  # fewer than two clusters: plain Wilson, said so
 
-METHOD_TEXT = {
-    METHOD_PROPORTION: ("Wilson score interval at the effective sample size n/deff, deff from "
-                        "the bias-reduced cluster-robust (CR2, Bell-McCaffrey) variance, with "
-                        "a t critical value on the Bell-McCaffrey degrees of freedom (about "
-                        "G-1, G = number of clusters); one-sided 95% bound where the estimate "
-                        "is 0 or 1"),
-    METHOD_MEAN: ("mean with bias-reduced cluster-robust (CR2) standard error and a t interval "
-                  "on the Bell-McCaffrey degrees of freedom"),
-    METHOD_DIFFERENCE: ("paired difference with bias-reduced cluster-robust (CR2) standard "
-                        "error, t interval and Wald t test on the Bell-McCaffrey degrees of "
-                        "freedom over G clusters"),
-    METHOD_BCA: "cluster bootstrap (resampling clusters), BCa interval (scipy.stats.bootstrap)",
-    METHOD_UNCLUSTERED: "Wilson score interval (fewer than 2 clusters: not clustered)",
-    "cluster_bootstrap_percentile": ("cluster bootstrap (resampling clusters), percentile "
-                                     "interval"),
-    "paired_bootstrap_percentile": "paired bootstrap over units, percentile interval",
-}
+# the sentence a caption prints per method: the method registry's (stats/methods.py),
+# so captions and the report's methods section cannot disagree
+METHOD_TEXT = {key: m.description for key, m in METHODS.items()}
 
 FEW_CLUSTERS = 10  # below this many clusters a caption should say the variance is rough
 
@@ -590,8 +578,10 @@ def caption_method(methods: Sequence[str], n_clusters: Sequence[int] | None = No
                    unit: str = "") -> str:
     """A caption sentence naming the interval method(s) and the clustering unit, with a
     warning when some cell rests on fewer than FEW_CLUSTERS clusters."""
-    base = sorted({str(m).split("+")[0] for m in methods if isinstance(m, str) and m})
-    text = "; ".join(METHOD_TEXT.get(m, m) for m in base) or "no estimates"
+    values = sorted({str(m) for m in methods if isinstance(m, str) and m})
+    keys = list(dict.fromkeys(k for v in values for k in method_keys(v, strict=False)))
+    unknown = [v for v in values if not method_keys(v, strict=False)]
+    text = "; ".join([METHOD_TEXT[k] for k in keys] + unknown) or "no estimates"
     out = f"95% CI: {text}"
     if unit:
         out += f"; clusters = {unit}"

@@ -41,7 +41,7 @@ from statsmodels.stats.power import NormalIndPower, TTestPower
 from statsmodels.stats.proportion import proportion_effectsize
 
 from judgeaudit.vocab.study_a import PLACEMENTS, WRONG_BLUEPRINT_CONDITIONS
-from judgeaudit.vocab.study_b import PROTOCOLS
+from judgeaudit.vocab.study_b import NO_CUE, PROTOCOLS
 
 METHOD_TWO_PROP = "two-sample proportions, Cohen's h, statsmodels NormalIndPower (two-sided)"
 METHOD_PAIRED = ("paired item differences, statsmodels TTestPower (two-sided), "
@@ -165,7 +165,7 @@ def trial_cells(trials: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         elif t["study"] == "A":
             key = ("A", t["task"], t["condition"], _metric_of("A", t["condition"]))
         elif t["study"] == "B" and f.get("protocol") in PROTOCOLS:
-            key = ("B", t["task"], f"gap-{f.get('cue') or 'none'}", "protocol_gap")
+            key = ("B", t["task"], f"gap-{f.get('cue') or NO_CUE}", "protocol_gap")
         else:
             continue  # Study B probes: no test is planned on them
         by_key.setdefault(key, []).append(t)

@@ -46,7 +46,7 @@ from judgeaudit.stats.clustered import (
     invalid_bounds,
 )
 from judgeaudit.stats.outcomes import split_statuses
-from judgeaudit.vocab.study_b import PROTOCOLS
+from judgeaudit.vocab.study_b import CONTRASTED_CUES, NO_CUE, PROTOCOLS
 
 STATES = ("111", "110", "101", "100", "011", "010", "001", "000")
 STATE_NAMES = {"111": "reliable", "110": "potemkin", "010": "perception bottleneck",
@@ -179,18 +179,19 @@ def protocol_gap(scored: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.
     return pd.DataFrame(out)
 
 
-def cue_dependence(scored: pd.DataFrame, hard: str = "hard", none: str = "none",
-                   n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
-    """acc(hard cue) - acc(no cue) per judge x task x protocol, paired over items."""
+def cue_dependence(scored: pd.DataFrame, cues: Sequence[str] = CONTRASTED_CUES,
+                   none: str = NO_CUE, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+    """acc(cue) - acc(no cue) per judge x task x protocol x contrasted cue (each cue of
+    `cues` the group ran, vocab.study_b.CONTRASTED_CUES), paired over items."""
     out = []
     j = scored[scored["protocol"].isin(PROTOCOLS)]
     for (judge, task, proto), g in j.groupby(["judge", "task", "protocol"]):
-        cues = set(g["cue"])
-        h = hard if hard in cues else ("transition" if "transition" in cues else None)
-        if h is None or none not in cues:
+        ran = set(g["cue"])
+        if none not in ran:
             continue
-        res = paired_item_diff(g[g["cue"] == h], g[g["cue"] == none], n_boot, seed)
-        out.append({"judge": judge, "task": task, "protocol": proto, "cue": h, **res})
+        for cue in (c for c in cues if c in ran):
+            res = paired_item_diff(g[g["cue"] == cue], g[g["cue"] == none], n_boot, seed)
+            out.append({"judge": judge, "task": task, "protocol": proto, "cue": cue, **res})
     return pd.DataFrame(out)
 
 
@@ -227,7 +228,7 @@ def states(scored: pd.DataFrame, items: Sequence[dict]) -> pd.DataFrame:
     for (judge, task), g in scored.groupby(["judge", "task"]):
         p = g[g["probe"] == "P"]
         o = g[g["probe"] == "O"]
-        j = g[(g["protocol"] == "pointwise") & (g["cue"] == "none")]
+        j = g[(g["protocol"] == "pointwise") & (g["cue"] == NO_CUE)]
         pbits = _p_bits(p, by_id)
         for r in j.itertuples():
             key = (r.item_id, int(r.rendering))

@@ -2,6 +2,5 @@
 judge provider, toy voices, a tone-pitch perception, tiny real-corpus trees).
 
 Nothing in the workflow imports this package, so it lies outside every script's
-import closure (judgeaudit.codedeps): editing a fake never re-runs a rule. Test
-configs reach `ToneFakePerception` through a factory string, which the closure
-deliberately does not follow."""
+import closure (judgeaudit.codedeps): editing a fake never re-runs a rule. Tests hand
+`ToneFakePerception` to an adapter directly (`testing.perception.tone_adapter`)."""

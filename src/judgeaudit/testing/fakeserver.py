@@ -1,5 +1,5 @@
-"""A loopback fake of the OpenAI Chat Completions and Gemini generateContent /
-Files APIs, for tests and benchmarks (never used by the workflow).
+"""A loopback fake of the OpenAI Chat Completions, Gemini generateContent / Files and
+Amazon Bedrock Converse APIs, for tests and benchmarks (never used by the workflow).
 
 A minimal HTTP/1.1 server on 127.0.0.1 (asyncio streams, keep-alive) that
  - checks every payload against the provider's documented request format (part
@@ -15,6 +15,12 @@ A minimal HTTP/1.1 server on 127.0.0.1 (asyncio streams, keep-alive) that
    `ALWAYS=refusal|garbage|empty` answers that way every time;
  - adds `latency_s` of delay to every reply (benchmarks);
  - `outage`, a predicate on (prompt text, trace), answers HTTP 500 while it is set.
+Bedrock Converse (`POST /model/{modelId}/converse`, what boto3 sends to `endpoint_url`):
+the SigV4 Authorization header is checked for its documented form (credential scope
+`<date>/<region>/bedrock/aws4_request`) and, when `aws_secret` is set, its signature is
+recomputed with botocore's signer; errors come back the way Bedrock sends them
+(`x-amzn-ErrorType` header + `{"message"}` body): 429 ThrottlingException, 500
+InternalServerException, and fault `validation` = 400 ValidationException.
 """
 
 from __future__ import annotations
@@ -94,6 +100,66 @@ def check_openai(body: dict, compatible: bool) -> dict:
     return {"system": system, "parts": parts}
 
 
+SIGV4 = re.compile(r"AWS4-HMAC-SHA256 Credential=([A-Z0-9]+)/(\d{8})/([\w-]+)/bedrock/aws4_request, "
+                   r"SignedHeaders=([\w;-]+), Signature=([0-9a-f]{64})$")
+
+
+def check_bedrock(body: dict) -> dict:
+    """The Converse request body as the API reference documents it."""
+    allowed = {"messages", "system", "inferenceConfig", "additionalModelRequestFields"}
+    if set(body) - allowed:
+        raise Violation(f"unexpected top-level fields {sorted(set(body) - allowed)}")
+    msgs = body.get("messages")
+    if not isinstance(msgs, list) or len(msgs) != 1 or msgs[0].get("role") != "user":
+        raise Violation("messages: expected one user message")
+    system = None
+    if "system" in body:
+        sp = body["system"]
+        if not isinstance(sp, list) or len(sp) != 1 or set(sp[0]) != {"text"}:
+            raise Violation("system: expected [{text}]")
+        system = sp[0]["text"]
+    parts = []
+    for i, block in enumerate(msgs[0].get("content") or []):
+        where = f"messages[0].content[{i}]"
+        if set(block) == {"text"} and isinstance(block["text"], str):
+            parts.append(("text", block["text"]))
+        elif set(block) == {"audio"}:
+            a = block["audio"]
+            if not isinstance(a, dict) or set(a) != {"format", "source"}:
+                raise Violation(f"{where}: audio block must be {{format, source}}")
+            if a["format"] != "wav" or set(a["source"] or {}) != {"bytes"}:
+                raise Violation(f"{where}: audio must be {{format: wav, source: {{bytes}}}}")
+            parts.append(("audio", _wav_sha(a["source"]["bytes"], where)))
+        else:
+            raise Violation(f"{where}: a content block holds exactly one of text/audio")
+    inf = body.get("inferenceConfig", {})
+    if not isinstance(inf, dict) or set(inf) - {"maxTokens", "temperature", "topP", "stopSequences"}:
+        raise Violation("inferenceConfig: only maxTokens/temperature/topP/stopSequences")
+    if "maxTokens" in inf and (not isinstance(inf["maxTokens"], int) or inf["maxTokens"] < 1):
+        raise Violation("inferenceConfig.maxTokens must be a positive integer")
+    return {"system": system, "parts": parts, "inference": inf}
+
+
+def verify_sigv4(method: str, path: str, headers: dict[str, str], body: bytes,
+                 secret: str) -> None:
+    """Recompute the request's SigV4 signature with botocore's signer."""
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    m = SIGV4.match(headers.get("authorization", ""))
+    akid, _, region, signed, signature = m.groups()
+    names = signed.split(";")
+    req = AWSRequest(method=method, url=f"http://{headers['host']}{path}", data=body,
+                     headers={n: headers[n] for n in names if n in headers})
+    req.context["timestamp"] = headers["x-amz-date"]
+    signer = SigV4Auth(Credentials(akid, secret, headers.get("x-amz-security-token")),
+                       "bedrock", region)
+    canonical = signer.canonical_request(req)
+    if signer.signature(signer.string_to_sign(req, canonical), req) != signature:
+        raise Violation("SigV4 signature does not verify")
+
+
 def check_gemini(body: dict) -> dict:
     contents = body.get("contents")
     if not isinstance(contents, list) or len(contents) != 1 or contents[0].get("role") != "user":
@@ -133,6 +199,9 @@ class FakeProvider:
         self.stall_s = stall_s
         self.retry_after = retry_after
         self.reply_fn = None
+        # a hostile/buggy provider echoing the caller's credential in successful
+        # answers: in the answer text, a JSON field, a response header and cut short
+        self.echo_credential = False
         self.outage = None  # callable(prompt text, trace) -> True: answer HTTP 500
         self.requests = 0  # every HTTP request received
         self.answered = 0  # 200 answers fully written
@@ -142,6 +211,7 @@ class FakeProvider:
         self.violations: list[str] = []
         self.headers_seen: list[dict[str, str]] = []
         self.files: dict[str, str] = {}  # uri -> sha256 of uploaded bytes
+        self.aws_secret: str | None = None  # set: Bedrock SigV4 signatures are verified
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._server = None
@@ -215,7 +285,8 @@ class FakeProvider:
     async def _send(self, writer, status: int, payload: Any, extra: dict | None = None,
                     raw: bytes | None = None, truncate: bool = False) -> bool:
         data = raw if raw is not None else json.dumps(payload).encode()
-        reason = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found",
+        reason = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
+                  404: "Not Found",
                   429: "Too Many Requests", 500: "Internal Server Error"}.get(status, "X")
         hdrs = {"Content-Type": "application/json", "Content-Length": str(len(data))}
         hdrs.update(extra or {})
@@ -252,6 +323,15 @@ class FakeProvider:
                     raise Violation("missing x-goog-api-key header")
                 trace = check_gemini(payload)
                 provider = "gemini"
+            elif re.match(r"^/model/[\w.\-%:]+/converse$", path):
+                auth = headers.get("authorization", "")
+                if not SIGV4.match(auth) or not headers.get("x-amz-date"):
+                    raise Violation("missing or malformed SigV4 Authorization header")
+                if self.aws_secret is not None:
+                    verify_sigv4(method, path, headers, body, self.aws_secret)
+                trace = check_bedrock(payload)
+                trace["model"] = path.split("/")[2]
+                provider = "bedrock"
             else:
                 return await self._send(writer, 404, {"error": {"message": f"no route {path}"}})
         except Violation as exc:
@@ -272,6 +352,12 @@ class FakeProvider:
         fault = plan[attempt - 1] if attempt <= len(plan) else None
         always = ALWAYS.search(text)
         mode = always.group(1) if always else None
+        if provider == "bedrock" and fault in ("429", "500", "validation"):
+            status, code = {"429": (429, "ThrottlingException"),
+                            "500": (500, "InternalServerException"),
+                            "validation": (400, "ValidationException")}[fault]
+            return await self._send(writer, status, {"message": f"{code} (fake)"},
+                                    {"x-amzn-ErrorType": f"{code}:http://internal.amazon.com/"})
         if fault == "429":
             return await self._send(writer, 429, {"error": {"message": "rate limited"}},
                                     {"Retry-After": self.retry_after})
@@ -279,16 +365,27 @@ class FakeProvider:
             return await self._send(writer, 500, {"error": {"message": "server error"}})
         if fault == "echoauth":  # a hostile/buggy provider echoing the credential back
             cred = headers.get("authorization") or headers.get("x-goog-api-key") or ""
+            if provider == "bedrock":
+                return await self._send(writer, 403, {"message": f"invalid signature {cred}"},
+                                        {"x-amzn-ErrorType": "AccessDeniedException"})
             return await self._send(writer, 401, {"error": {"message": f"invalid key {cred}"}})
         if fault == "stall":
             await asyncio.sleep(self.stall_s)
             return False
         if fault == "badjson":
-            return await self._send(writer, 200, None, raw=b'{"choices": [ {"message": ')
+            return await self._send(writer, 200, None, raw=b'{"choices": [ {"message": '
+                                    if provider != "bedrock" else b'{"output": {"message": ')
         if fault == "truncated":
             return await self._send(writer, 200, self._answer(provider, payload, text, None),
                                     truncate=True)
-        ok = await self._send(writer, 200, self._answer(provider, payload, text, mode))
+        answer = self._answer(provider, payload, text, mode)
+        extra = None
+        if self.echo_credential:
+            cred = (headers.get("authorization") or headers.get("x-goog-api-key") or "")
+            cred = cred.removeprefix("Bearer ")
+            answer = self._echo(answer, cred)
+            extra = {"X-Echo-Key": cred}
+        ok = await self._send(writer, 200, answer, extra)
         with self._lock:
             self.answered += 1
             self.answered_bodies[digest] += 1
@@ -297,7 +394,9 @@ class FakeProvider:
     async def _bad(self, writer, message: str) -> bool:
         with self._lock:
             self.violations.append(message)
-        return await self._send(writer, 400, {"error": {"message": message}})
+        # the OpenAI/Gemini error body, plus Bedrock's `message` + error-type header
+        return await self._send(writer, 400, {"error": {"message": message}, "message": message},
+                                {"x-amzn-ErrorType": "ValidationException"})
 
     def _answer(self, provider: str, payload: dict, text: str, mode: str | None) -> dict:
         if self.reply_fn is not None:
@@ -310,6 +409,13 @@ class FakeProvider:
             content = "I think it is {label: happy"
         elif mode == "empty":
             content = ""
+        if provider == "bedrock":
+            stop = "end_turn"
+            if refusal:  # a guardrail's canned answer, as Converse returns it
+                content, stop = "Sorry, the model cannot answer this question.", "guardrail_intervened"
+            return {"output": {"message": {"role": "assistant", "content": [{"text": content}]}},
+                    "stopReason": stop, "metrics": {"latencyMs": 12},
+                    "usage": {"inputTokens": 100, "outputTokens": 8, "totalTokens": 108}}
         if provider == "openai":
             message = {"role": "assistant", "content": None if refusal else content}
             if refusal:
@@ -326,6 +432,25 @@ class FakeProvider:
                 "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 8,
                                   "totalTokenCount": 108},
                 "modelVersion": "gemini-fake-001"}
+
+    @staticmethod
+    def _echo(answer: dict, cred: str) -> dict:
+        """`answer` with the credential planted where a provider could echo it."""
+        planted = f" (request signed with {cred}; key id {cred[:12]})"
+        if "choices" in answer:
+            msg = answer["choices"][0]["message"]
+            if msg.get("content") is not None:
+                body = json.loads(msg["content"]) if msg["content"].startswith("{") else {}
+                body["note"] = "echo" + planted
+                msg["content"] = json.dumps(body)
+            answer["model"] = answer["model"] + "+" + cred
+            answer["system_fingerprint"] = cred[-10:]
+        else:
+            for cand in answer.get("candidates", []):
+                for part in cand.get("content", {}).get("parts", []):
+                    part["text"] = part["text"] + planted
+            answer["modelVersion"] = answer["modelVersion"] + "+" + cred
+        return answer
 
     async def _upload_start(self, headers, writer) -> bool:
         if headers.get("x-goog-upload-protocol") != "resumable" or \

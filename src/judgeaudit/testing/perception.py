@@ -1,10 +1,18 @@
-"""A tiny deterministic perception for tests and demos on pure tones (plugged into
-an embedded judge by config: `perception: {kind: python, factory:
-"judgeaudit.testing.perception:ToneFakePerception"}`)."""
+"""A tiny deterministic perception for tests and demos on pure tones, handed to an
+embedded judge's adapter in place of the specialists (`tone_adapter`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+
+
+def tone_adapter(name: str, spec: dict[str, Any]):
+    """The adapter of an embedded judge spec that perceives through ToneFakePerception."""
+    from judgeaudit.judges.adapters import registry
+
+    return registry()[spec["provider"]](name, spec, ToneFakePerception())
 
 
 class ToneFakePerception:
@@ -15,7 +23,7 @@ class ToneFakePerception:
     LANGS = ("en", "es", "fr", "de")
 
     def __init__(self, emotions: tuple[str, ...] | None = None):
-        from judgeaudit.prompts import EMOTIONS
+        from judgeaudit.vocab.labels import EMOTIONS
 
         self.emotions = tuple(emotions or EMOTIONS)
 

@@ -27,6 +27,7 @@ import pandas as pd
 
 from judgeaudit.stats import study_a as sa
 from judgeaudit.stats import study_b as sb
+from judgeaudit.vocab.study_b import NO_CUE
 
 JUDGE = "sim"
 BOOT_METHOD = "cluster_bootstrap_bca"  # the Study A cross-check columns boot_low/boot_high
@@ -157,7 +158,7 @@ def scored_frame(data: dict[str, pd.DataFrame]) -> pd.DataFrame:
     pp = pd.DataFrame({"item_id": "item" + pw["item"].astype(str), "protocol": "pairwise",
                        "correct": pw["correct"]})
     out = pd.concat([pt, pp], ignore_index=True)
-    out["judge"], out["task"], out["cue"] = JUDGE, "single", "none"
+    out["judge"], out["task"], out["cue"] = JUDGE, "single", NO_CUE
     out["valid"] = out["correct"].notna()
     return out
 

@@ -2,6 +2,7 @@
 
 - `datasets`: synthetic and real corpora, the study attribute each serves, and the
   auxiliary tables each writes beside its manifest;
+- `labels`: the emotion classes and the language names judges answer in;
 - `specialists`: specialist kinds;
 - `study_a`: Study A classification tasks, shard families, reference placements,
   pair criteria and pair formats;

@@ -8,13 +8,16 @@ SYNTH_DATASETS: tuple[str, ...] = (
     "synth_counterfactual", "synth_dialogue",
 )
 REAL_DATASETS: tuple[str, ...] = ("ravdess", "fleurs", "bvcc", "voxceleb1", "emocf", "od3")
+# real corpora derived from another real corpus's manifest (issue 21): built only when
+# datasets.<name>.source is `derived`, from datasets.<name>.base
+DERIVED_DATASETS: tuple[str, ...] = ("real_degraded",)
 
 # study attribute -> (real corpus or None, synthetic counterpart)
 ATTRIBUTE_DATASETS: dict[str, tuple[str | None, str]] = {
     "emotion": ("ravdess", "synth_emotion"),
     "language": ("fleurs", "synth_language"),
     "naturalness": ("bvcc", "synth_naturalness"),
-    "cleanness": (None, "synth_naturalness"),
+    "cleanness": ("real_degraded", "synth_naturalness"),
     "speaker": ("voxceleb1", "synth_speaker"),
     "counterfactual": ("emocf", "synth_counterfactual"),
     "dialogue": ("od3", "synth_dialogue"),
@@ -36,6 +39,9 @@ AUX_TABLES: dict[str, dict[str, tuple[str, ...]]] = {
     "synth_dialogue": {"dialogues.tsv": ("dialogue_id", "variant", "shift_turn", "n_turns",
                                          "clip_id", "path", "sha256", "duration_s",
                                          "trajectory")},
+    "real_degraded": {"pairs.tsv": ("pair_id", "task", "better_clip", "worse_clip",
+                                    "source_clip", "degradation", "better_score",
+                                    "worse_score", "split")},
     "bvcc": {"pairs.tsv": ("pair_id", "task", "better_clip", "worse_clip", "better_score",
                            "worse_score", "split")},
     "voxceleb1": {"trials.tsv": ("trial_id", "clip_a", "clip_b", "same", "split")},
@@ -57,5 +63,6 @@ def is_synthetic(dataset: str) -> bool:
     return dataset.startswith("synth_")
 
 
-__all__ = ["ATTRIBUTE_DATASETS", "AUX_CLIP_COLUMNS", "AUX_TABLES", "REAL_DATASETS",
+__all__ = ["ATTRIBUTE_DATASETS", "AUX_CLIP_COLUMNS", "AUX_TABLES", "DERIVED_DATASETS",
+           "REAL_DATASETS",
            "SYNTH_COUNTERPART", "SYNTH_DATASETS", "aux_table_files", "is_synthetic"]

@@ -39,7 +39,7 @@ from judgeaudit.prompts import (
     reply_line,
     turn_line,
 )
-from judgeaudit.vocab.study_b import CUES, PROBE_PREFIX, PROBES, PROTOCOLS
+from judgeaudit.vocab.study_b import CUES, NO_CUE, PROBE_PREFIX, PROBES, PROTOCOLS
 
 REPLY_ANSWER = AnswerSpec(key=STUDY_B_ANSWER_KEY, allowed=REPLY_SLOTS, reasoning=True)
 TEMPLATE_FILES = {"system": "system.txt", "pointwise": "pointwise.txt",
@@ -79,12 +79,6 @@ def shard_kind(shard: str) -> tuple[str, str | None]:
         raise TrialError(f"unknown shard {shard!r}: expected <{'|'.join(PROTOCOLS)}>-"
                          f"<{'|'.join(CUES)}> or probe-P / probe-O")
     return proto, cue
-
-
-def template_names(shard: str) -> list[str]:
-    """The template files a shard uses (cue files are separate)."""
-    kind, _ = shard_kind(shard)
-    return ["system", kind]
 
 
 # Audio of one rendering: {turn: (path, sha256)} from the renderings table.
@@ -163,14 +157,14 @@ def build_trials(items: Sequence[dict], audio: Audio, shard: str,
                  templates: Mapping[str, Template], cue: Template | None = None,
                  trajectory: str = "all") -> list[dict]:
     """All trials of one (task, shard). `templates` maps system/pointwise/pairwise/
-    P/O to loaded templates; `cue` is the cue file (None for cue `none`)."""
+    P/O to loaded templates; `cue` is the cue file (None for NO_CUE)."""
     kind, cue_name = shard_kind(shard)
-    if cue_name not in (None, "none") and cue is None:
+    if cue_name not in (None, NO_CUE) and cue is None:
         raise TrialError(f"shard {shard}: cue file for {cue_name!r} not given")
     system = templates["system"]
     tmpl = templates[kind]
     base_facts = {"template_sha256": {"system": system.sha256, kind: tmpl.sha256}}
-    if cue_name not in (None, "none"):
+    if cue_name not in (None, NO_CUE):
         base_facts["cue_sha256"] = cue.sha256
     out = []
     for item in items:
@@ -235,4 +229,4 @@ def build_trials(items: Sequence[dict], audio: Audio, shard: str,
 
 __all__ = ["CUES", "PROBES", "PROTOCOLS", "REPLY_ANSWER", "TEMPLATE_FILES", "Template",
            "TrialError", "build_trials", "context_text", "oracle_labels", "oracle_statement",
-           "replies_text", "shard_kind", "template_names", "trial_id"]
+           "replies_text", "shard_kind", "trial_id"]

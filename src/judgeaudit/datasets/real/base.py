@@ -28,16 +28,14 @@ from typing import Any
 
 import pandas as pd
 
+from judgeaudit.datasets.schema import COMMON_COLUMNS
 from judgeaudit.io import sha256_file, write_json_atomic, write_tsv_atomic
 
 from .audio import DERIVATION, AudioError, derive, probe
 
 log = logging.getLogger("judgeaudit.datasets.real")
 
-COMMON_COLUMNS = ["clip_id", "path", "sha256", "duration_s", "sample_rate", "channels",
-                  "speaker", "split"]
 ORIG_COLUMNS = ["orig_path", "orig_sha256", "orig_format", "orig_sample_rate", "orig_channels"]
-EMOTIONS = ("neutral", "calm", "happy", "sad", "angry", "fearful", "disgust", "surprised")
 
 
 class LabelError(ValueError):
@@ -293,4 +291,15 @@ def apply_split_policy(specs: list[ClipSpec], policy: str, test_fraction: float,
     else:
         used = "official"
     check_speaker_disjoint(specs, f"{name} {used} split")  # holds by construction
+    sides = {side: sorted({s.speaker for s in specs if s.split == side})
+             for side in ("train", "test")}
+    empty = [side for side, spk in sides.items() if not spk]
+    if empty:
+        every = sorted({s.speaker for s in specs})
+        raise LabelError(
+            f"{name} (split_policy: {policy}, applied: {used}): no {' and no '.join(empty)} "
+            f"speakers ({len(sides['train'])} train, {len(sides['test'])} test of "
+            f"{len(every)}: {every[:10]}{' ...' if len(every) > 10 else ''}); a specialist "
+            "needs training speakers and the study needs held-out ones (add speakers or "
+            "choose another split_policy)")
     return specs, split_summary(specs, used, **({"split_fallback": reason} if reason else {}))

@@ -39,8 +39,10 @@ from typing import Any
 
 import pandas as pd
 
+from judgeaudit.vocab.labels import EMOTIONS
+
 from .audio import AudioError
-from .base import EMOTIONS, ClipSpec, LabelError, License, read_lines, seeded_rng
+from .base import ClipSpec, LabelError, License, read_lines, seeded_rng
 
 log = logging.getLogger("judgeaudit.datasets.real")
 

@@ -106,9 +106,4 @@ def specs(root: str | Path, cfg: Mapping[str, Any], seed: int
                                                "index_line"]), summary
 
 
-def audio_members(chosen_clips: list[ClipSpec], root: Path) -> set[str]:
-    """Archive member names (`audio/<path>`) the sample needs (selective extraction)."""
-    return {str(c.source.relative_to(root)) for c in chosen_clips}
-
-
 ATTR_COLUMNS = ["dialogue_id", "turn_index", "role", "transcript", "voice", "source_dataset"]

@@ -20,7 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from .base import EMOTIONS, ClipSpec, LabelError, License, seeded_rng, split_summary
+from judgeaudit.vocab.labels import EMOTIONS
+
+from .base import ClipSpec, LabelError, License, seeded_rng, split_summary
 
 LICENSE = License(
     name="RAVDESS (speech, audio-only)",

@@ -162,6 +162,23 @@ def _split_of(root: Path, speakers: list[str], policy: str, cfg: Mapping[str, An
         return assign, info
     assign = {s: "test" if s in TEST_SPEAKERS else "train" for s in speakers}
     info["split_source"] = "verification test speakers id10270-id10309"
+    if "test" not in assign.values():
+        if policy == "official":
+            raise LabelError(
+                f"voxceleb1 (split_policy: official): none of the {len(speakers)} speakers "
+                f"in the copy ({_ids(speakers)}) is an official test speaker "
+                "(id10270-id10309), so the study would have no test trials; add the test "
+                "speakers' wav/ folders or set datasets.voxceleb1.split_policy: auto or "
+                "seeded")
+        assign = seeded_speaker_split(speakers, float(cfg.get("test_fraction", 0.25)), seed,
+                                      "voxceleb1", "no-official-test")
+        msg = (f"no official test speaker (id10270-id10309) among the {len(speakers)} "
+               "speakers in the copy: a seeded speaker-disjoint split is used and the test "
+               "trials are seeded same/different pairs of the test speakers' clips")
+        log.warning("voxceleb1: %s", msg)
+        info["split_fallback"] = msg
+        info["split_source"] = "seeded"
+        return assign, info
     if "train" not in assign.values() and policy == "auto":
         test_spk = sorted(s for s in speakers if s in TEST_SPEAKERS)
         held = seeded_speaker_split(test_spk, 1.0 - float(cfg.get("test_fraction", 0.25)),
@@ -174,6 +191,34 @@ def _split_of(root: Path, speakers: list[str], policy: str, cfg: Mapping[str, An
         info["split_fallback"] = msg
         info["split_source"] = "seeded"
     return assign, info
+
+
+def _ids(speakers, k: int = 8) -> str:
+    speakers = sorted(speakers)
+    return ", ".join(speakers[:k]) + (f" ... ({len(speakers)} in all)" if len(speakers) > k
+                                      else "") if speakers else "none"
+
+
+def assign_side(assign: Mapping[str, str], side: str) -> list[str]:
+    return sorted(s for s, v in assign.items() if v == side)
+
+
+def _seeded_pairs(rels: list[str], n: int, seed: int, what: str) -> list[tuple]:
+    """Seeded same/different-speaker pairs of clips, half of each kind where the clips
+    allow, in parse_trials' layout (a running number, a, b, same); n = 0: every pair."""
+    pool = [(0, a, b, int(a.split("/")[0] == b.split("/")[0]))
+            for i, a in enumerate(rels) for b in rels[i + 1:]]
+    if not n:
+        return [(i + 1, a, b, same) for i, (_, a, b, same) in enumerate(pool)]
+    same = [t for t in pool if t[3] == 1]
+    diff = [t for t in pool if t[3] == 0]
+    rng = seeded_rng(seed, "voxceleb1", what, "pairs")
+    k_same = min(len(same), n // 2)
+    k_diff = min(len(diff), n - k_same)
+    pick = ([same[int(i)] for i in rng.choice(len(same), k_same, replace=False)]
+            + [diff[int(i)] for i in rng.choice(len(diff), k_diff, replace=False)])
+    pick.sort(key=lambda t: (t[1], t[2]))
+    return [(i + 1, a, b, same) for i, (_, a, b, same) in enumerate(pick)]
 
 
 def specs(root: str | Path, trial_list: Path, cfg: Mapping[str, Any], seed: int
@@ -195,6 +240,11 @@ def specs(root: str | Path, trial_list: Path, cfg: Mapping[str, Any], seed: int
                          f"{info.get('split_source')}")
     test_trials = [t for t in all_trials
                    if assign[t[1].split("/")[0]] == "test" and assign[t[2].split("/")[0]] == "test"]
+    if not test_trials and info.get("split_source") == "seeded":
+        # the trial list names none of the seeded test speakers: pair their clips
+        test_rels = sorted(r for s, rels in found.items() if assign.get(s) == "test"
+                           for r in rels)
+        test_trials = _seeded_pairs(test_rels, int(cfg.get("n_trials", 200)), seed, "test")
     trials = select(test_trials, int(cfg.get("n_trials", 200)), seed)
     rels = sorted({r for t in trials for r in t[1:3]})
     out = [_clip(wav_root, rel, "test") for rel in rels]
@@ -211,6 +261,16 @@ def specs(root: str | Path, trial_list: Path, cfg: Mapping[str, Any], seed: int
             clips = sorted(clips[int(i)] for i in rng.choice(len(clips), n_per, replace=False))
         out.extend(_clip(wav_root, rel, "train") for rel in clips)
     check_speaker_disjoint(out, "voxceleb1")
+    used = "seeded_speaker_disjoint" if info.get("split_source") == "seeded" else "official"
+    sides = {side: sorted({c.speaker for c in out if c.split == side}) for side in ("train", "test")}
+    if not trials or not sides["train"]:
+        raise LabelError(
+            f"voxceleb1 (split_policy: {policy}, applied: {used}): the split leaves "
+            f"{len(trials)} test trials over {len(sides['test'])} test speakers and "
+            f"{len(sides['train'])} train speakers (speakers in the copy: "
+            f"{_ids(speakers)}; test: {_ids(assign_side(assign, 'test'))}; train: "
+            f"{_ids(assign_side(assign, 'train'))}); the speaker study needs both sides "
+            "(add speakers, or choose another split_policy)")
     # train-split trials (the speaker back-end calibrates its threshold on them): seeded
     # same/different pairs of the sampled train clips, never touching a test clip
     train_rels = sorted(c.attrs["voxceleb_path"] for c in out if c.split == "train")
@@ -232,7 +292,6 @@ def specs(root: str | Path, trial_list: Path, cfg: Mapping[str, Any], seed: int
     rows += [{"trial_id": f"vox1_tr{i:06d}", "clip_a": clip_id(a), "clip_b": clip_id(b),
               "same": same, "split": "train"} for i, (_, a, b, same) in enumerate(train_trials)]
     table = pd.DataFrame(rows, columns=["trial_id", "clip_a", "clip_b", "same", "split"])
-    used = "seeded_speaker_disjoint" if info.get("split_source") == "seeded" else "official"
     summary = {"n_trials": len(trials), "n_trials_in_list": len(all_trials),
                "n_same": int(sum(t[3] for t in trials)), "n_train_trials": len(train_trials),
                "n_clips": len(out),

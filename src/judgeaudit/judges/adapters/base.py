@@ -1,5 +1,6 @@
-"""The adapter interface every judge implements (API providers and embedded judges),
-its registry, and the error types the engine's retry loop understands."""
+"""The adapter interface every judge implements (API providers and embedded judges)
+and the error types the engine's retry loop understands. The registry of adapter
+classes is the package's (`judgeaudit.judges.adapters`)."""
 
 from __future__ import annotations
 
@@ -38,14 +39,6 @@ class MissingKeyError(PermanentError):
     pass
 
 
-REGISTRY: dict[str, type[Adapter]] = {}
-
-
-def register(cls: type[Adapter]) -> type[Adapter]:
-    REGISTRY[cls.provider] = cls
-    return cls
-
-
 class Adapter:
     """One judge = one adapter instance. Subclasses set `provider`, list the settings
     that change outputs in `OUTPUT_FIELDS` (they enter the fingerprint, hence the
@@ -56,7 +49,13 @@ class Adapter:
     blocking: ClassVar[bool] = False  # True: `complete_sync` runs in a worker thread
     # audio input tokens per second the provider documents (OpenAI: 1 token / 100 ms)
     AUDIO_TOKENS_PER_S: ClassVar[float] = 10.0
+    # roles (see judgeaudit.judges.adapters.providers): an API judge that charges; an
+    # embedded judge that runs the specialists on the audio; one whose behaviour is
+    # known by construction (a control)
+    ROLES: ClassVar[tuple[str, ...]] = ("paid", "perceives", "control")
     paid: ClassVar[bool] = False
+    perceives: ClassVar[bool] = False
+    control: ClassVar[bool] = False
 
     def __init__(self, name: str, spec: dict[str, Any]):
         self.name = name
@@ -104,6 +103,51 @@ class Adapter:
         return text
 
 
+# Shortest run of a secret's characters that is masked wherever it appears: a provider
+# may echo a key cut short (a truncated echo, a prefix in an error id), and 8
+# characters of a random key are already too many to leak.
+SECRET_FRAGMENT = 8
+
+
+def redact_secret(text: str, secret: str, fragment: int = SECRET_FRAGMENT) -> str:
+    """`text` with every run of `fragment` or more consecutive characters of `secret`
+    (the whole secret included) replaced by `***`."""
+    if not text or not secret or len(secret) < 4:
+        return text
+    if len(secret) <= fragment:
+        return text.replace(secret, "***")
+    grams = {secret[i:i + fragment] for i in range(len(secret) - fragment + 1)}
+    hit = [False] * len(text)
+    for i in range(len(text) - fragment + 1):
+        if text[i:i + fragment] in grams:
+            for j in range(i, i + fragment):
+                hit[j] = True
+    if not any(hit):
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if hit[i]:
+            while i < len(text) and hit[i]:
+                i += 1
+            out.append("***")
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def redact_value(value: Any, redact) -> Any:
+    """A JSON-like value with `redact` applied to every string in it (keys included)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {redact(k) if isinstance(k, str) else k: redact_value(v, redact)
+                for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [redact_value(v, redact) for v in value]
+    return value
+
+
 class HTTPAdapter(Adapter):
     """Shared plumbing for HTTP providers: API key from the environment only, one
     pooled aiohttp session, status-code classification, secret redaction."""
@@ -128,7 +172,7 @@ class HTTPAdapter(Adapter):
     def redact(self, text: str) -> str:
         env = self.spec.get("api_key_env") or self.DEFAULT_KEY_ENV
         key = os.environ.get(env, "") if env else ""
-        return text.replace(key, "***") if key and len(key) >= 4 else text
+        return redact_secret(text, key)
 
     def client(self):
         """One pooled aiohttp session per adapter (created inside the running loop).
@@ -202,16 +246,3 @@ class HTTPAdapter(Adapter):
         if not isinstance(data, dict):
             raise TransientError("provider body is not a JSON object")
         return data
-
-
-def make_adapter(name: str, spec: dict[str, Any]) -> Adapter:
-    # import for registration side effects (cheap: no SDK imports at module level)
-    from judgeaudit.judges.adapters import gemini, openai_chat  # noqa: F401
-    from judgeaudit.judges.embedded import adapters as _embedded  # noqa: F401
-
-    provider = spec.get("provider")
-    if provider not in REGISTRY:
-        raise ValueError(
-            f"judge {name!r}: unknown provider {provider!r}; known: {sorted(REGISTRY)}"
-        )
-    return REGISTRY[provider](name, spec)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import base64
 from typing import Any, ClassVar
 
-from judgeaudit.judges.adapters.base import HTTPAdapter, Reply, TransientError, register
+from judgeaudit.judges.adapters.base import HTTPAdapter, Reply, TransientError
 from judgeaudit.judges.request import AnswerSpec, LoadedRequest, TextPart
 
 MIME = {"wav": "audio/wav", "mp3": "audio/mp3", "flac": "audio/flac"}
@@ -37,7 +37,6 @@ def response_schema(answer: AnswerSpec) -> dict[str, Any]:
     return {"type": "OBJECT", "properties": props, "required": order, "propertyOrdering": order}
 
 
-@register
 class GeminiAdapter(HTTPAdapter):
     provider = "gemini"
     AUDIO_TOKENS_PER_S = 32.0  # "each second of audio is represented as 32 tokens"

@@ -20,13 +20,12 @@ from __future__ import annotations
 import base64
 from typing import Any, ClassVar
 
-from judgeaudit.judges.adapters.base import HTTPAdapter, Reply, TransientError, register
+from judgeaudit.judges.adapters.base import HTTPAdapter, Reply, TransientError
 from judgeaudit.judges.request import LoadedRequest, TextPart
 
 MIME = {"wav": "audio/wav", "mp3": "audio/mpeg", "flac": "audio/flac"}
 
 
-@register
 class OpenAIChatAdapter(HTTPAdapter):
     provider = "openai"
     DEFAULT_KEY_ENV = "OPENAI_API_KEY"
@@ -109,7 +108,6 @@ class OpenAIChatAdapter(HTTPAdapter):
         return Reply(raw, refusal, usage, data.get("model"))
 
 
-@register
 class OpenAICompatibleAdapter(OpenAIChatAdapter):
     """vLLM & co. (Qwen2.5/3-Omni, Voxtral, Audio-Flamingo-3, Qwen2-Audio).
     `max_audio_inputs` (default 1) makes two-audio "native" requests `unsupported`."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from judgeaudit.judges.adapters.base import Adapter, Reply, register
+from judgeaudit.judges.adapters.base import Adapter, Reply
 from judgeaudit.judges.embedded import judges as J
 from judgeaudit.judges.embedded import lexicon as L  # Study B requests (owned by study_b)
 from judgeaudit.judges.embedded.fallible import DEFAULT_ACCURACY, FalliblePerception
@@ -25,7 +25,7 @@ class EmbeddedAdapter(Adapter):
     def __init__(self, name: str, spec: dict[str, Any], perception=None):
         super().__init__(name, spec)
         self._perception = perception
-        self.perception_store: str | None = None  # set by run_shard: <cache_dir>/perception.sqlite
+        self.perception_store: str | None = None  # set by run_shards: <cache_dir>/perception.sqlite
 
     @property
     def perception(self):
@@ -57,9 +57,9 @@ def _what(view, loaded: LoadedRequest) -> str:
     return f"{view.task}/{view.attribute}"
 
 
-@register
 class LabelReaderAdapter(EmbeddedAdapter):
     provider = "label_reader"
+    control = True
 
     def decide(self, view, loaded):
         if L.is_study_b(loaded.request):
@@ -67,21 +67,22 @@ class LabelReaderAdapter(EmbeddedAdapter):
         return J.label_reader(view)
 
 
-@register
 class FirstSlotAdapter(EmbeddedAdapter):
     provider = "first_slot"
+    control = True
 
     def decide(self, view, loaded):
         return J.first_slot(view)
 
 
-@register
 class ListenerAdapter(EmbeddedAdapter):
     """The audio-grounded cascade. Its categorical perception is degraded to
     `perception.accuracy` (default 0.80) by `FalliblePerception`, keyed on the clip's
     audio hash and `perception.seed` inside the judge (issue 11)."""
 
     provider = "listener"
+    perceives = True
+    control = True
     _listener_perception = None
 
     def _perception_accuracy(self) -> tuple[float, int]:
@@ -100,8 +101,6 @@ class ListenerAdapter(EmbeddedAdapter):
         pspec = self.spec.get("perception") or {}
         acc, seed = self._perception_accuracy()
         return {"embedded_version": EMBEDDED_VERSION, "lexicon_version": L.LEXICON_VERSION,
-                "perception_kind": pspec.get("kind", "specialists"),
-                "perception_factory": pspec.get("factory"), "perception_options": pspec.get("options"),
                 "models": model_hashes(pspec), "perception_accuracy": acc, "perception_seed": seed}
 
     def decide(self, view, loaded):
@@ -110,9 +109,9 @@ class ListenerAdapter(EmbeddedAdapter):
         return J.listener(view, self.listener_perception)
 
 
-@register
 class SimulatedAdapter(ListenerAdapter):
     provider = "simulated"
+    control = False  # its shortcut propensities are planted, not known a priori
 
     def __init__(self, name: str, spec: dict[str, Any], perception=None):
         super().__init__(name, spec, perception)

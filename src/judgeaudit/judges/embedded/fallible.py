@@ -25,9 +25,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from judgeaudit import prompts as C
 from judgeaudit.io import sha256_bytes
 from judgeaudit.judges.embedded.judges import uniform
+from judgeaudit.vocab.labels import LANGUAGE_NAMES
 
 DEFAULT_ACCURACY = 0.80  # the paper's emotion-specialist accuracy (emotion2vec+ on RAVDESS)
 FLOOR = 0.02             # confusion weight every other class gets on top of its score
@@ -78,7 +78,7 @@ class FalliblePerception:
     def language(self, wav: bytes) -> str:
         label = self.base.language(wav)
         fn = getattr(self.base, "language_scores", None)
-        scores = dict(fn(wav)) if callable(fn) else {c: 0.0 for c in C.LANGUAGES}
+        scores = dict(fn(wav)) if callable(fn) else {c: 0.0 for c in LANGUAGE_NAMES}
         scores.setdefault(label, 1.0)
         return self._heard("language", wav, label, scores)
 

@@ -25,12 +25,11 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from judgeaudit import prompts as C
 from judgeaudit.judges.embedded.perception import NO_SPEECH, Perception
 from judgeaudit.judges.embedded.reader import RequestView, clip_seed_material
 from judgeaudit.judges.parse import match_label
+from judgeaudit.similarity import cosine
+from judgeaudit.vocab.labels import EMOTIONS, LANGUAGE_NAMES
 from judgeaudit.vocab.study_a import PAIR_FORMATS, PLACEMENTS
 
 
@@ -50,7 +49,7 @@ def to_allowed(label: str, view: RequestView) -> str | None:
     if hit is not None:
         return hit
     low = label.casefold()
-    for code, name in C.LANGUAGES.items():
+    for code, name in LANGUAGE_NAMES.items():
         if low in (code, name):
             return match_label(code, view.allowed) or match_label(name, view.allowed)
     return None
@@ -76,13 +75,9 @@ def _pair_scores(view: RequestView, perception: Perception) -> list[float]:
     attr = view.attribute
     if attr == "speaker" and view.reference_clip is not None:
         ref = perception.speaker_embedding(view.reference_clip.wav)
-        out = []
-        for clip in (a, b):
-            emb = perception.speaker_embedding(clip.wav)
-            out.append(float(np.dot(ref, emb) / (np.linalg.norm(ref) * np.linalg.norm(emb) + 1e-12)))
-        return out
+        return [float(cosine(ref, perception.speaker_embedding(c.wav))[0]) for c in (a, b)]
     if attr == "emotion":
-        target = next((e for e in C.EMOTIONS if e in view.text.casefold()), None)
+        target = next((e for e in EMOTIONS if e in view.text.casefold()), None)
         if target:
             return [perception.emotion_scores(c.wav).get(target, 0.0) for c in (a, b)]
     return [perception.quality(c.wav) for c in (a, b)]

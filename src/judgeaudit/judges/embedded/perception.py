@@ -7,7 +7,6 @@ path)`), memoising per clip content.
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
 import sqlite3
@@ -19,7 +18,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from judgeaudit.io import sha256_bytes
+from judgeaudit.io import hash_path, sha256_bytes
 
 #: What `emotion()` / `language()` return for a clip the specialist's screen excluded
 #: (no speech detected, too short...): never a label of the vocabulary.
@@ -166,26 +165,16 @@ class SpecialistPerception:
 
 def make_perception(spec: Mapping[str, Any] | None,
                     store_path: str | Path | None = None) -> Perception:
-    """`{"kind": "specialists", "models": {emotion: path, ...}}` (default) or
-    `{"kind": "python", "factory": "package.module:callable"}` (tests, custom)."""
-    spec = dict(spec or {})
-    kind = spec.get("kind", "specialists")
-    if kind == "specialists":
-        store = PerceptionStore(store_path) if store_path else None
-        return SpecialistPerception(spec.get("models") or {}, store)
-    if kind == "python":
-        mod, _, attr = str(spec.get("factory", "")).partition(":")
-        if not mod or not attr:
-            raise ValueError("perception.factory must look like 'package.module:callable'")
-        return getattr(importlib.import_module(mod), attr)(**(spec.get("options") or {}))
-    raise ValueError(f"unknown perception kind {kind!r} (expected 'specialists' or 'python')")
+    """The specialists' perception of a judge's `perception` settings
+    (`{"models": {emotion: path, ...}}`), memoised in the store at `store_path`.
+    Tests hand an adapter a fake perception object instead."""
+    store = PerceptionStore(store_path) if store_path else None
+    return SpecialistPerception((spec or {}).get("models") or {}, store)
 
 
 def model_hashes(spec: Mapping[str, Any] | None) -> dict[str, str | None]:
     """sha256 of each configured model file/folder: part of the judge fingerprint,
     so retrained specialists never replay stale cached answers."""
-    from judgeaudit.provenance import hash_path
-
     models = (spec or {}).get("models") or {}
     _check_resolved(models)
     return {k: hash_path(v)["sha256"] for k, v in sorted(models.items()) if v}

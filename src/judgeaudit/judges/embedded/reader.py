@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
-
 from judgeaudit import prompts as C
 from judgeaudit.judges.embedded.audio import decode_wav, encode_wav, pcm_hash
 from judgeaudit.judges.parse import match_label
 from judgeaudit.judges.request import AudioPart, LoadedRequest
+from judgeaudit.vocab.labels import EMOTIONS, LANGUAGE_NAMES
 
 
 @dataclass(frozen=True)
@@ -62,19 +61,19 @@ def _task(allowed: tuple[str, ...], text: str) -> tuple[str, str | None]:
             if rx.search(text):
                 return "pairwise", attr
         return "pairwise", "naturalness"
-    if low and low <= set(C.EMOTIONS):
+    if low and low <= set(EMOTIONS):
         return "classify", "emotion"
-    if low and low <= set(C.LANGUAGES) | set(C.LANGUAGES.values()):
+    if low and low <= set(LANGUAGE_NAMES) | set(LANGUAGE_NAMES.values()):
         return "classify", "language"
     return "unknown", None
 
 
 def _vocab(attribute: str | None, allowed: tuple[str, ...]) -> tuple[str, ...]:
     if attribute == "emotion" and set(allowed) <= set(C.PAIR_SLOTS):
-        return C.EMOTIONS
+        return EMOTIONS
     if attribute in ("emotion", "language") and allowed and not set(allowed) <= set(C.PAIR_SLOTS):
         return allowed
-    return C.EMOTIONS + tuple(C.LANGUAGES)
+    return EMOTIONS + tuple(LANGUAGE_NAMES)
 
 
 def _find_labels(text: str, placement: str, vocab: tuple[str, ...]) -> list[tuple[int, SideLabel]]:
@@ -174,7 +173,3 @@ def _marks_reference(req, audio_index: int) -> bool:
 def clip_seed_material(clips: list[Clip]) -> str:
     """Order-free identity of a set of clips (sorted sample hashes)."""
     return ",".join(sorted(c.pcm_sha256 for c in clips))
-
-
-def to_pcm(clip: Clip) -> np.ndarray:
-    return decode_wav(clip.wav)[0]

@@ -1,0 +1,135 @@
+"""Every output of the project in one place, for its consumers (the report, the cell
+trace, the tests): the two studies' registries (`judgeaudit.study_a.outputs`,
+`judgeaudit.study_b.outputs`) joined with the tables that belong to no study
+(corpora, specialists, estimator validation, power).
+
+`SECTIONS` (report order), `TABLES` / `FIGURES` (name -> entry), `table(name)`,
+`figure(name)`, `section_of(name)`, `caption_of(name)`, `recipe_for_rule(rule)`,
+`method_text(key)`.
+"""
+
+from __future__ import annotations
+
+from judgeaudit.registry import Figure, Recipe, Section, Table
+from judgeaudit.stats.methods import describe
+from judgeaudit.study_a.outputs import REGISTRY as STUDY_A
+from judgeaudit.study_b.outputs import REGISTRY as STUDY_B
+
+REGISTRIES = (STUDY_A, STUDY_B)
+OTHER_SECTION = "other"
+
+_OTHER_SECTIONS = (
+    Section("specialists", "Specialists", "Offline specialists on held-out speakers."),
+    Section("validation", "Estimator validation and power",
+            "Do the estimators recover known (planted) behaviour, and can the design "
+            "detect it?"),
+    Section(OTHER_SECTION, "Other tables", ""),
+)
+SECTIONS: tuple[Section, ...] = (_OTHER_SECTIONS[0], *STUDY_A.sections, *STUDY_B.sections,
+                                 *_OTHER_SECTIONS[1:])
+
+_NONE = "none (each row a summary, not an estimate over units)"
+OTHER_TABLES = (
+    Table("corpus_sources", "", OTHER_SECTION, "Corpus sources",
+          "Which corpus each study attribute uses (real or synthetic) and where it comes "
+          "from.", "", "judgeaudit.workflow.Plan.corpus_sources_param",
+          "scripts/corpus_sources.py", "", _NONE, "", {}, recomputed=False,
+          why_not="a listing of the configured corpora, no estimate"),
+    Table("specialist_accuracy", "", "specialists", "Specialist accuracy",
+          "Each offline specialist on the test split of the corpus it was fitted on: "
+          "accuracy, EER or Spearman rho with its target.",
+          "accuracy / EER / Spearman rho of each specialist on held-out speakers",
+          "judgeaudit.specialists.evaluate.table", "judgeaudit.specialists.evaluate.markdown",
+          "wilson_deff", "the test speaker (source clip for naturalness)", "speaker", {},
+          figures=("specialist_confusion",),
+          extra_methods=("wilson", "cluster_bootstrap_stat", "fisher_z"), recomputed=False,
+          why_not="computed from the specialists' predictions, not from judge trials"),
+    Table("estimator_validation", "", "validation", "Estimator validation",
+          "Simulated truth vs estimates: coverage and bias of every printed interval over "
+          "seeded replicates of planted scenarios.",
+          "coverage of the 95% intervals and bias of each estimator",
+          "judgeaudit.validation.study.summarise",
+          "judgeaudit.validation.study.write_outputs", "wilson_cr2_bm",
+          "the simulated scenario's clusters", "", {}, figures=("estimator_validation",),
+          extra_methods=("paired_t_cr2_bm", "cluster_bootstrap_bca", "chance_normalised",
+                         "wilson"), recomputed=False,
+          why_not="computed from simulated replicates, not from judge trials"),
+    Table("estimator_validation_full", "", "validation", "Estimator validation (full)",
+          "The estimator validation with validation.full_n_seeds replicates.",
+          "coverage of the 95% intervals and bias of each estimator",
+          "judgeaudit.validation.study.summarise",
+          "judgeaudit.validation.study.write_outputs", "wilson_cr2_bm",
+          "the simulated scenario's clusters", "", {}, figures=("estimator_validation_full",),
+          extra_methods=("paired_t_cr2_bm", "cluster_bootstrap_bca", "chance_normalised",
+                         "wilson"), recomputed=False,
+          why_not="computed from simulated replicates, not from judge trials"),
+    Table("power", "", "validation", "Power",
+          "Power and minimum detectable effect of the design per cell, at the effective "
+          "sample size of the printed estimator's clusters.",
+          "power and MDE per design cell", "judgeaudit.stats.power",
+          "judgeaudit.render.power.power_table", "power_two_proportions",
+          "the cell's clusters (design effect from the ANOVA ICC)", "", {},
+          extra_methods=("power_paired_t",), recomputed=False,
+          why_not="a design calculation from trial counts, not an estimate from responses"),
+)
+OTHER_FIGURES = (
+    Figure("specialist_confusion", "Confusion matrices of the classification specialists "
+           "on their test splits (rows gold, columns predicted).",
+           "judgeaudit.specialists.evaluate.confusion_figure"),
+    Figure("estimator_validation", "Coverage of each interval method per scenario and "
+           "estimand over the replicates, with the nominal 95% and its Monte Carlo band.",
+           "judgeaudit.validation.study.coverage_figure"),
+    Figure("estimator_validation_full", "As the estimator validation figure, with "
+           "validation.full_n_seeds replicates.",
+           "judgeaudit.validation.study.coverage_figure"),
+)
+
+TABLES: dict[str, Table] = {t.name: t for r in REGISTRIES for t in r.tables}
+TABLES.update({t.name: t for t in OTHER_TABLES})
+FIGURES: dict[str, Figure] = {f.name: f for r in REGISTRIES for f in r.figures}
+FIGURES.update({f.name: f for f in OTHER_FIGURES})
+RECIPES: dict[str, Recipe] = {r.rule: r for reg in REGISTRIES for r in reg.recipes}
+
+
+def table(name: str) -> Table:
+    try:
+        return TABLES[name]
+    except KeyError:
+        raise KeyError(f"no table {name!r} in the outputs registry (judgeaudit.outputs); "
+                       f"tables are {sorted(TABLES)}") from None
+
+
+def figure(name: str) -> Figure:
+    try:
+        return FIGURES[name]
+    except KeyError:
+        raise KeyError(f"no figure {name!r} in the outputs registry (judgeaudit.outputs); "
+                       f"figures are {sorted(FIGURES)}") from None
+
+
+def section_of(name: str) -> str:
+    """The section id of a table stem (`other` for a table the registry does not know)."""
+    return TABLES[name].section if name in TABLES else OTHER_SECTION
+
+
+def caption_of(name: str) -> str:
+    """The registry caption of a table stem (its name in words when unknown)."""
+    return TABLES[name].caption if name in TABLES else name.replace("_", " ")
+
+
+def figures_of(name: str) -> tuple[str, ...]:
+    return TABLES[name].figures if name in TABLES else ()
+
+
+def recipe_for_rule(rule: str) -> Recipe | None:
+    return RECIPES.get(rule)
+
+
+def method_text(key: str) -> str:
+    """The method registry's description of a method key (raises on an unknown key)."""
+    return describe(key).description
+
+
+__all__ = ["FIGURES", "OTHER_FIGURES", "OTHER_SECTION", "OTHER_TABLES", "RECIPES",
+           "REGISTRIES", "SECTIONS", "STUDY_A", "STUDY_B", "TABLES", "caption_of", "figure",
+           "figures_of", "method_text", "recipe_for_rule", "section_of", "table"]

@@ -1,0 +1,251 @@
+"""The dataclasses of an outputs registry (one registry per study:
+`judgeaudit.study_a.outputs`, `judgeaudit.study_b.outputs`; both joined, with the
+tables of no study, in `judgeaudit.outputs`).
+
+A registry declares every metric, table and figure once: what it estimates, the
+function that computes it, its interval method (a key of
+`judgeaudit.stats.methods`), its cell keys and sampling unit, its section, caption,
+figures and the pivot the paper prints it in. Workflow targets, the rules' input
+lists, the metric scripts, the report's sections and captions and the cell-trace
+recomputation are derived from it.
+
+Functions are named by dotted path (`module:attr` or `module.attr`) and imported
+only when called (`resolve`), so importing a registry costs nothing at DAG time.
+
+Pure data; imports only the standard library and the method registry.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from judgeaudit.stats.methods import describe
+
+
+def resolve(path: str) -> Callable[..., Any]:
+    """The object a dotted path names: `pkg.mod:attr` or `pkg.mod.attr`."""
+    mod, _, attr = path.partition(":") if ":" in path else path.rpartition(".")
+    try:
+        obj = getattr(importlib.import_module(mod), attr)
+    except (ImportError, AttributeError) as exc:
+        raise LookupError(f"registry: cannot resolve {path!r}: {exc}") from exc
+    return obj
+
+
+@dataclass(frozen=True)
+class Section:
+    """A report section: id, heading, one-line description (what it shows)."""
+
+    id: str
+    heading: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Pivot:
+    """How the paper prints a table: one row per `rows` key combination, one column
+    per `columns` key combination (in `column_order` when given), each cell the
+    `value` column (`est [lo, hi]` of estimate / ci_low / ci_high when value is
+    "estimate") of the long TSV rows that pass `where` (column -> allowed values).
+    `control_column` marks the rows to set apart (e.g. `role` == control, or the
+    judge's provider being a control)."""
+
+    rows: tuple[str, ...]
+    columns: tuple[str, ...]
+    value: str = "estimate"
+    where: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    column_order: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure (stem under figures/, PNG + PDF): caption says what is plotted."""
+
+    name: str
+    caption: str
+    function: str  # the function drawing it
+    inputs: Mapping[str, str] = field(default_factory=dict)  # role -> metrics file
+    method: str = ""  # interval method of its error bars (a method key), "" if none
+    sampling_unit: str = ""
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One estimand: the rows of a metrics file that estimate it.
+
+    name: the metric's name (Study A: the `metric` column value; Study B: the
+      metric rule's `metric` param, one output file).
+    estimand: what it estimates, in words.
+    function: the function computing it (from trials/scored rows).
+    method: its interval method key (stats.methods); extra_methods: cross-checks or
+      tests printed beside it (e.g. the BCa bootstrap in boot_low/boot_high).
+    cell_keys: the columns that identify one cell (one estimate).
+    sampling_unit: what the interval clusters on; cluster_column: the column holding it.
+    output: the metrics file holding its rows; rule: the rule writing it.
+    """
+
+    name: str
+    study: str
+    estimand: str
+    function: str
+    method: str
+    cell_keys: tuple[str, ...]
+    sampling_unit: str
+    cluster_column: str
+    output: str
+    rule: str
+    extra_methods: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for key in (self.method, *self.extra_methods):
+            describe(key)  # an unknown method key is an error at import time
+
+
+@dataclass(frozen=True)
+class Table:
+    """One table (stem under results/tables/, TSV + MD + TeX).
+
+    label: what the report calls it ("Table II" where the paper numbers it so);
+    paper_table: the paper's own number (None: no counterpart in the paper).
+    caption: what is in it (the method sentence is added from the method registry).
+    figures: figure stems shown under it. pivot: the paper layout (None: the long
+    table is the layout). estimand: what its numbers estimate. function: the
+    function computing its numbers; render: the function writing the table files.
+    method: interval method key; sampling_unit / cluster_column as for Metric.
+    inputs: role -> metrics file the render rule reads; metrics: the Metric names
+    its rows come from. recomputed: False (with `why_not`) when the cell trace
+    cannot recompute its rows from trials and responses. aliases: table column ->
+    the metrics column it renames (Table IV's `format` is the metrics' `condition`).
+    fixed: metrics column -> the value every row of the table has though the table
+    has no such column (the planted table is seed-pooled: seed = "all").
+    """
+
+    name: str
+    study: str
+    section: str
+    label: str
+    caption: str
+    estimand: str
+    function: str
+    render: str
+    method: str
+    sampling_unit: str
+    cluster_column: str
+    inputs: Mapping[str, str]
+    metrics: tuple[str, ...] = ()
+    figures: tuple[str, ...] = ()
+    paper_table: str | None = None
+    pivot: Pivot | None = None
+    extra_methods: tuple[str, ...] = ()
+    recomputed: bool = True
+    why_not: str = ""
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    fixed: Mapping[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for key in (self.method, *self.extra_methods):
+            if key:  # "" = a table of no estimates
+                describe(key)
+
+    def method_text(self) -> str:
+        """The method registry's description of this table's interval method ("" for a
+        table of no estimates)."""
+        return describe(self.method).description if self.method else ""
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How the cell trace recomputes the rows a metrics rule wrote, with the rule's
+    own functions (provenance only finds the files; it never computes).
+
+    rule: the metrics rule (found in a table's provenance chain).
+    compute: dotted path of f(inputs, params) -> {output name: DataFrame}, the very
+      function the rule's script calls.
+    select: dotted path of f(inputs, row) -> (inputs restricted to the trials behind
+      `row`, the trial ids of the cell, a note), the cell selection ("" = the rows
+      are not recomputed from trials by the trace).
+    load: dotted path of the function turning the raw records into compute's inputs;
+      source says which raw records the trace hands it:
+        "trials_responses": load(trials, responses, params) with the trial and
+          response rows of the rule's inputs (Study A: `join_inputs`);
+        "scored_shards": the study_b_score shards of the row's judge and task are
+          re-scored (`rescore(trials, responses, judge, shard)`) and load(scored,
+          item_files) builds the inputs (Study B).
+    outputs: output name -> metrics file (to pick the frame a table's row came from);
+      a `{judge}` in a path stands for the judge.
+    required: row columns a table must have for its rows to be recomputed.
+    not_recomputed: column -> why the recipe does not recompute it (e.g. Holm's
+      p_holm needs the whole family of judges).
+    """
+
+    rule: str
+    compute: str
+    select: str
+    load: str
+    outputs: Mapping[str, str]
+    source: str = "trials_responses"
+    required: tuple[str, ...] = ("judge", "task")
+    not_recomputed: Mapping[str, str] = field(default_factory=dict)
+    rescore: str = ""  # "scored_shards": dotted path of the re-scoring function
+
+    def output_for(self, path: str) -> str | None:
+        """The output name of a metrics file this rule wrote (None: not one of them)."""
+        for name, pattern in self.outputs.items():
+            pre, _, post = pattern.partition("{judge}")
+            if path == pattern or ("{judge}" in pattern and path.startswith(pre)
+                                   and path.endswith(post)):
+                return name
+        return None
+
+
+@dataclass(frozen=True)
+class Registry:
+    """One study's outputs: sections, metrics, tables, figures, recipes."""
+
+    study: str
+    sections: tuple[Section, ...]
+    metrics: tuple[Metric, ...]
+    tables: tuple[Table, ...]
+    figures: tuple[Figure, ...]
+    recipes: tuple[Recipe, ...] = ()
+
+    def table(self, name: str) -> Table:
+        for t in self.tables:
+            if t.name == name:
+                return t
+        raise KeyError(f"{self.study}: no table {name!r} in the registry; tables are "
+                       f"{[t.name for t in self.tables]}")
+
+    def figure(self, name: str) -> Figure:
+        for f in self.figures:
+            if f.name == name:
+                return f
+        raise KeyError(f"{self.study}: no figure {name!r} in the registry; figures are "
+                       f"{[f.name for f in self.figures]}")
+
+    def metric(self, name: str) -> Metric:
+        for m in self.metrics:
+            if m.name == name:
+                return m
+        raise KeyError(f"{self.study}: no metric {name!r} in the registry; metrics are "
+                       f"{[m.name for m in self.metrics]}")
+
+    def recipe(self, rule: str) -> Recipe:
+        for r in self.recipes:
+            if r.rule == rule:
+                return r
+        raise KeyError(f"{self.study}: no recipe for rule {rule!r}")
+
+    @property
+    def table_names(self) -> list[str]:
+        return [t.name for t in self.tables]
+
+    @property
+    def figure_names(self) -> list[str]:
+        return [f.name for f in self.figures]
+
+
+__all__ = ["Figure", "Metric", "Pivot", "Recipe", "Registry", "Section", "Table", "resolve"]

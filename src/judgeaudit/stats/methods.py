@@ -1,0 +1,276 @@
+"""The method registry: one description per interval, test, correction or power
+method that a table's `method` / `ci_method` / `gate_method` column names.
+
+Table captions and the report's methods section are both made from these entries, so
+they cannot disagree. Each entry says what is computed, by which function of this
+package, which statsmodels / SciPy call (or closed form) does the work, how the
+observations are clustered and which critical value is used.
+
+`describe(key)` returns the entry of a key (a clear error for an unknown key);
+`method_keys(value)` finds the registry keys a table's free-text method value names
+(`"wilson_cr2_bm+chance_normalised"` -> both keys; `"cluster_bootstrap_bca(item)"`;
+the specialist table's sentences); `caption_text(values)` is the one sentence a
+caption prints for the method values of its rows.
+
+Pure data and string functions; imports nothing heavy (no SciPy, no pandas).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+
+class UnknownMethod(KeyError):
+    """A method key (or a table's method value) the registry does not describe."""
+
+    def __str__(self) -> str:  # KeyError would print the repr of the message
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass(frozen=True)
+class Method:
+    """One statistical method.
+
+    key: the token the tables write (`method` column) or, for methods a table names
+      in another column (Holm: `p_holm`), the registry's own name.
+    label: a few words for a legend or a table header.
+    description: the one true description (what a caption and the methods section
+      print).
+    function: the function of this package that computes it.
+    library: the statsmodels / SciPy call doing the work ("closed form" when none).
+    clustering: what the resampling / variance treats as independent.
+    critical_value: the reference distribution of the interval or test.
+    kind: interval | test | correction | transform | power.
+    patterns: regular expressions recognising the method inside a free-text method
+      value (the specialist and power tables write sentences, not keys).
+    """
+
+    key: str
+    label: str
+    description: str
+    function: str
+    library: str
+    clustering: str
+    critical_value: str
+    kind: str = "interval"
+    patterns: tuple[str, ...] = ()
+
+    def sentence(self) -> str:
+        """`label: description` (for a methods list)."""
+        return f"{self.label}: {self.description}"
+
+
+_CLUSTERED = ("the sampling unit named in the row's cluster_unit column (Study A: speaker "
+              "for classification tasks, source clip / reference speaker / pair for pair "
+              "tasks; Study B: the item, whose two renderings or two orders are one cluster)")
+
+METHODS: dict[str, Method] = {m.key: m for m in (
+    Method(
+        "wilson_cr2_bm", "clustered Wilson (CR2, Bell-McCaffrey t)",
+        "share of valid trials with the outcome (ratio of sums); Wilson score interval at "
+        "the effective sample size n/deff, where deff is the bias-reduced cluster-robust "
+        "(CR2, Bell-McCaffrey 2002) variance over the binomial variance (not floored at 1), "
+        "with the critical value of Student's t on the Bell-McCaffrey Satterthwaite degrees "
+        "of freedom (about G-1 for G clusters); where the estimate is exactly 0 or 1 the "
+        "one-sided 95% Wilson bound at n with the one-sided t critical value",
+        "judgeaudit.stats.clustered.clustered_proportion",
+        "closed form (CR2 variance and Wilson bounds in numpy); critical value "
+        "scipy.stats.t.ppf(0.975, df_BM) (0.95 one-sided)",
+        _CLUSTERED, "Student t on the Bell-McCaffrey df"),
+    Method(
+        "wilson", "Wilson score (not clustered)",
+        "Wilson score interval for a proportion with the normal critical value, every "
+        "observation independent: statsmodels proportion_confint(method='wilson') in "
+        "stats.ci and the unclustered specialist rows; clustered_proportion falls back to "
+        "the same formula (scipy.stats.norm.ppf) when a cell has fewer than 2 clusters, and "
+        "says so with this key",
+        "judgeaudit.stats.ci.wilson; judgeaudit.stats.clustered.clustered_proportion "
+        "(fewer than 2 clusters)",
+        "statsmodels.stats.proportion.proportion_confint(method='wilson'); "
+        "scipy.stats.norm.ppf(0.975)",
+        "none (each trial independent)", "standard normal z"),
+    Method(
+        "t_cr2_bm", "clustered mean (CR2, Bell-McCaffrey t)",
+        "pooled mean of real-valued observations with the bias-reduced cluster-robust (CR2) "
+        "standard error and a t interval on the Bell-McCaffrey degrees of freedom",
+        "judgeaudit.stats.clustered.clustered_mean",
+        "closed form (numpy); scipy.stats.t.ppf / t.sf on df_BM",
+        _CLUSTERED, "Student t on the Bell-McCaffrey df"),
+    Method(
+        "paired_t_cr2_bm", "paired CR2 t test",
+        "paired difference mean(a - b) over units valid under both conditions, with the "
+        "bias-reduced cluster-robust (CR2) standard error, a t interval and the two-sided "
+        "Wald t test on the Bell-McCaffrey degrees of freedom over G clusters (with one unit "
+        "per cluster, e.g. Study B items, exactly the paired t test); rate differences are "
+        "cut to [-1, 1]; when every difference is identical (zero variance) the p-value is "
+        "the exact sign test over clusters and the interval the one-sided Wilson bound on "
+        "the share of units that differ",
+        "judgeaudit.stats.clustered.clustered_difference",
+        "closed form (numpy); scipy.stats.t.ppf / t.sf on df_BM",
+        _CLUSTERED, "Student t on the Bell-McCaffrey df", kind="test"),
+    Method(
+        "sign_test_exact", "exact sign test over clusters",
+        "two-sided exact sign test 2 * 0.5^G over the G clusters, used by the paired CR2 "
+        "t test when every paired difference is identical (its rows keep the key "
+        "paired_t_cr2_bm and have se = 0)",
+        "judgeaudit.stats.clustered.clustered_difference (zero-variance branch)",
+        "closed form", _CLUSTERED, "exact binomial(G, 1/2)", kind="test"),
+    Method(
+        "cluster_bootstrap_bca", "cluster bootstrap (BCa)",
+        "ratio-of-sums mean with a bias-corrected and accelerated (BCa) 95% interval from "
+        "resampling whole clusters (cluster sums and sizes drawn together), n_resamples from "
+        "the config (study_a.bootstrap.n_boot, study_b.bootstrap), seeded; a cross-check "
+        "printed as boot_low / boot_high, never the primary interval",
+        "judgeaudit.stats.clustered.cluster_bootstrap_bca",
+        "scipy.stats.bootstrap(paired=True, vectorized=True, method='BCa')",
+        _CLUSTERED, "bootstrap quantiles (BCa)"),
+    Method(
+        "cluster_bootstrap_percentile", "cluster bootstrap (percentile)",
+        "ratio-of-sums mean with the percentile 95% interval from resampling whole clusters "
+        "(cluster sums and sizes drawn together), used where the BCa interval is undefined "
+        "(degenerate replicates)",
+        "judgeaudit.stats.clustered.cluster_bootstrap_bca (fallback)",
+        "scipy.stats.bootstrap(paired=True, vectorized=True, method='percentile')",
+        _CLUSTERED, "bootstrap quantiles (percentile)"),
+    Method(
+        "chance_normalised", "chance-normalised RF~",
+        "RF~ = (RF - c)/(1 - c), c = 1/(K-1) for K classes, unclipped (negative = below "
+        "chance; the paper clips at 0); its interval, invalid bounds and bootstrap columns "
+        "are RF's mapped through the same increasing linear map",
+        "judgeaudit.stats.clustered.chance_normalised", "closed form",
+        "as the RF row it maps", "as the RF row it maps", kind="transform"),
+    Method(
+        "holm", "Holm step-down",
+        "Holm's step-down adjustment of the p-values within each contrast family, over the "
+        "audited judges only (control judges are reported with role 'control' and left out "
+        "of the family); reject_holm at alpha = 0.05",
+        "judgeaudit.stats.contrasts.holm (via stats.study_a.contrasts_table)",
+        "statsmodels.stats.multitest.multipletests(method='holm')",
+        "none (a correction over the family's p-values)", "alpha = 0.05 family-wise",
+        kind="correction"),
+    Method(
+        "binomial_gate", "chance gate (exact binomial)",
+        "the conditional Potemkin rate is reported only when P is above chance: one-sided "
+        "exact binomial test of the P successes over renderings against max(uniform chance, "
+        "best constant answer), alternative='greater', alpha from study_b.potemkin_gate, and "
+        "when its denominator n(111) + n(110) reaches min_n",
+        "judgeaudit.stats.chance.gate_potemkin",
+        "scipy.stats.binomtest(k, n, p, alternative='greater')",
+        "none (renderings treated as independent; conservative against the mean chance)",
+        "exact binomial", kind="test",
+        patterns=(r"one-sided exact binomial \(scipy binomtest\)[^;]*",)),
+    Method(
+        "wilson_deff", "Wilson at n/DEFF (ANOVA ICC)",
+        "Wilson score interval (statsmodels) at the effective size n/DEFF with the "
+        "model-based design effect DEFF = 1 + (m - 1) ICC, m the mean cluster size and ICC "
+        "the one-way ANOVA estimate (floored at 0), normal critical value; used by the "
+        "specialist accuracy table only",
+        "judgeaudit.stats.clustered.clustered_wilson",
+        "statsmodels.stats.proportion.proportion_confint(method='wilson')",
+        "speaker (the specialist's test speakers)", "standard normal z",
+        patterns=(r"wilson on n_eff = n / DEFF(\s*\([^)]*\))?", r"\bwilson_deff\b")),
+    Method(
+        "cluster_bootstrap_stat", "cluster bootstrap of a statistic",
+        "95% interval of an arbitrary statistic (specialist EER, Spearman rho) by resampling "
+        "whole clusters (speakers or source clips) with replacement, BCa (percentile when "
+        "BCa is undefined, as the method value then says)",
+        "judgeaudit.stats.clustered.cluster_bootstrap_ci",
+        "scipy.stats.bootstrap(vectorized=False, method='BCa')",
+        "speaker or source clip (named in the method value)", "bootstrap quantiles",
+        patterns=(r"cluster_bootstrap_[A-Za-z]+( \([^)]*undefined\)| over the \d+ of \d+ "
+                  r"resamples where the statistic is defined)? \(scipy\.stats\.bootstrap"
+                  r"[^)]*\)", r"cluster_bootstrap \(fewer than 2 clusters: no interval\)")),
+    Method(
+        "fisher_z", "Fisher z (Spearman rho)",
+        "Spearman rank correlation (scipy.stats.spearmanr) with the Fisher z interval "
+        "tanh(atanh(rho) +/- 1.96/sqrt(n - 3)), every clip independent; used when no "
+        "cluster column exists",
+        "judgeaudit.specialists.evaluate.naturalness",
+        "scipy.stats.spearmanr; closed-form Fisher z", "none", "standard normal z",
+        patterns=(r"spearman\+fisher_z",)),
+    Method(
+        "power_two_proportions", "power: two proportions",
+        "power of a two-sided two-sample comparison of proportions at Cohen's h, at the "
+        "effective size n/deff of each cell",
+        "judgeaudit.stats.power", "statsmodels.stats.power.NormalIndPower; "
+        "statsmodels.stats.proportion.proportion_effectsize",
+        "design effect from the ANOVA ICC of the cell's clusters", "standard normal z",
+        kind="power",
+        patterns=(re.escape("two-sample proportions, Cohen's h, statsmodels NormalIndPower "
+                            "(two-sided)"),)),
+    Method(
+        "power_paired_t", "power: paired item differences",
+        "power of a two-sided paired t test of per-item differences, the variance from "
+        "independent protocol errors",
+        "judgeaudit.stats.power", "statsmodels.stats.power.TTestPower",
+        "the item", "Student t", kind="power",
+        patterns=(re.escape("paired item differences, statsmodels TTestPower (two-sided), "
+                            "psi from independent protocol errors"),)),
+)}
+
+_TOKEN = re.compile(r"[A-Za-z0-9_]+")
+
+
+def describe(method_key: str) -> Method:
+    """The registry entry of `method_key`; UnknownMethod (naming the known keys) else."""
+    try:
+        return METHODS[method_key]
+    except KeyError:
+        raise UnknownMethod(f"unknown method key {method_key!r}: the method registry "
+                            f"(judgeaudit.stats.methods.METHODS) knows "
+                            f"{sorted(METHODS)}") from None
+
+
+def method_keys(value: str, strict: bool = True) -> tuple[str, ...]:
+    """Registry keys a table's method value names, in order of appearance.
+
+    Free-text patterns are matched first (their span is removed), then the rest is
+    split into word tokens and every token that is a key counts. `strict`: an
+    UnknownMethod when a non-empty value names no key at all."""
+    text = str(value or "").strip()
+    if not text:
+        return ()
+    if text in METHODS:
+        return (text,)
+    found: list[tuple[int, str]] = []
+    for m in METHODS.values():
+        for pat in m.patterns:
+            for hit in re.finditer(pat, text):
+                found.append((hit.start(), m.key))
+                text = text[:hit.start()] + " " * (hit.end() - hit.start()) + text[hit.end():]
+    for hit in _TOKEN.finditer(text):
+        tok = hit.group(0)
+        if tok in METHODS:
+            found.append((hit.start(), tok))
+        elif tok.lower() in METHODS:
+            found.append((hit.start(), tok.lower()))
+    keys = tuple(dict.fromkeys(k for _, k in sorted(found)))
+    if strict and not keys:
+        raise UnknownMethod(f"method value {value!r} names no key of the method registry "
+                            f"(judgeaudit.stats.methods.METHODS: {sorted(METHODS)})")
+    return keys
+
+
+def keys_of(values: Iterable[str], strict: bool = True) -> tuple[str, ...]:
+    """Sorted union of `method_keys` over several method values (NaN/empty skipped)."""
+    out: set[str] = set()
+    for v in values:
+        if v is None or (isinstance(v, float) and v != v) or not str(v).strip():
+            continue
+        out |= set(method_keys(str(v), strict=strict))
+    return tuple(sorted(out))
+
+
+def caption_text(values: Iterable[str], strict: bool = True) -> str:
+    """`95% CI: <description>; <description>` for the method values of a table's rows
+    (the text a caption prints); "no estimates" when there are none."""
+    keys = keys_of(values, strict=strict)
+    if not keys:
+        return "no estimates"
+    return "; ".join(f"{describe(k).label}: {describe(k).description}" for k in keys)
+
+
+__all__ = ["METHODS", "Method", "UnknownMethod", "caption_text", "describe", "keys_of",
+           "method_keys"]

@@ -1,0 +1,84 @@
+"""Study A recipes: the functions the metric rule's script calls, and the cell
+selection the trace uses to recompute one row with them.
+
+`join_inputs(trials, responses, params)` -> inputs ({"df": one row per trial});
+`judge_metrics(inputs, params)` -> {"metrics", "contrasts"} of one judge (the rule
+`study_a_metrics_judge`, scripts/study_a_metrics_judge.py);
+`select_cell(inputs, row)` -> (the inputs behind one table row, its trial ids, a note).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from judgeaudit.vocab.study_a import BLUEPRINT_CONDITIONS, MATCH_CONDITION, PAIR_FORMATS, PLACEMENTS
+
+AUDIO_ONLY = "audio_only"  # the condition rf_adj reads the judge's own answers from
+
+
+def join_inputs(trials: Sequence[dict], responses: Sequence[dict], params: Mapping[str, Any]
+                ) -> dict[str, Any]:
+    """One row per trial with this judge's response (`stats.study_a.join`)."""
+    from judgeaudit.stats import study_a as sa
+
+    return {"df": sa.join(trials, responses, str(params["judge"]))}
+
+
+def judge_metrics(inputs: Mapping[str, Any], params: Mapping[str, Any]
+                  ) -> dict[str, pd.DataFrame]:
+    """Every metric row of one judge (`stats.study_a.metrics` + the outcome counts of
+    `stats.outcomes.add_outcome_counts`) and its pre-specified paired contrasts
+    (`stats.study_a.contrast_rows`; Holm is applied across judges later)."""
+    from judgeaudit.stats import study_a as sa
+    from judgeaudit.stats.outcomes import add_outcome_counts
+
+    df = inputs["df"]
+    metrics = add_outcome_counts(sa.metrics(df, n_boot=int(params.get("n_boot", 0))), df)
+    contrasts = pd.DataFrame(sa.contrast_rows(df), columns=sa.CONTRAST_COLUMNS)
+    return {"metrics": metrics, "contrasts": contrasts}
+
+
+def family_of(condition: str) -> str | None:
+    """The shard family a condition belongs to (tables without a `family` column)."""
+    if condition in BLUEPRINT_CONDITIONS:
+        return "blueprint"
+    if condition in (*PLACEMENTS, MATCH_CONDITION):
+        return "reference"
+    if condition in PAIR_FORMATS:
+        return "pairwise"
+    if condition == "conflict":
+        return "conflict"
+    return None
+
+
+def select_cell(inputs: Mapping[str, Any], row: Mapping[str, Any]
+                ) -> tuple[dict[str, Any], set[str], str]:
+    """The trials behind one row: judge x task x (family) x condition (x seed unless
+    pooled); rf_adj also reads the judge's audio-only answers of the task; a contrast
+    row reads every trial of its task (its pairing spans conditions)."""
+    from judgeaudit.stats.study_a import POOLED
+
+    df = inputs["df"]
+    mine = (df["task"] == row["task"]) if "task" in row else pd.Series(True, index=df.index)
+    if "contrast" in row:
+        return ({"df": df[mine]}, set(df.loc[mine, "trial_id"]),
+                "every trial of the judge's task (a contrast pairs two conditions)")
+    condition = row["condition"]
+    family = row.get("family") or family_of(str(condition))
+    cell = mine & (df["condition"] == condition)
+    if family:
+        cell &= df["family"] == family
+    if str(row.get("seed", POOLED) or POOLED) != POOLED:
+        cell &= df["seed"] == str(row["seed"])
+    used = cell.copy()
+    note = "the cell's trials"
+    if row.get("metric") == "rf_adj":
+        used |= mine & (df["condition"] == AUDIO_ONLY)
+        note += f" plus this judge's {AUDIO_ONLY} trials of the task (rf_adj reads them)"
+    return {"df": df[used]}, set(df.loc[cell, "trial_id"]), note
+
+
+__all__ = ["family_of", "join_inputs", "judge_metrics", "select_cell"]
