@@ -75,8 +75,13 @@ def test_study_a_tables_print_n_and_clusters(tmp_path):
     seeds = pd.read_csv(tmp_path / "study_a_seed_stability.tsv", sep="\t", dtype={"seed": str})
     assert set(seeds["seed"]) == {"1", "2", "3", "all"} and "seed_spread" not in seeds
     assert "seed_spread" in (tmp_path / "study_a_seed_stability.md").read_text()
-    cap = pd.read_csv(tmp_path / "study_a_capability.tsv", sep="\t")
-    assert len(cap) == 1 and cap["chance"].iloc[0] == pytest.approx(1 / len(LANGS))
+    # the TSV: the seed-pooled metric rows behind the one judge x task cell (traceable)
+    cap = pd.read_csv(tmp_path / "study_a_capability.tsv", sep="\t", dtype={"seed": str})
+    assert sorted(zip(cap["condition"], cap["metric"], strict=True)) == [
+        ("audio_only", "accuracy"), ("wrong_with_audio", "rf"), ("wrong_with_audio", "rf_adj"),
+        ("wrong_with_audio", "rf_norm")]
+    assert (cap["seed"] == "all").all() and (cap["k"] == len(LANGS)).all()
+    assert sa.capability_table(m)["chance"].iloc[0] == pytest.approx(1 / len(LANGS))
     capmd = (tmp_path / "study_a_capability.md").read_text()
     assert "not computed (too few cells: 1 audited cells)" in capmd
     caption = (tmp_path / "study_a_table3_reference.md").read_text().splitlines()[0]

@@ -179,6 +179,7 @@ class Recipe:
     required: row columns a table must have for its rows to be recomputed.
     not_recomputed: column -> why the recipe does not recompute it (e.g. Holm's
       p_holm needs the whole family of judges).
+    rows_not_recomputed: column -> {value: why} for whole rows it does not recompute.
     """
 
     rule: str
@@ -190,6 +191,17 @@ class Recipe:
     required: tuple[str, ...] = ("judge", "task")
     not_recomputed: Mapping[str, str] = field(default_factory=dict)
     rescore: str = ""  # "scored_shards": dotted path of the re-scoring function
+    # column -> {value: why}: rows with that value are not recomputed from one judge's
+    # trials (e.g. a panel-level test written beside the per-judge contrasts)
+    rows_not_recomputed: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def row_not_recomputed(self, row: Mapping[str, Any]) -> str:
+        """Why this row is not recomputed ("" when it is)."""
+        for col, whys in self.rows_not_recomputed.items():
+            why = whys.get(str(row.get(col)))
+            if why:
+                return why
+        return ""
 
     def output_for(self, path: str) -> str | None:
         """The output name of a metrics file this rule wrote (None: not one of them)."""

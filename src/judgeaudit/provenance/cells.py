@@ -498,6 +498,11 @@ def trace_row(table: str | os.PathLike, row: str | int, columns: Sequence[str] |
         for c in cells:
             c.note = f"not recomputed: {entry.why_not}"
         return cells
+    why_row = recipe.row_not_recomputed(row_dict) if recipe else ""
+    if why_row:
+        for c in cells:
+            c.note = f"not recomputed: {why_row}"
+        return cells
     missing = [k for k in (recipe.required if recipe else ()) if k not in row_dict]
     if recipe is None or not recipe.select or missing:
         note = (f"no recomputation recipe: no metrics rule of {sorted(registry.RECIPES)} in "

@@ -261,7 +261,9 @@ def table_capability(m: pd.DataFrame, contrasts: pd.DataFrame, base: Path) -> No
                + ". Pre-specified test of Paper A's reading (copying strongest where "
                "audio-only accuracy is near chance): " + CAPABILITY_TEST_TEXT + "; here: "
                + verdict)
-    write_table(show, base, caption, tsv_frame=cap)
+    # the TSV holds the traceable seed-pooled metric rows behind each cell (K and the
+    # chance level in their `k` column); the MD adds K, 1/K and the role per judge x task
+    write_table(show, base, caption, tsv_frame=d.drop(columns=["col"]))
 
 
 def table_seed_stability(m: pd.DataFrame, base: Path) -> None:

@@ -42,6 +42,7 @@ from judgeaudit.stats.clustered import (
     invalid_bounds,
 )
 from judgeaudit.stats.contrasts import holm
+from judgeaudit.stats.methods import describe
 from judgeaudit.stats.rates import PAIR_MODES, pair_mode
 from judgeaudit.vocab.study_a import (
     CLS_SHARDS,
@@ -277,12 +278,9 @@ FALLIBLE_FAMILY = {"block": "fallible_vs_plain_block",
                    "reference": "fallible_vs_plain_reference",
                    "conflict": "fallible_vs_plain_conflict"}
 METHOD_PLACEMENT_WALD = "ols_within_cr1_wald_f"
-PLACEMENT_WALD_TEXT = (
-    "linear-probability OLS of the follow indicator on placement dummies within clip x "
-    "seed (unit fixed effects absorbed by demeaning), CR1 cluster-robust covariance on the "
-    "sampling unit (statsmodels cov_type='cluster'), Wald F test of equal RF across the "
-    "four placements on (3, G-1) df; estimate = max - min placement RF; not computed with "
-    "fewer than 5 clusters")
+PLACEMENT_MIN_CLUSTERS = 5  # the Wald test needs at least this many clusters
+# the one description is the method registry's (judgeaudit.stats.methods)
+PLACEMENT_WALD_TEXT = describe(METHOD_PLACEMENT_WALD).description
 CONTROL_PROVIDERS = ("listener", "label_reader", "first_slot")
 CONTRAST_COLUMNS = ["family", "contrast", "judge", "task", "unit", "cluster_unit", "n",
                     "n_clusters", "p_a", "p_b", "estimate", "ci_low", "ci_high", "one_sided",
@@ -426,7 +424,7 @@ def placement_wald(grp: pd.DataFrame, family: str, task: str, unit: str,
            "estimate": (max(finite) - min(finite)) if finite else math.nan,
            "ci_low": math.nan, "ci_high": math.nan, "one_sided": "",
            "statistic": math.nan, "pvalue": math.nan, "method": METHOD_PLACEMENT_WALD}
-    if g < 5 or len(finite) < len(conditions):
+    if g < PLACEMENT_MIN_CLUSTERS or len(finite) < len(conditions):
         row["method"] = METHOD_PLACEMENT_WALD + ":too_few_clusters"
         return row
     unit_id = (grp["clip_id"].astype(str) + "|" + grp["seed"].astype(str)).to_numpy()
@@ -609,13 +607,8 @@ CAPABILITY_COLUMNS = ["judge", "task", "k", "chance", "audio_only", "audio_only_
                       "audio_only_high", "audio_norm", "rf", "rf_low", "rf_high", "rf_norm",
                       "rf_norm_low", "rf_norm_high", "rf_adj", "rf_adj_low", "rf_adj_high",
                       "n", "n_clusters", "cluster_unit", "role"]
-CAPABILITY_TEST_TEXT = (
-    "Kendall's tau over audited judge x task cells between the chance-normalised audio-only "
-    "accuracy (acc - 1/K)/(1 - 1/K) and RF~ under wrong_with_audio, one-sided H1 tau < 0 "
-    "(copying strongest near chance), exact permutation null (scipy.stats.kendalltau, "
-    "method='exact'); cells of one judge are not independent, so the p-value is "
-    "descriptive for a small panel; not computed with fewer than "
-    f"{CAPABILITY_MIN_CELLS} cells")
+METHOD_CAPABILITY = "kendall_tau_exact_less"
+CAPABILITY_TEST_TEXT = describe(METHOD_CAPABILITY).description  # the method registry's
 
 
 def capability_table(metrics_df: pd.DataFrame, controls: Sequence[str] = ()) -> pd.DataFrame:
@@ -663,7 +656,7 @@ def capability_test(cap: pd.DataFrame) -> dict[str, Any]:
            "cluster_unit": "judge x task", "n": int(len(a)),
            "n_clusters": int(a["judge"].nunique()), "p_a": math.nan, "p_b": math.nan,
            "estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "one_sided": "",
-           "statistic": math.nan, "pvalue": math.nan, "method": "kendall_tau_exact_less"}
+           "statistic": math.nan, "pvalue": math.nan, "method": METHOD_CAPABILITY}
     if len(a) < CAPABILITY_MIN_CELLS:
         row["method"] += ":too_few_cells"
         return row
