@@ -498,7 +498,10 @@ def trace_row(table: str | os.PathLike, row: str | int, columns: Sequence[str] |
         for c in cells:
             c.note = f"not recomputed: {entry.why_not}"
         return cells
-    why_row = recipe.row_not_recomputed(row_dict) if recipe else ""
+    # a row a recipe declares not recomputed (its chain may name no per-judge rule: a
+    # panel-level row reads every judge's metrics)
+    why_row = next((why for r in ([recipe] if recipe else []) + list(registry.RECIPES.values())
+                    if (why := r.row_not_recomputed(row_dict))), "")
     if why_row:
         for c in cells:
             c.note = f"not recomputed: {why_row}"
