@@ -324,6 +324,7 @@ study_a_trial_files = _planned(W.study_a_trial_files)
 study_a_judges = _planned(W.study_a_judges)
 study_a_responses = _planned(W.study_a_responses)
 study_a_planted_specs = _planned(W.study_a_planted_specs)
+study_a_design = _planned(W.study_a_design)
 study_a_control_judges = _planned(W.study_a_control_judges)
 study_a_pair_params = lambda wildcards: W.study_a_pair_params()
 

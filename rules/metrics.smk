@@ -52,6 +52,7 @@ rule study_a_metrics:
     params:
         judges=lambda wc: as_param(study_a_judges()),
         planted=lambda wc: as_param(study_a_planted_specs()),
+        design=lambda wc: as_param(study_a_design()),
         controls=lambda wc: as_param(study_a_control_judges()),
     script:
         "../scripts/study_a_metrics.py"

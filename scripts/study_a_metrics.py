@@ -16,11 +16,20 @@ rows = []
 for p in smk.input.contrasts:
     c = pd.read_csv(p, sep="\t")
     rows += c.to_dict("records")
-contrasts = sa.contrasts_table(rows, controls=json.loads(smk.params.controls))
-planted = sa.planted_table(metrics, json.loads(smk.params.planted))
+controls = json.loads(smk.params.controls)
+# the pre-specified panel-level test of capability dependence joins the contrasts
+rows.append(sa.capability_test(sa.capability_table(metrics, controls)))
+contrasts = sa.contrasts_table(rows, controls=controls)
+planted = sa.planted_table(metrics, json.loads(smk.params.planted),
+                           json.loads(smk.params.design))
 # every row names its corpus (carried from the per-judge metrics)
 corpora = corpus_by_task(metrics, "study A metrics")
-contrasts = attach_corpus(contrasts, corpora, "study A contrasts")
+panel = contrasts["family"] == "capability_dependence"  # spans tasks: names all corpora
+contrasts = pd.concat([attach_corpus(contrasts[~panel], corpora, "study A contrasts"),
+                       contrasts[panel].assign(corpus=[
+                           "+".join(corpora.get(t, "-") for t in str(task).split("+"))
+                           for task in contrasts.loc[panel, "task"]])],
+                      ignore_index=True)
 planted = attach_corpus(planted, corpora, "study A planted")
 write_tsv_atomic(smk.output.metrics, metrics)
 write_tsv_atomic(smk.output.contrasts, contrasts)

@@ -177,9 +177,75 @@ def test_simulated_follow_rates_and_determinism():
             if cond != "framed" and cond != "unframed":
                 assert got in ("angry", "happy")
     planted = {**knobs["follow_block"], "after": 0.9, "system": 0.0}
+    # without audio a judge that does not follow guesses over ALL K labels: RF = p + (1-p)/K
+    for cond in ("framed", "unframed"):
+        planted[cond] += (1 - planted[cond]) / len(EMO)
     for cond, k in counts.items():
         ci = binomtest(k, n).proportion_ci(0.99, method="wilson")
         assert ci.low <= planted[cond] <= ci.high, (cond, k)
+
+
+def _rate(sim, make, n=240, target="angry"):
+    hits = 0
+    for i in range(n):
+        got = json.loads(sim.complete_sync(make(i)).raw_text)["label"]
+        hits += got == target
+    return hits, n
+
+
+def _inside(k, n, p):
+    ci = binomtest(k, n).proportion_ci(0.99, method="wilson")
+    return ci.low <= p <= ci.high
+
+
+def test_simulated_non_following_non_hearing_judge_scores_chance_on_true_block():
+    # sim-locker-like: no follow knobs. Without audio, the true block (label = gold) is
+    # answered at chance 1/K, not 0 (the old guess excluded shown labels)
+    sim = tone_adapter("s", {"provider": "simulated", "perception": FAKE,
+                             "simulated": {"seed": 5}})
+    k, n = _rate(sim, lambda i: loaded([f"{QUESTION} (item {i})", "Acoustic description: ...",
+                                        C.FRAMED_BLOCK.format(label="angry")], EMO))
+    assert _inside(k, n, 1 / len(EMO)) and k > 0
+
+
+def test_simulated_per_attribute_precedence_and_fallible_knobs():
+    knobs = {"seed": 9, "precedence": "block",
+             "follow_block": {"with_audio": 0.6, "framed": 0.5, "framed_fallible": 0.1},
+             "follow_reference": {"before": 0.5, "before_fallible": 0.05},
+             "attributes": {"language": {"follow_block": {"with_audio": 0.0}}}}
+    sim = tone_adapter("s", {"provider": "simulated", "perception": FAKE, "simulated": knobs})
+    q = QUESTION
+
+    def conflict(fallible):
+        def make(i):
+            parts = [f"{q} (item {i})", C.REFERENCE_LABEL_TEXT.format(label="sad"),
+                     emo_clip("happy", i), C.FRAMED_BLOCK.format(label="angry")]
+            return loaded(parts + ([C.CONFLICT_FALLIBLE_TEXT] if fallible else []), EMO)
+        return make
+    # block first: follow_block = 0.6, follow_reference = 0.4 * 0.5
+    kb, n = _rate(sim, conflict(False))
+    kr, _ = _rate(sim, conflict(False), target="sad")
+    assert _inside(kb, n, 0.6) and _inside(kr, n, 0.4 * 0.5)
+    # with the instruction the fallible knobs apply (with_audio_fallible unset = 0.6)
+    kr, _ = _rate(sim, conflict(True), target="sad")
+    assert _inside(kr, n, 0.4 * 0.05)
+    ref_first = tone_adapter("s", {"provider": "simulated", "perception": FAKE,
+                                   "simulated": {**knobs, "precedence": "reference"}})
+    kb, n = _rate(ref_first, conflict(False))
+    assert _inside(kb, n, 0.5 * 0.6)
+    # framed_fallible (no audio): RF = p + (1-p)/K
+    k, n = _rate(sim, lambda i: loaded([f"{q} (item {i})", C.FRAMED_BLOCK.format(label="angry"),
+                                        C.FALLIBLE_INSTRUCTION], EMO))
+    assert _inside(k, n, 0.1 + 0.9 / len(EMO))
+    # the reference with the fallible instruction
+    k, n = _rate(sim, lambda i: loaded([f"{q} (item {i})", C.REFERENCE_LABEL_TEXT.format(label="angry"),
+                                        emo_clip("happy", i), C.REFERENCE_FALLIBLE_TEXT], EMO))
+    assert _inside(k, n, 0.05)
+    from judgeaudit.judges.embedded.judges import SimKnobs
+    kn = SimKnobs.from_spec(knobs)
+    assert kn.for_attribute("language").follow_block["with_audio"] == 0.0
+    assert kn.for_attribute("emotion").follow_block["with_audio"] == 0.6
+    assert kn.follow_block["with_audio"] == 0.6  # the override did not leak
 
 
 def test_embedded_judge_through_engine_and_cache(tmp_path, monkeypatch):

@@ -389,6 +389,48 @@ def test_preflight_estimate_counts_distinct_uncached_requests_only(tmp_path, mon
         "gem: GEMINI_API_KEY"]
 
 
+def test_preflight_lists_cells_a_one_input_judge_cannot_take(tmp_path, monkeypatch):
+    """A judge limited to one audio input: before any call, the pre-flight names its
+    speaker (reference + pair: 2 or 3 inputs) and native (2 inputs) cells as not
+    runnable, with the reason; single-audio cells stay runnable."""
+    from judgeaudit.judges import budget
+
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "x")
+    wav = tmp_path / "c.wav"
+    wav.write_bytes(tone_wav())
+    part = AudioPart(sha256_bytes(wav.read_bytes()), "wav", str(wav))
+
+    def shard(task, fmt, n_audio):
+        path = tmp_path / "results" / "trials" / "A" / task / f"{fmt}.jsonl"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w") as fh:
+            for i in range(2):
+                req = Request(None, (TextPart(f"Judge {task} {fmt} #{i}"),) + (part,) * n_audio,
+                              AnswerSpec("choice", ("A", "B")))
+                fh.write(json.dumps({"trial_id": f"{task}-{fmt}-{i}",
+                                     "request": req.to_json()}) + "\n")
+        return path
+
+    files = [shard("pair_speaker", "native", 3), shard("pair_speaker", "concat", 2),
+             shard("pair_naturalness", "native", 2), shard("pair_naturalness", "concat", 1),
+             shard("emotion", "blueprint", 1)]
+    spec = {"provider": "openai_compatible", "model": "af3", "base_url": "http://127.0.0.1:9",
+            "max_audio_inputs": 1}
+    rep = budget.estimate([("af3", f) for f in files], {"af3": spec}, tmp_path / "cache")
+    j = rep["judges"]["af3"]
+    assert j["max_audio_inputs"] == 1
+    cells = {(c["task"], c["format"]): c for c in j["not_runnable"]}
+    assert set(cells) == {("pair_speaker", "native"), ("pair_speaker", "concat"),
+                          ("pair_naturalness", "native")}
+    assert cells[("pair_speaker", "native")]["max_audio_parts"] == 3
+    assert all(c["unsupported"] == c["trials"] == 2 for c in cells.values())
+    assert "at most 1 audio input" in cells[("pair_speaker", "concat")]["reason"]
+    assert j["new_calls"] == 4 and j["unsupported"] == 6  # nothing sent: an estimate only
+    text = budget.describe(rep, None)
+    assert "NOT RUNNABLE af3 pair_speaker/native: 2 of 2 trials" in text
+    assert "pair_naturalness/concat" not in text
+
+
 def test_budget_holds_across_runs_of_one_scope(tmp_path, monkeypatch):
     """judges.budget_usd bounds the study's ledger, not one invocation: a budget
     crossed in run 1 stops run 2 before any call; only raising it spends more."""

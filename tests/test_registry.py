@@ -229,3 +229,35 @@ def test_writer_ablation_is_a_target_only_when_enabled():
                                   for e in ("tsv", "md", "tex")}
     assert "results/tables/study_b_text_gap.tsv" in off
     assert {"figures/study_b_text_gap.png", "figures/study_b_probes.png"} <= set(off)
+
+
+def test_study_a_test_methods_are_the_registry_entries():
+    """The across-placement Wald test and the capability Kendall test: one entry each,
+    the texts the stats module prints are the registry's, and the thresholds the
+    descriptions name are the code's."""
+    from judgeaudit.stats import study_a as sa
+
+    wald, tau = M.describe("ols_within_cr1_wald_f"), M.describe("kendall_tau_exact_less")
+    assert sa.PLACEMENT_WALD_TEXT == wald.description
+    assert sa.CAPABILITY_TEST_TEXT == tau.description
+    assert f"fewer than {sa.PLACEMENT_MIN_CLUSTERS} clusters" in wald.description
+    assert f"fewer than {sa.CAPABILITY_MIN_CELLS} cells" in tau.description
+    assert resolve(wald.function) is sa.placement_wald
+    assert resolve(tau.function) is sa.capability_test
+    for value in ("ols_within_cr1_wald_f", "ols_within_cr1_wald_f:too_few_clusters",
+                  "ols_within_cr1_wald_f:rank_deficient"):
+        assert M.method_keys(value) == ("ols_within_cr1_wald_f",)
+    for value in ("kendall_tau_exact_less", "kendall_tau_exact_less:too_few_cells",
+                  "kendall_tau_b_asymptotic_less"):
+        assert M.method_keys(value) == ("kendall_tau_exact_less",)
+    contrasts = A.REGISTRY.table("study_a_contrasts")
+    assert {"ols_within_cr1_wald_f", "kendall_tau_exact_less"} <= set(contrasts.extra_methods)
+    for fam in ("fallible_vs_plain_block", "placement_rf_fallible", "capability_dependence"):
+        assert fam in contrasts.caption, fam
+    assert A.REGISTRY.table("study_a_capability").figures == ("study_a_capability",)
+    assert "study_a_capability" in A.FIGURE_NAMES and "study_a_seed_stability" in A.TABLE_NAMES
+    assert "condition" in A.REGISTRY.table("study_a_table4_conflict").pivot.rows
+    assert A.REGISTRY.table("study_a_table3_reference").pivot.column_order[:2] == (
+        "system", "system_fallible")
+    assert A.RECIPES[0].row_not_recomputed({"family": "capability_dependence"})
+    assert not A.RECIPES[0].row_not_recomputed({"family": "placement_rf"})

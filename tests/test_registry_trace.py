@@ -52,6 +52,13 @@ def test_every_table_trace_recomputes_with_the_registry_function(root, monkeypat
         for i in rows:
             before = len(calls)
             traces = cells.trace_row(f"results/tables/{name}.tsv", i, root=root)
+            why = next((r.row_not_recomputed(frame.iloc[i].to_dict())
+                        for r in O.RECIPES.values() if r.row_not_recomputed(
+                            frame.iloc[i].to_dict())), "")
+            if why:  # a row the recipe declares not recomputed says why, nothing else
+                assert all(t.match is None and why in t.note for t in traces), name
+                traced += 1
+                continue
             checked = [t for t in traces if t.match is not None]
             assert checked, (name, i, [t.note for t in traces])
             assert all(t.match for t in checked), (name, i, [

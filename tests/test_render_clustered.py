@@ -61,13 +61,29 @@ def test_study_a_tables_print_n_and_clusters(tmp_path):
     df = sa.join(trials, resp, "sim")
     m = sa.metrics(df)
     assert (m["cluster_unit"] == "speaker").all() and (m["n_clusters"] <= 6).all()
-    c = sa.contrasts_table(sa.contrast_rows(df))
+    c = sa.contrasts_table(sa.contrast_rows(df) + [sa.capability_test(sa.capability_table(m))])
     RA.all_tables(m, c, sa.planted_table(m, {}), tmp_path)
     counted = {p.stem: check_rate_cells(p) for p in sorted(tmp_path.glob("*.md"))}
-    assert counted["study_a_table2_blueprint"] == 8
-    assert counted["study_a_follow_blueprint"] == 4 * 4  # accuracy, RF, rf_adj, RF~
-    assert counted["study_a_table3_reference"] == 4 * 4 + 1
+    assert counted["study_a_table2_blueprint"] == 9
+    assert counted["study_a_follow_blueprint"] == 5 * 4  # accuracy, RF, rf_adj, RF~
+    # per placement: plain and +fallible accuracy, RF, rf_adj, RF~; match accuracy
+    assert counted["study_a_table3_reference"] == 4 * 4 * 2 + 1
     assert counted["study_a_contrasts"] > 0
+    # seed stability: accuracy and RF of the 5 wrong conditions, 3 seeds + pooled each
+    assert counted["study_a_seed_stability"] == 5 * 2 * 4
+    # the TSV holds the traceable metric rows (per seed and pooled); the spread is in the md
+    seeds = pd.read_csv(tmp_path / "study_a_seed_stability.tsv", sep="\t", dtype={"seed": str})
+    assert set(seeds["seed"]) == {"1", "2", "3", "all"} and "seed_spread" not in seeds
+    assert "seed_spread" in (tmp_path / "study_a_seed_stability.md").read_text()
+    # the TSV: the seed-pooled metric rows behind the one judge x task cell (traceable)
+    cap = pd.read_csv(tmp_path / "study_a_capability.tsv", sep="\t", dtype={"seed": str})
+    assert sorted(zip(cap["condition"], cap["metric"], strict=True)) == [
+        ("audio_only", "accuracy"), ("wrong_with_audio", "rf"), ("wrong_with_audio", "rf_adj"),
+        ("wrong_with_audio", "rf_norm")]
+    assert (cap["seed"] == "all").all() and (cap["k"] == len(LANGS)).all()
+    assert sa.capability_table(m)["chance"].iloc[0] == pytest.approx(1 / len(LANGS))
+    capmd = (tmp_path / "study_a_capability.md").read_text()
+    assert "not computed (too few cells: 1 audited cells)" in capmd
     caption = (tmp_path / "study_a_table3_reference.md").read_text().splitlines()[0]
     assert "clusters = speaker" in caption and "only 6 clusters" in caption
     assert "inv:" in (tmp_path / "study_a_table3_reference.md").read_text()

@@ -178,7 +178,28 @@ def test_contrasts_and_holm(tmp_path):
     fam = set(table["family"])
     # pre-specified families only (no "most vs least" chosen from the data)
     assert fam == {"wrong_with_audio_vs_audio_only", "fallible_vs_wrong_with_audio",
-                   "placement_vs_match", "concat_vs_native_lock"}
+                   "placement_vs_match", "concat_vs_native_lock", "fallible_vs_plain_block",
+                   "fallible_vs_plain_reference", "fallible_vs_plain_conflict",
+                   "placement_rf", "placement_rf_fallible"}
+    # the falsifier per protocol: this judge follows the plain system reference and
+    # never a fallible one; the wrong block with audio likewise
+    fr = table[(table["family"] == "fallible_vs_plain_reference") & (table["judge"] == "j")]
+    assert len(fr) == len(PLACEMENTS)
+    sysf = fr[fr["contrast"] == "rf(system_fallible) - rf(system)"].iloc[0]
+    assert sysf["estimate"] == -1.0 and sysf["p_a"] == 0.0 and sysf["p_b"] == 1.0
+    fb = table[(table["family"] == "fallible_vs_plain_block") & (table["judge"] == "j")]
+    assert set(fb["contrast"]) == {"rf(wrong_block_fallible) - rf(wrong_block)",
+                                   "rf(wrong_with_audio_fallible) - rf(wrong_with_audio)"}
+    wa = fb[fb["contrast"].str.contains("with_audio")].iloc[0]
+    assert wa["estimate"] == -1.0
+    fc = table[(table["family"] == "fallible_vs_plain_conflict") & (table["judge"] == "j")]
+    assert set(fc["contrast"]) == {
+        "follow_block(conflict_fallible) - follow_block(conflict)",
+        "follow_reference(conflict_fallible) - follow_reference(conflict)"}
+    # a deterministic judge: the cluster covariance is degenerate, no Wald p-value
+    pw = table[(table["family"] == "placement_rf") & (table["judge"] == "j")].iloc[0]
+    assert pw["estimate"] == 1.0 and np.isnan(pw["pvalue"])
+    assert pw["method"].endswith(":rank_deficient")
     r = table[(table["family"] == "wrong_with_audio_vs_audio_only") & (table["judge"] == "j")]
     r = r.iloc[0]
     # every clip x seed (40 x 3) paired with the clip's audio-only answer, 40 clusters
@@ -203,6 +224,36 @@ def test_contrasts_and_holm(tmp_path):
     ctrl = table[table["judge"] == "listener"]
     assert (ctrl["role"] == "control").all() and ctrl["p_holm"].isna().all()
     assert not ctrl["reject_holm"].any()
+
+
+def _placement_frame(rates, n_clusters=12, clips=10, seed=0):
+    rng = np.random.default_rng(seed)
+    rows = []
+    for g in range(n_clusters):
+        for c in range(clips):
+            u = rng.normal(0, 0.8)  # a clip effect shared by its placements
+            for cond, r in rates.items():
+                p = 1 / (1 + np.exp(-(np.log(r / (1 - r)) + u)))
+                rows.append({"cluster": f"s{g}", "clip_id": f"s{g}c{c}", "seed": "1",
+                             "condition": cond, "wrong_label": "x",
+                             "parsed": "x" if rng.random() < p else "y"})
+    return pd.DataFrame(rows)
+
+
+def test_placement_wald_detects_placement_dependence():
+    diff = _placement_frame({"system": 0.2, "rubric": 0.7, "before": 0.2, "after": 0.2},
+                            clips=20)
+    r = sa.placement_wald(diff, "placement_rf", "emotion", "speaker", PLACEMENTS)
+    assert r["method"] == sa.METHOD_PLACEMENT_WALD and r["n_clusters"] == 12
+    assert r["pvalue"] < 0.01 and r["statistic"] > 5
+    same = [sa.placement_wald(_placement_frame(dict.fromkeys(PLACEMENTS, 0.4), seed=s),
+                              "placement_rf", "emotion", "speaker", PLACEMENTS)["pvalue"]
+            for s in range(40)]
+    # under H0 the F(3, G-1) test rejects at about its level (40 replicates: <= 6 of 40)
+    assert sum(p < 0.05 for p in same) <= 6 and min(same) >= 0 and max(same) <= 1
+    few = sa.placement_wald(_placement_frame(dict.fromkeys(PLACEMENTS, 0.4), n_clusters=3),
+                            "placement_rf", "emotion", "speaker", PLACEMENTS)
+    assert np.isnan(few["pvalue"]) and few["method"].endswith("too_few_clusters")
 
 
 def test_rf_adj_excludes_clips_where_wrong_label_is_heard():
@@ -280,3 +331,40 @@ def test_planted_rate_zero_rows_are_reported_apart():
     t = sa.planted_table(m, {"s": {"follow_block": {"framed": 0.5, "unframed": 0.0}}})
     assert list(t["counted"]) == [True, False]          # counted rows first
     assert list(t["planted"]) == [0.5, 0.0] and t["inside"].all()
+
+
+def test_planted_targets_per_attribute_fallible_and_implied_text_rf():
+    spec = {"follow_block": {"framed": 0.5, "with_audio": 0.6},
+            "follow_reference": {"before": 0.4, "after_fallible": 0.1},
+            "precedence": "reference",
+            "attributes": {"language": {"follow_block": {"framed": 0.0}}}}
+    emo = {(k, c, m): v for k, c, m, v in sa.planted_targets(spec, "emotion", 8)}
+    assert emo[("follow_block.framed", "wrong_block", "rf")] == pytest.approx(0.5 + 0.5 / 8)
+    # unset fallible knobs plant the plain rate (the instruction changes nothing)
+    assert emo[("follow_block.framed_fallible", "wrong_block_fallible", "rf")] == \
+        pytest.approx(0.5 + 0.5 / 8)
+    assert emo[("follow_reference.after_fallible", "after_fallible", "rf_adj")] == 0.1
+    assert emo[("follow_reference.before_fallible", "before_fallible", "rf_adj")] == 0.4
+    # reference weighed first in the conflict: reference 0.4, block (1 - 0.4) * 0.6
+    assert emo[("conflict.follow_reference", "conflict", "follow_reference")] == 0.4
+    assert emo[("conflict.follow_block", "conflict", "follow_block")] == pytest.approx(0.36)
+    assert emo[("conflict_fallible.follow_block", "conflict_fallible", "follow_block")] == \
+        pytest.approx(0.36)
+    lang = {(k, c, m): v for k, c, m, v in sa.planted_targets(spec, "language", 4)}
+    # a non-following judge without audio: chance 1/K
+    assert lang[("follow_block.framed", "wrong_block", "rf")] == pytest.approx(0.25)
+
+
+def test_capability_test_reads_the_panel_honestly():
+    def cap(pairs):
+        return pd.DataFrame([{"judge": f"j{i // 2}", "task": ("emotion", "language")[i % 2],
+                              "audio_norm": a, "rf_norm": r, "role": "audited"}
+                             for i, (a, r) in enumerate(pairs)])
+    # copying falls as audio-only accuracy rises: tau = -1, exact one-sided p = 1/6!
+    row = sa.capability_test(cap([(0.1 * i, 1 - 0.1 * i) for i in range(6)]))
+    assert row["estimate"] == pytest.approx(-1.0) and row["n"] == 6 and row["n_clusters"] == 3
+    assert row["pvalue"] == pytest.approx(1 / 720) and row["method"] == "kendall_tau_exact_less"
+    # the opposite pattern is no evidence for the paper's reading
+    assert sa.capability_test(cap([(0.1 * i, 0.1 * i) for i in range(6)]))["pvalue"] > 0.99
+    small = sa.capability_test(cap([(0.1, 0.9), (0.9, 0.1)]))
+    assert np.isnan(small["pvalue"]) and small["method"].endswith("too_few_cells")

@@ -27,6 +27,7 @@ from judgeaudit.conditions.study_a import (
     reference_trials,
 )
 from judgeaudit.judges.request import AudioPart, Request, TextPart
+from judgeaudit.prompts import CONFLICT_FALLIBLE_TEXT, REFERENCE_FALLIBLE_TEXT
 from judgeaudit.vocab.labels import EMOTIONS
 from judgeaudit.vocab.study_a import PLACEMENTS
 
@@ -116,7 +117,7 @@ def test_blueprint_trials_conditions_and_balance():
             framed = t["condition"] != "wrong_no_frame"
             assert (f"A classifier labelled this clip as {w}." in joined) == framed
             assert (f"Label: {w}." in joined) == (not framed)
-            assert ("fallible" in joined) == (t["condition"] == "wrong_with_audio_fallible")
+            assert ("fallible" in joined) == t["condition"].endswith("_fallible")
         if t["condition"] == "skeleton":
             assert "<value>" in joined and "classifier" not in joined
         if t["condition"] == "true_block":
@@ -147,14 +148,24 @@ def test_reference_placements():
     cs = clipset(per_class=1)
     trials = reference_trials(cs, [1, 2], match_placement="before")
     by = Counter(t["condition"] for t in trials)
-    assert by == {"match": 8, **{p: 16 for p in PLACEMENTS}}
+    assert by == {"match": 8, **{p: 16 for p in PLACEMENTS},
+                  **{f"{p}_fallible": 16 for p in PLACEMENTS}}
+    plain_parts = {}
     for t in trials:
         req = Request.from_json(t["request"])
         ref = f"Reference label: {t['facts']['reference_label']}."
         audio_at = next(i for i, p in enumerate(req.parts) if isinstance(p, AudioPart))
         where = [i for i, p in enumerate(req.parts) if isinstance(p, TextPart) and ref in p.text]
         in_system = ref in (req.system or "")
-        cond = t["condition"]
+        fallible = t["condition"].endswith("_fallible")
+        cond = t["facts"]["placement"] if fallible else t["condition"]
+        has_instruction = REFERENCE_FALLIBLE_TEXT in [p.text for p in req.parts
+                                                      if isinstance(p, TextPart)]
+        assert has_instruction == fallible
+        key = (t["facts"]["clip_id"], t["facts"].get("seed"), cond)
+        if t["condition"] != "match":
+            plain_parts.setdefault(key, {})[fallible] = [
+                p.text if isinstance(p, TextPart) else "<audio>" for p in req.parts]
         if cond == "system":
             assert in_system and not where
         else:
@@ -170,19 +181,28 @@ def test_reference_placements():
             assert t["facts"]["reference_label"] == t["gold"]
         else:
             assert t["facts"]["reference_label"] != t["gold"]
+    # the fallible variant is the plain request plus the instruction (after the audio,
+    # before a reference placed after it), nothing else
+    for variants in plain_parts.values():
+        plain, fall = variants[False], variants[True]
+        assert [x for x in fall if x != REFERENCE_FALLIBLE_TEXT] == plain
+        assert fall.index(REFERENCE_FALLIBLE_TEXT) > fall.index("<audio>")
+    assert len(reference_trials(cs, [1, 2], fallible_variants=False)) == 8 + 16 * 4
 
 
 def test_conflict_names_two_different_wrong_labels():
     cs = clipset(per_class=1, labels=("en", "es", "fr", "de"))
     cs = ClipSet("language", cs.labels, cs.clips)
     trials = conflict_trials(cs, FakeBlueprint(), [1, 2, 3], placement="after")
-    assert len(trials) == 12
+    assert Counter(t["condition"] for t in trials) == {"conflict": 12, "conflict_fallible": 12}
     for t in trials:
         f = t["facts"]
         assert len({f["block_label"], f["reference_label"], t["gold"]}) == 3
         joined = " ".join(texts(Request.from_json(t["request"])))
         assert f"labelled this clip as {f['block_label']}." in joined
         assert f"Reference label: {f['reference_label']}." in joined
+        assert (CONFLICT_FALLIBLE_TEXT in joined) == (t["condition"] == "conflict_fallible")
+    assert len(conflict_trials(cs, FakeBlueprint(), [1], fallible_variants=False)) == 4
 
 
 def test_clipset_rejects_unknown_label():
@@ -292,3 +312,40 @@ def test_trials_name_their_sampling_unit():
     spk = dict(zip(clips["clip_id"], clips["speaker"], strict=True))
     assert {t["facts"]["cluster_unit"] for t in with_spk} == {"speaker"}
     assert all(t["facts"]["cluster"] == spk[t["facts"]["clip_id"]] for t in with_spk)
+
+
+def test_speaker_layouts_for_judges_limited_to_one_or_two_audio_inputs(tmp_path):
+    """Two-input judges: the speaker `concat` layout has <= 2 audio parts (reference +
+    joined pair). One-input judges: `reference_layout="joined"` puts reference, A and B
+    in one audio part, and the embedded reader recovers the reference and both slots."""
+    from judgeaudit.io import sha256_file
+    from judgeaudit.judges.embedded.audio import decode_wav
+    from judgeaudit.judges.embedded.reader import read_request
+    from judgeaudit.judges.request import load_request_audio
+    from judgeaudit.prompts import REFERENCE_JOINED_TEXT
+    clips = [Clip(f"c{i}", str(_wav(tmp_path / f"c{i}.wav", 0.4 + 0.1 * i, 200 + 50 * i)), "")
+             for i in range(3)]
+    clips = [Clip(c.clip_id, c.path, sha256_file(c.path)) for c in clips]
+    pairs = [Pair("p0", "speaker", clips[0], clips[1], reference=clips[2])]
+    two = pair_trials("pair_speaker", pairs, "concat", 1, concat_dir=tmp_path / "c2")
+    one = pair_trials("pair_speaker", pairs, "concat", 1, concat_dir=tmp_path / "c1",
+                      reference_layout="joined")
+    assert all(Request.from_json(t["request"]).n_audio <= 2 for t in two)
+    for t in one:
+        req = Request.from_json(t["request"])
+        assert req.n_audio == 1 and t["facts"]["reference_layout"] == "joined"
+        assert REFERENCE_JOINED_TEXT in texts(req)
+        view = read_request(load_request_audio(req))
+        assert view.audio_format == "concat" and len(view.clips) == 2
+        ref_pcm, _ = decode_wav(view.reference_clip.wav)
+        want, _ = sf.read(clips[2].path, dtype="int16")
+        assert np.array_equal(ref_pcm, want)  # the reference, not slot A
+        a_pcm, _ = decode_wav(view.clips[0].wav)
+        slot_a = clips[0] if t["facts"]["clip_a"] == "c0" else clips[1]
+        assert np.array_equal(a_pcm, sf.read(slot_a.path, dtype="int16")[0])
+    # the default layout's trial ids are unchanged by the option
+    assert [t["trial_id"] for t in two] == [
+        t["trial_id"] for t in pair_trials("pair_speaker", pairs, "concat", 1,
+                                           concat_dir=tmp_path / "c3")]
+    with pytest.raises(ValueError, match="reference_layout"):
+        pair_trials("pair_speaker", pairs, "concat", 1, concat_dir=tmp_path, reference_layout="x")

@@ -66,3 +66,32 @@ def test_tiny_study_a_run_and_targeted_rerun(tiny_run, tmp_path):
     allowed = {"judge_shards_a_cls", "judge_shards_a_pair", "study_a_metrics_judge", "study_a_metrics", "study_a_tables",
                "study_a_figures", "all"}
     assert {r for r, _ in jobs} <= allowed, sorted({r for r, _ in jobs})
+
+
+@pytest.mark.slow
+def test_paper_a_twin_runs_offline_at_reduced_size(tiny_run, tmp_path):
+    """configs/paper_a_twin.yaml (one simulated judge per Paper A judge, planted with
+    the published figures) runs offline on the tiny corpora (the tiny overlay keeps
+    the sizes; the twin file sets none); the planted table labels its rows a
+    simulation of the published figures and lists only published figures."""
+    run = tiny_run.clone(tmp_path / "w")
+    twin = run.root / "configs" / "paper_a_twin.yaml"
+    run.snakemake("study_a_tables", "study_a_figures", overlays=[twin])
+    planted = pd.read_csv(run.root / "results" / "tables" / "study_a_planted.tsv", sep="\t",
+                          keep_default_na=False)
+    spec = yaml.safe_load(twin.read_text())["judges"]
+    twins = {j for j in spec["active"] if j.startswith("twin-")}
+    assert set(planted["judge"]) == twins
+    assert set(planted["simulates"]) == {spec["panel"][j]["simulated"]["twin_of"] for j in twins}
+    assert "SIMULATION OF THE PUBLISHED FIGURES" in (
+        run.root / "results" / "tables" / "study_a_planted.md").read_text()
+    # published figures only: AF3's emotion RF after 0.41 / rubric 0.33, no unplanted knob
+    af3 = planted[planted["judge"] == "twin-audio-flamingo-3"]
+    ref = af3[af3["knob"].str.startswith("follow_reference.") & (af3["task"] == "emotion")]
+    assert set(ref["knob"]) == {"follow_reference.after", "follow_reference.rubric",
+                                "follow_reference.after_fallible",
+                                "follow_reference.rubric_fallible"}
+    assert sorted(ref["planted"]) == [0.33, 0.33, 0.41, 0.41]
+    assert not (planted["knob"] == "follow_block.unframed").any()
+    cap = pd.read_csv(run.root / "results" / "tables" / "study_a_capability.tsv", sep="\t")
+    assert twins <= set(cap["judge"])

@@ -84,9 +84,10 @@ def test_study_a_shards_follow_the_vocabulary_and_criteria_config():
 
 def test_study_a_cls_params_keep_only_what_the_shard_reads(default_plan):
     ref = json.loads(default_plan.study_a_cls_params("emotion", "reference"))
-    assert set(ref) == {"task_cfg", "reference_seeds", "match_placement", "seed"}
+    assert set(ref) == {"task_cfg", "reference_seeds", "match_placement", "seed",
+                        "fallible_variants"}
     blue = json.loads(default_plan.study_a_cls_params("language", "blueprint"))
-    assert set(blue) == {"task_cfg", "seeds", "seed"}
+    assert set(blue) == {"task_cfg", "seeds", "seed", "fallible_variants"}
     inputs = default_plan.study_a_cls_inputs("emotion", "blueprint")
     assert inputs["features"] == "results/features/synth_emotion.tsv"
     assert inputs["templates"] and all(t.endswith(".txt") for t in inputs["templates"])

@@ -14,7 +14,9 @@ Study A, classification (request layout in CONTRACTS.md):
             before], audio, [description], [block], [FALLIBLE_INSTRUCTION], [reference after]
   - reference (RQ2 / cue conflict): REFERENCE_LABEL_TEXT, read by REFERENCE_RE;
   - specialist block, framed: FRAMED_BLOCK (FRAMED_RE); unframed: UNFRAMED_BLOCK
-    (UNFRAMED_RE); fallible-label instruction: FALLIBLE_INSTRUCTION (FALLIBLE_RE).
+    (UNFRAMED_RE); fallible-label instruction: FALLIBLE_INSTRUCTION (FALLIBLE_RE);
+    for a reference / the cue conflict: REFERENCE_FALLIBLE_TEXT / CONFLICT_FALLIBLE_TEXT
+    (FALLIBLE_RE), after the block, before a reference placed `after`.
     The blueprint builder writes these three from templates/blueprint/ (block_framed.txt,
     block_unframed.txt, fallible.txt); a test checks the files say exactly this;
   - placement: `system` (system text), `rubric` (a part starting RUBRIC_PREFIX),
@@ -68,6 +70,16 @@ FALLIBLE_INSTRUCTION = (
     "Classifier labels can be wrong. If a label conflicts with what you hear, "
     "ignore the label and answer from the audio."
 )
+# the falsifier on the other protocols (issue 21): the same instruction for a
+# reference label (RQ2) and for both cues of the cue conflict; FALLIBLE_RE reads all
+REFERENCE_FALLIBLE_TEXT = (
+    "Reference labels can be wrong. If a label conflicts with what you hear, "
+    "ignore the label and answer from the audio."
+)
+CONFLICT_FALLIBLE_TEXT = (
+    "Classifier labels and reference labels can be wrong. If a label conflicts with "
+    "what you hear, ignore the label and answer from the audio."
+)
 
 FRAMED_RE = re.compile(r"classifier\s+label(?:l)?ed\s+this\s+clip\s+as\s+[\"'“]?([\w\- ]+?)[\"'”]?\s*(?:[.,;\n]|$)", re.I)
 REFERENCE_RE = re.compile(r"reference\s+label\s*:\s*[\"'“]?([\w\- ]+?)[\"'”]?\s*(?:[.,;\n]|$)", re.I)
@@ -85,6 +97,10 @@ PAIR_QUESTIONS = {
 PAIR_FORMAT_TEXT = 'Answer "A" or "B". Reply as {"choice": "<A or B>"}.'
 CONCAT_TEXT = ("Clips A and B in one recording: clip A, then a short tone, then clip B:")
 REFERENCE_CLIP_TEXT = "Reference clip:"
+# speaker similarity for judges limited to one audio input (reference_layout: joined):
+# the reference, A and B in one recording, split by the same separator
+REFERENCE_JOINED_TEXT = ("Reference clip, clip A and clip B in one recording: the reference "
+                         "clip, then a short tone, then clip A, then a short tone, then clip B:")
 REFERENCE_CLIP_MARKER = "Reference"
 SLOT_TEXT = "Clip {slot}:"
 
@@ -175,10 +191,12 @@ def turn_line(turn: int, role: str, text: str) -> str:
 
 __all__ = [
     "ALLOWED_TEXT", "ATTRIBUTE_KEYWORDS", "AUDIO_MARK", "CLS_QUESTIONS", "CONCAT_TEXT",
+    "CONFLICT_FALLIBLE_TEXT", "REFERENCE_FALLIBLE_TEXT",
     "FALLIBLE_INSTRUCTION", "FALLIBLE_RE", "FRAMED_BLOCK", "FRAMED_RE", "IN_TURN",
     "ORACLE_EMOTION", "ORACLE_EMOTION_TEXT", "ORACLE_SHIFT", "ORACLE_SHIFT_TEXT",
     "ORACLE_TURN_EMOTION_TEXT", "PAIR_FORMAT_TEXT", "PAIR_QUESTIONS", "PAIR_SLOTS",
-    "REFERENCE_CLIP_MARKER", "REFERENCE_CLIP_TEXT", "REFERENCE_RE", "REFERENCE_LABEL_TEXT",
+    "REFERENCE_CLIP_MARKER", "REFERENCE_CLIP_TEXT", "REFERENCE_JOINED_TEXT", "REFERENCE_RE",
+    "REFERENCE_LABEL_TEXT",
     "REPLY_LINE", "REPLY_SLOTS", "RUBRIC_PREFIX", "RUBRIC_TEXT", "SEPARATOR_SILENCE_S",
     "SEPARATOR_TONE_AMPLITUDE", "SEPARATOR_TONE_HZ", "SEPARATOR_TONE_S", "SLOT_TEXT",
     "STUDY_B_ANSWER_KEY", "SYSTEM_TEXT", "TURN_LINE", "TURN_SCOPE_TEXT", "UNFRAMED_BLOCK",

@@ -194,6 +194,7 @@ class Recipe:
       (Study B's gap tables adjust p per judge over every task: ("judge",)); the trace
       then loads the records of every task of the row's family, not only the row's
       task, and `select` hands compute the family while naming the row's trials.
+    rows_not_recomputed: column -> {value: why} for whole rows it does not recompute.
     """
 
     rule: str
@@ -206,6 +207,17 @@ class Recipe:
     not_recomputed: Mapping[str, str] = field(default_factory=dict)
     rescore: str = ""  # "scored_shards": dotted path of the re-scoring function
     family: tuple[str, ...] = ()
+    # column -> {value: why}: rows with that value are not recomputed from one judge's
+    # trials (e.g. a panel-level test written beside the per-judge contrasts)
+    rows_not_recomputed: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+
+    def row_not_recomputed(self, row: Mapping[str, Any]) -> str:
+        """Why this row is not recomputed ("" when it is)."""
+        for col, whys in self.rows_not_recomputed.items():
+            why = whys.get(str(row.get(col)))
+            if why:
+                return why
+        return ""
 
     def output_for(self, path: str) -> str | None:
         """The output name of a metrics file this rule wrote (None: not one of them)."""

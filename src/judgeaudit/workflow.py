@@ -458,6 +458,7 @@ class Plan:
         sa = self.config["study_a"]
         keep = {"blueprint": ["seeds"], "reference": ["reference_seeds", "match_placement"],
                 "conflict": ["conflict_seeds", "conflict_placement"]}[shard]
+        keep = [*keep, "fallible_variants"]
         return as_param({"task_cfg": sa[task], **{k: sa[k] for k in keep},
                          "seed": self.config["seed"]})
 
@@ -478,6 +479,8 @@ class Plan:
     def study_a_pair_params(self) -> str:
         pw = self.config["study_a"]["pairwise"]
         keep = {k: pw[k] for k in ("n_pairs", "split", "min_score_gap")}
+        if pw.get("reference_layout", "separate") != "separate":  # default: params unchanged
+            keep["reference_layout"] = pw["reference_layout"]
         return as_param({"pairwise": keep, "seed": self.config["seed"]})
 
     def study_a_planted_specs(self) -> dict[str, dict]:
@@ -488,6 +491,13 @@ class Plan:
             if spec.get("provider") == "simulated":
                 out[name] = spec.get("simulated") or {}
         return out
+
+    def study_a_design(self) -> dict[str, Any]:
+        """What the planted-vs-estimated table needs of the design: K per
+        classification task and the cue-conflict placement."""
+        sa = self.config["study_a"]
+        return {"k": {t: len(sa[t]["labels"]) for t in vocab_a.CLS_TASKS},
+                "conflict_placement": sa["conflict_placement"]}
 
     def study_a_control_judges(self) -> list[str]:
         """Study A judges whose behaviour is known by construction: reported, but left

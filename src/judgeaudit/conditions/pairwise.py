@@ -34,6 +34,7 @@ from judgeaudit.prompts import (
     PAIR_QUESTIONS,
     PAIR_SLOTS,
     REFERENCE_CLIP_TEXT,
+    REFERENCE_JOINED_TEXT,
     SEPARATOR_SILENCE_S,
     SEPARATOR_TONE_AMPLITUDE,
     SEPARATOR_TONE_HZ,
@@ -136,12 +137,19 @@ def _audio(clip: Clip) -> AudioPart:
 
 def pair_trials(task: str, pairs: Sequence[Pair], fmt: str, seed: int,
                 concat_dir: str | Path | None = None,
-                read_bytes=lambda p: Path(p).read_bytes()) -> list[dict]:
+                read_bytes=lambda p: Path(p).read_bytes(),
+                reference_layout: str = "separate") -> list[dict]:
     """Trials for one format: every pair in AB and BA order.
 
     The AB order puts the better clip first in a seeded half of the pairs, so gold
     is balanced over slots. `concat` writes the joined audio (content-addressed file
-    names) into `concat_dir`."""
+    names) into `concat_dir`. `reference_layout="joined"` (speaker similarity in
+    `concat`): the reference, A and B in ONE audio input (reference, separator, A,
+    separator, B, announced by REFERENCE_JOINED_TEXT), for judges that take one audio
+    input; `separate` (default) sends the reference as its own input (2 inputs)."""
+    if reference_layout not in ("separate", "joined"):
+        raise ValueError(f"reference_layout must be 'separate' or 'joined', got "
+                         f"{reference_layout!r}")
     if fmt not in PAIR_FORMATS:
         raise ValueError(f"pair format must be one of {PAIR_FORMATS}, got {fmt!r}")
     if fmt == "concat" and concat_dir is None:
@@ -154,7 +162,9 @@ def pair_trials(task: str, pairs: Sequence[Pair], fmt: str, seed: int,
             slot_a, slot_b = (first, second) if order == "AB" else (second, first)
             gold = "A" if slot_a == pair.better else "B"
             parts: list[Part] = [TextPart(f"{_question(pair)} {PAIR_FORMAT_TEXT}")]
-            if pair.reference is not None:
+            joined_ref = (pair.reference is not None and fmt == "concat"
+                          and reference_layout == "joined")
+            if pair.reference is not None and not joined_ref:
                 parts += [TextPart(REFERENCE_CLIP_TEXT), _audio(pair.reference)]
             if fmt == "native":
                 parts += [TextPart(SLOT_TEXT.format(slot="A")), _audio(slot_a),
@@ -162,11 +172,15 @@ def pair_trials(task: str, pairs: Sequence[Pair], fmt: str, seed: int,
             else:
                 joined = concat_wav(read_bytes(slot_a.path), read_bytes(slot_b.path),
                                     f"pair {pair.pair_id}")
+                if joined_ref:
+                    joined = concat_wav(read_bytes(pair.reference.path), joined,
+                                        f"pair {pair.pair_id} (reference joined)")
                 digest = sha256_bytes(joined)
                 path = Path(concat_dir) / f"{digest[:20]}.wav"
                 if not path.exists():
                     write_bytes_atomic(path, joined)
-                parts += [TextPart(CONCAT_TEXT), AudioPart(digest, "wav", str(path))]
+                parts += [TextPart(REFERENCE_JOINED_TEXT if joined_ref else CONCAT_TEXT),
+                          AudioPart(digest, "wav", str(path))]
             req = Request(system=SYSTEM_TEXT, parts=tuple(parts),
                           answer=AnswerSpec(ANSWER_KEY, PAIR_SLOTS))
             facts = {
@@ -179,6 +193,7 @@ def pair_trials(task: str, pairs: Sequence[Pair], fmt: str, seed: int,
                 "emotion": pair.emotion, "seed": int(seed), "prompt_sha256": prompt_sha256(),
                 "cluster": pair.pair_id, "cluster_unit": "pair",
                 **dict(pair.meta),
+                **({"reference_layout": "joined"} if joined_ref else {}),
             }
             trials.append(make_trial(STUDY, task, fmt, req, gold, facts))
     check_unique_ids(trials, f"study A {task} {fmt}")

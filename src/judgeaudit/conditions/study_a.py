@@ -33,12 +33,18 @@ from judgeaudit.judges.request import AnswerSpec, AudioPart, Part, Request, Text
 from judgeaudit.prompts import (
     ALLOWED_TEXT,
     CLS_QUESTIONS,
+    CONFLICT_FALLIBLE_TEXT,
+    REFERENCE_FALLIBLE_TEXT,
     REFERENCE_LABEL_TEXT,
     RUBRIC_TEXT,
     SYSTEM_TEXT,
 )
 from judgeaudit.vocab.study_a import (
     BLUEPRINT_CONDITIONS,
+    CONFLICT_CONDITION,
+    CONFLICT_FALLIBLE,
+    FALLIBLE_PLACEMENTS,
+    FALLIBLE_SUFFIX,
     MATCH_CONDITION,
     PLACEMENTS,
     WRONG_BLUEPRINT_CONDITIONS,
@@ -49,10 +55,9 @@ ANSWER_KEY = "label"
 
 RQ1_CONDITIONS = BLUEPRINT_CONDITIONS
 WRONG_RQ1 = WRONG_BLUEPRINT_CONDITIONS
-RQ2_CONDITIONS = (*PLACEMENTS, MATCH_CONDITION)
-CONFLICT_CONDITION = "conflict"
+RQ2_CONDITIONS = (*PLACEMENTS, *FALLIBLE_PLACEMENTS, MATCH_CONDITION)
 FAMILIES = {"blueprint": RQ1_CONDITIONS, "reference": RQ2_CONDITIONS,
-            "conflict": (CONFLICT_CONDITION,)}
+            "conflict": (CONFLICT_CONDITION, CONFLICT_FALLIBLE)}
 
 # every fixed sentence of these requests is the prompt contract's (judgeaudit.prompts)
 
@@ -97,7 +102,7 @@ class ClipSet:
 def prompt_sha256() -> str:
     """Hash of every fixed prompt text of this module (enters each trial's facts)."""
     return sha256_json([SYSTEM_TEXT, CLS_QUESTIONS, RUBRIC_TEXT, ALLOWED_TEXT,
-                        REFERENCE_LABEL_TEXT])
+                        REFERENCE_LABEL_TEXT, REFERENCE_FALLIBLE_TEXT, CONFLICT_FALLIBLE_TEXT])
 
 
 def _request(task: str, labels: Sequence[str], clip: pd.Series, *, audio: bool,
@@ -145,8 +150,10 @@ def _base_facts(cs: ClipSet, clip: pd.Series, family: str, blueprint: Blueprint 
     return facts
 
 
-def blueprint_trials(cs: ClipSet, blueprint: Blueprint, seeds: Sequence[int]) -> list[dict]:
-    """RQ1: the eight blueprint conditions; wrong conditions once per derangement seed."""
+def blueprint_trials(cs: ClipSet, blueprint: Blueprint, seeds: Sequence[int],
+                     fallible_variants: bool = True) -> list[dict]:
+    """RQ1: the blueprint conditions; wrong conditions once per derangement seed.
+    `fallible_variants` adds wrong_block_fallible (the no-audio falsifier)."""
     trials = []
     maps = derangements(cs.labels, seeds, f"study A {cs.task} blueprint (study_a.seeds)")
     for _, clip in cs.clips.iterrows():
@@ -172,6 +179,9 @@ def blueprint_trials(cs: ClipSet, blueprint: Blueprint, seeds: Sequence[int]) ->
                 "wrong_with_audio_fallible": (
                     True, [desc, blueprint.block(wrong, True), blueprint.fallible()]),
             }
+            if fallible_variants:
+                variants["wrong_block_fallible"] = (
+                    False, [desc, blueprint.block(wrong, True), blueprint.fallible()])
             for cond, (audio, texts) in variants.items():
                 facts = {**base, "seed": int(seed), "wrong_label": wrong, "block_label": wrong}
                 req = _request(cs.task, cs.labels, clip, audio=audio, texts=texts)
@@ -180,10 +190,11 @@ def blueprint_trials(cs: ClipSet, blueprint: Blueprint, seeds: Sequence[int]) ->
     return trials
 
 
-def reference_trials(cs: ClipSet, seeds: Sequence[int], match_placement: str = "before"
-                     ) -> list[dict]:
+def reference_trials(cs: ClipSet, seeds: Sequence[int], match_placement: str = "before",
+                     fallible_variants: bool = True) -> list[dict]:
     """RQ2: audio plus a wrong reference at each placement (per seed) and the
-    true-reference `match` control."""
+    true-reference `match` control; `fallible_variants` adds, per placement, the same
+    request with the fallible-label instruction (condition `<placement>_fallible`)."""
     if match_placement not in PLACEMENTS:
         raise ValueError(f"match_placement must be one of {PLACEMENTS}, got {match_placement!r}")
     trials = []
@@ -199,19 +210,25 @@ def reference_trials(cs: ClipSet, seeds: Sequence[int], match_placement: str = "
         for seed in seeds:
             wrong = maps[seed][gold]
             for placement in PLACEMENTS:
-                req = _request(cs.task, cs.labels, clip, audio=True, reference=wrong,
-                               placement=placement)
                 facts = {**base, "seed": int(seed), "placement": placement,
                          "wrong_label": wrong, "reference_label": wrong}
+                req = _request(cs.task, cs.labels, clip, audio=True, reference=wrong,
+                               placement=placement)
                 trials.append(make_trial(STUDY, cs.task, placement, req, gold, facts))
+                if fallible_variants:
+                    req = _request(cs.task, cs.labels, clip, audio=True, reference=wrong,
+                                   placement=placement, texts=[REFERENCE_FALLIBLE_TEXT])
+                    trials.append(make_trial(STUDY, cs.task, placement + FALLIBLE_SUFFIX, req,
+                                             gold, {**facts, "fallible": True}))
     check_unique_ids(trials, f"study A {cs.task} reference")
     return trials
 
 
 def conflict_trials(cs: ClipSet, blueprint: Blueprint, seeds: Sequence[int],
-                    placement: str = "before") -> list[dict]:
+                    placement: str = "before", fallible_variants: bool = True) -> list[dict]:
     """Cue conflict: audio + description + a framed wrong block naming one wrong label
-    and a wrong reference naming a second, different wrong label."""
+    and a wrong reference naming a second, different wrong label; `fallible_variants`
+    adds `conflict_fallible` (the same request plus the fallible-label instruction)."""
     if placement not in PLACEMENTS:
         raise ValueError(f"conflict placement must be one of {PLACEMENTS}, got {placement!r}")
     trials = []
@@ -223,12 +240,17 @@ def conflict_trials(cs: ClipSet, blueprint: Blueprint, seeds: Sequence[int],
             gold = str(clip["label"])
             block, ref = d_block[gold], d_ref[gold]
             desc = blueprint.description(str(clip["clip_id"]))
-            req = _request(cs.task, cs.labels, clip, audio=True,
-                           texts=[desc, blueprint.block(block, True)],
-                           reference=ref, placement=placement)
             facts = {**_base_facts(cs, clip, "conflict", blueprint), "seed": int(seed),
                      "placement": placement, "block_label": block, "reference_label": ref}
-            trials.append(make_trial(STUDY, cs.task, CONFLICT_CONDITION, req, gold, facts))
+            variants = {CONFLICT_CONDITION: [desc, blueprint.block(block, True)]}
+            if fallible_variants:
+                variants[CONFLICT_FALLIBLE] = [desc, blueprint.block(block, True),
+                                               CONFLICT_FALLIBLE_TEXT]
+            for cond, texts in variants.items():
+                req = _request(cs.task, cs.labels, clip, audio=True, texts=texts,
+                               reference=ref, placement=placement)
+                extra = {"fallible": True} if cond == CONFLICT_FALLIBLE else {}
+                trials.append(make_trial(STUDY, cs.task, cond, req, gold, {**facts, **extra}))
     check_unique_ids(trials, f"study A {cs.task} conflict")
     return trials
 

@@ -87,14 +87,15 @@ def load_clipset(task: str, cfg: dict[str, Any], manifest: str | Path,
 
 def classification_shard(task: str, shard: str, study_cfg: dict[str, Any], clipset: ClipSet,
                          blueprint=None) -> list[dict]:
+    fallible = bool(study_cfg.get("fallible_variants", True))
     if shard == "blueprint":
-        return blueprint_trials(clipset, blueprint, study_cfg["seeds"])
+        return blueprint_trials(clipset, blueprint, study_cfg["seeds"], fallible)
     if shard == "reference":
         return reference_trials(clipset, study_cfg["reference_seeds"],
-                                study_cfg["match_placement"])
+                                study_cfg["match_placement"], fallible)
     if shard == "conflict":
         return conflict_trials(clipset, blueprint, study_cfg["conflict_seeds"],
-                               study_cfg["conflict_placement"])
+                               study_cfg["conflict_placement"], fallible)
     raise ValueError(f"unknown Study A classification shard {shard!r} "
                      f"(expected one of {CLASSIFICATION_SHARDS})")
 
@@ -118,4 +119,5 @@ def pair_shard(criterion: str, fmt: str, pcfg: dict[str, Any], manifest: str | P
                concat_dir: str | Path | None = None) -> list[dict]:
     pairs = build_pairs(criterion, pcfg, manifest, seed)
     return pair_trials(f"pair_{criterion}", pairs, fmt, stable_seed(seed, "order"),
-                       concat_dir=concat_dir)
+                       concat_dir=concat_dir,
+                       reference_layout=pcfg.get("reference_layout") or "separate")

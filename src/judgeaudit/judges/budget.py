@@ -88,11 +88,20 @@ def estimate(jobs: Iterable[tuple[str, str | Path]], panel: Mapping[str, Mapping
             fp = fingerprint(adapter)
             todo = {}
             trials = unsupported = 0
+            cells: dict[tuple[str, str], dict[str, Any]] = {}
             for path in sorted(set(by_judge[judge])):
+                cell = trial_cell(path)
                 for _, req in read_trials(path):
                     trials += 1
-                    if adapter.unsupported_reason(req):
+                    c = cells.setdefault(cell, {"trials": 0, "unsupported": 0, "reason": None,
+                                                "max_audio_parts": 0})
+                    c["trials"] += 1
+                    c["max_audio_parts"] = max(c["max_audio_parts"], req.n_audio)
+                    why = adapter.unsupported_reason(req)
+                    if why:
                         unsupported += 1
+                        c["unsupported"] += 1
+                        c["reason"] = c["reason"] or why
                         continue
                     todo.setdefault(req.cache_key(fp), req)
             cached = cache.get_many(todo)
@@ -113,6 +122,14 @@ def estimate(jobs: Iterable[tuple[str, str | Path]], panel: Mapping[str, Mapping
                 "price_out_per_mtok": float(spec.get("price_out_per_mtok") or 0),
                 "est_cost_usd": round(cost, 6), "budget_usd": spec.get("budget_usd"),
                 "spent_usd": round(cache.spent(judge=judge, scope=scope), 6) if scope else 0.0,
+                "max_audio_inputs": adapter.max_audio_inputs,
+                # every (task, format) cell this judge cannot take (all or part), and why:
+                # said before any call, so no money is spent on a cell that is lost
+                "not_runnable": [
+                    {"task": t, "format": f, "unsupported": c["unsupported"],
+                     "trials": c["trials"], "max_audio_parts": c["max_audio_parts"],
+                     "reason": c["reason"]}
+                    for (t, f), c in sorted(cells.items()) if c["unsupported"]],
             }
             report["total_est_cost_usd"] += cost
             report["total_new_calls"] += new
@@ -120,6 +137,13 @@ def estimate(jobs: Iterable[tuple[str, str | Path]], panel: Mapping[str, Mapping
             report["spent_usd"] = round(cache.spent(scope=scope), 6)
     report["total_est_cost_usd"] = round(report["total_est_cost_usd"], 6)
     return report
+
+
+def trial_cell(path: str | Path) -> tuple[str, str]:
+    """(task, format/family) of a trial shard `results/trials/<study>/<task>/<shard>.jsonl`
+    (pair shards are named by their format: concat, native)."""
+    p = Path(path)
+    return p.parent.name, p.stem
 
 
 def check(report: Mapping[str, Any], budget_usd: float | None) -> list[str]:
@@ -153,6 +177,11 @@ def describe(report: Mapping[str, Any], budget_usd: float | None) -> str:
             f"{r['est_tokens_in']} in + {r['est_tokens_out']} out tokens = "
             f"${r['est_cost_usd']:.4f}"
             + (f" (cap ${r['budget_usd']:g})" if r.get("budget_usd") is not None else ""))
+        for c in r.get("not_runnable") or []:
+            lines.append(
+                f"    NOT RUNNABLE {j} {c['task']}/{c['format']}: {c['unsupported']} of "
+                f"{c['trials']} trials (requests carry up to {c['max_audio_parts']} audio "
+                f"inputs; judge limit {r.get('max_audio_inputs')}): {c['reason']}")
     lines.append(f"  total: {report['total_new_calls']} new calls, est. "
                  f"${report['total_est_cost_usd']:.4f}; already spent in budget scope "
                  f"{report.get('budget_scope')!r}: ${float(report.get('spent_usd') or 0):.4f}; "

@@ -145,10 +145,14 @@ def _other_values(frame: pd.DataFrame, index: int) -> set[str]:
     """Values that other rows have in a key column and this row does not: a path
     naming one of them (e.g. another judge's responses) is not behind this row."""
     out: set[str] = set()
+    own: set[str] = set()
     for col in text_columns(frame):
         mine = _keystr(frame.at[index, col])
+        own.add(mine)
         out |= {v for v in map(_keystr, frame[col].unique()) if len(v) > 2 and v != mine}
-    return out
+    # a value this row has in any key column is its own (condition `conflict_fallible`
+    # of family `conflict` reads the shard `conflict.jsonl`)
+    return out - own
 
 
 def _relevant(path: str, others: set[str]) -> bool:
@@ -532,6 +536,14 @@ def trace_row(table: str | os.PathLike, row: str | int, columns: Sequence[str] |
     if entry is not None and not entry.recomputed:
         for c in cells:
             c.note = f"not recomputed: {entry.why_not}"
+        return cells
+    # a row a recipe declares not recomputed (its chain may name no per-judge rule: a
+    # panel-level row reads every judge's metrics)
+    why_row = next((why for r in ([recipe] if recipe else []) + list(registry.RECIPES.values())
+                    if (why := r.row_not_recomputed(row_dict))), "")
+    if why_row:
+        for c in cells:
+            c.note = f"not recomputed: {why_row}"
         return cells
     missing = [k for k in (recipe.required if recipe else ()) if k not in row_dict]
     if recipe is None or not recipe.select or missing:

@@ -16,7 +16,18 @@ from judgeaudit.render.tables import (
     pivot_cells,
     write_table,
 )
-from judgeaudit.stats.clustered import METHOD_DIFFERENCE, METHOD_TEXT, caption_method
+from judgeaudit.stats.clustered import (
+    METHOD_DIFFERENCE,
+    METHOD_PROPORTION,
+    METHOD_TEXT,
+    caption_method,
+)
+from judgeaudit.stats.study_a import (
+    CAPABILITY_TEST_TEXT,
+    PLACEMENT_WALD_TEXT,
+    capability_table,
+    seed_stability,
+)
 from judgeaudit.study_a import outputs as study_a_outputs
 from judgeaudit.vocab import study_a as vocab_a
 
@@ -94,24 +105,51 @@ def table_follow_blueprint(m: pd.DataFrame, base: Path) -> None:
                 tsv_frame=d[d["metric"].isin(["accuracy", *FOLLOW])])
 
 
+FALLIBLE_PLACEMENTS = list(vocab_a.FALLIBLE_PLACEMENTS)
+FALLIBLE_NOTE = ("`+fallible` = the same request plus the instruction that labels can be "
+                 "wrong and the audio wins (the falsifier); the fallible-vs-plain contrasts "
+                 "and the across-placement test are in study_a_contrasts")
+
+
+def reference_frame(d: pd.DataFrame) -> pd.DataFrame:
+    """Table III analogue: one row per judge x task x placement (and `match`); plain and
+    fallible accuracy, RF, rf_adj and RF~ side by side."""
+    d = d[d["condition"].isin([*PLACEMENTS, *FALLIBLE_PLACEMENTS, "match"])]
+    d = d[d["metric"].isin(["accuracy", *FOLLOW])]
+    names = {"accuracy": "accuracy", **FOLLOW}
+    fall = d["condition"].str.endswith(vocab_a.FALLIBLE_SUFFIX)
+    d = d.assign(placement=d["condition"].str.removesuffix(vocab_a.FALLIBLE_SUFFIX),
+                 col=d["metric"].map(names) + fall.map({True: " +fallible", False: ""}))
+    order = [c for m in ["accuracy", *FOLLOW] for c in (names[m], names[m] + " +fallible")]
+    keys = [*_keys(d), "placement"]
+    wide = pivot_cells(d, keys, "col", order=order, invalid=True)
+    if len(wide):
+        rank = {c: i for i, c in enumerate([*PLACEMENTS, "match"])}
+        wide = wide.sort_values(keys, key=lambda s: s.map(rank) if s.name == "placement"
+                                else s)
+    return wide.reset_index(drop=True)
+
+
 def table_reference(m: pd.DataFrame, base: Path) -> None:
     d = _pooled(m)
     d = d[(d["family"] == "reference")]
-    d = d[d["condition"].isin([*PLACEMENTS, "match"])]
-    wide = follow_frame(d, [*PLACEMENTS, "match"])
-    write_table(wide, base, _caption(
+    d = d[d["condition"].isin([*PLACEMENTS, *FALLIBLE_PLACEMENTS, "match"])]
+    write_table(reference_frame(d), base, _caption(
         "Study A Table III analogue: reference-follow rate RF, rf_adj and chance-normalised "
-        "RF~ by placement; `match` = the true-reference control (accuracy only)", d,
-        invalid=True, note=FOLLOW_NOTE), tsv_frame=d)
+        "RF~ by placement, plain and with the fallible-label instruction (+fallible); "
+        "`match` = the true-reference control (accuracy only)", d,
+        invalid=True, note=FOLLOW_NOTE + "; " + FALLIBLE_NOTE), tsv_frame=d)
 
 
 def table_conflict(m: pd.DataFrame, base: Path) -> None:
     d = _pooled(m)
     d = d[(d["family"] == "conflict") & d["metric"].isin(CONFLICT)]
-    write_table(pivot_cells(d, _keys(d), "metric", order=CONFLICT, invalid=True), base,
+    write_table(pivot_cells(d, [*_keys(d), "condition"], "metric", order=CONFLICT,
+                            invalid=True), base,
                 _caption("Study A Table IV analogue: cue conflict (wrong block vs wrong "
                          "reference naming different labels): share of answers following "
-                         "each cue", d, invalid=True), tsv_frame=d)
+                         "each cue; row `conflict_fallible` adds the fallible-label "
+                         "instruction", d, invalid=True), tsv_frame=d)
 
 
 def table_pairwise(m: pd.DataFrame, base: Path) -> None:
@@ -143,7 +181,12 @@ def table_contrasts(c: pd.DataFrame, base: Path) -> None:
                + "; exact sign test over clusters where every difference is equal). Holm "
                "within each family over the audited judges; control judges (listener, "
                "label-reader, first-slot) are shown with role 'control' and left out of the "
-               "family")
+               "family. Families fallible_vs_plain_block / _reference / _conflict: the "
+               "falsifier per protocol (follow rate with the fallible-label instruction "
+               "minus without, paired on clip x seed). Families placement_rf and "
+               "placement_rf_fallible (one row per judge x task, no interval; p_a / p_b = "
+               "the highest / lowest placement RF, difference = their gap): "
+               + PLACEMENT_WALD_TEXT)
     write_table(show, base, caption, digits=3, tsv_frame=c)
 
 
@@ -153,7 +196,7 @@ def table_planted(p: pd.DataFrame, base: Path) -> None:
         show["estimate [95% CI]"] = [fmt_ci(e, lo, hi) for e, lo, hi in
                                      zip(show["estimate"], show["ci_low"], show["ci_high"],
                                          strict=True)]
-        cols = ["judge", "knob", "task", "metric", "planted", "estimate [95% CI]", "ci_method",
+        cols = ["judge", "simulates", "knob", "task", "metric", "planted", "estimate [95% CI]", "ci_method",
                 "n", "n_clusters", "n_invalid", "inside", "counted"]
         show = show[[c for c in cols if c in show.columns]]
         counted = p[p["counted"]] if "counted" in p else p
@@ -162,11 +205,89 @@ def table_planted(p: pd.DataFrame, base: Path) -> None:
                    f"of {len(counted)} nonzero planted rates ({share:.0%}) inside their "
                    "cluster-robust 95% CI (the printed interval; "
                    + caption_method(p["ci_method"].astype(str).tolist()) + "); "
-                   f"{len(p) - len(counted)} rows with planted rate 0 reported apart "
-                   "(counted = no: they cannot fail), not counted")
+                   f"{len(p) - len(counted)} rows with planted rate 0 or 1 reported apart "
+                   "(counted = no: they cannot fail), not counted; a text-only follow knob "
+                   "p is printed as the RF it implies, p + (1 - p)/K (a judge that does not "
+                   "follow guesses over all K labels); a cue-conflict share (follow_block / "
+                   "follow_reference from the two rates and the precedence) counts only where "
+                   "the judge's audio-only accuracy on the task is 1")
+        twins = sorted({str(x) for x in p.get("simulates", pd.Series(dtype=str)).fillna("")
+                        if str(x)})
+        if twins:
+            caption += (". Rows with `simulates` set are a SIMULATION OF THE PUBLISHED "
+                        f"FIGURES of {', '.join(twins)} (configs/paper_a_twin.yaml): planted = "
+                        "the paper's printed figure, estimate = what this design recovers "
+                        "at the paper's sample size; never a measurement of those judges")
     else:
         caption = "Simulated judges: planted rate vs estimate (no simulated judges configured)"
     write_table(show, base, caption, tsv_frame=p)
+
+
+def _controls(contrasts: pd.DataFrame) -> list[str]:
+    if "role" not in contrasts or not len(contrasts):
+        return []
+    return sorted(set(contrasts.loc[contrasts["role"] == "control", "judge"].astype(str)))
+
+
+def table_capability(m: pd.DataFrame, contrasts: pd.DataFrame, base: Path) -> None:
+    cap = capability_table(m, _controls(contrasts))
+    d = _pooled(m)
+    d = d[(d["family"] == "blueprint")
+          & (((d["condition"] == "audio_only") & (d["metric"] == "accuracy"))
+             | ((d["condition"] == "wrong_with_audio") & d["metric"].isin(list(FOLLOW))))]
+    names = {"accuracy": "audio-only accuracy", "rf": "RF wrong+audio",
+             "rf_norm": "RF~ wrong+audio", "rf_adj": "rf_adj wrong+audio"}
+    d = d.assign(col=d["metric"].map(names))
+    wide = pivot_cells(d, _keys(d), "col", order=list(names.values()))
+    info = cap[["judge", "task", "role", "k", "chance"]].rename(
+        columns={"k": "K", "chance": "chance 1/K"}).round(3)
+    show = info.merge(wide, on=["judge", "task"], how="left") if len(cap) else wide
+    test = contrasts[contrasts["family"] == "capability_dependence"] if "family" in contrasts \
+        else contrasts.iloc[0:0]
+    if len(test):
+        t = test.iloc[0]
+        verdict = (f"tau = {t['estimate']:.2f}, one-sided p = {t['pvalue']:.3g} over {int(t['n'])} "
+                   f"cells of {int(t['n_clusters'])} judges" if pd.notna(t["pvalue"]) else
+                   f"not computed ({str(t['method']).split(':')[-1].replace('_', ' ')}: "
+                   f"{int(t['n'])} audited cells)")
+    else:
+        verdict = "not computed (no audited cells)"
+    caption = ("Study A capability dependence: each judge's audio-only accuracy (with the "
+               "chance level 1/K) beside its wrong-label following with audio "
+               "(wrong_with_audio: RF, RF~, rf_adj), seed-pooled; "
+               + caption_method(d["method"].dropna().astype(str).tolist() or
+                                [METHOD_PROPORTION], d["n_clusters"].tolist(),
+                                unit=", ".join(sorted({str(u) for u in d["cluster_unit"]})))
+               + ". Pre-specified test of Paper A's reading (copying strongest where "
+               "audio-only accuracy is near chance): " + CAPABILITY_TEST_TEXT + "; here: "
+               + verdict)
+    # the TSV holds the traceable seed-pooled metric rows behind each cell (K and the
+    # chance level in their `k` column); the MD adds K, 1/K and the role per judge x task
+    write_table(show, base, caption, tsv_frame=d.drop(columns=["col"]))
+
+
+def table_seed_stability(m: pd.DataFrame, base: Path) -> None:
+    d = seed_stability(m)
+    if len(d):
+        d = d.assign(col=["pooled" if str(x) == "all" else f"seed {x}" for x in d["seed"]])
+        seeds = sorted({c for c in d["col"] if c != "pooled"}, key=lambda c: int(c.split()[1]))
+        keys = [*_keys(d), "condition", "metric"]
+        wide = pivot_cells(d, keys, "col", order=[*seeds, "pooled"])
+        spread = d.drop_duplicates(keys).set_index(keys)[["seed_spread", "seed_sd"]]
+        wide = wide.join(spread.round(3), on=keys)
+        rank = {c: i for i, c in enumerate(WRONG)}
+        wide = wide.sort_values(keys, key=lambda s: s.map(rank) if s.name == "condition"
+                                else s).reset_index(drop=True)
+    else:
+        wide = pd.DataFrame(columns=["judge", "task", "condition", "metric", "pooled"])
+    write_table(wide, base, _caption(
+        "Study A seed stability (the paper's derangement-seed sweep): accuracy and RF of each "
+        "RQ1 wrong-label condition per derangement seed beside the seed-pooled cell; "
+        "seed_spread = max - min and seed_sd = SD of the per-seed estimates (in the TSV: "
+        "the metric rows, each traceable; the spread columns are derived from them)", d
+        if len(d) else m.iloc[0:0]), tsv_frame=d.drop(columns=["col", "seed_spread",
+                                                             "seed_sd", "n_seeds"],
+                                                    errors="ignore"))
 
 
 def all_tables(metrics: pd.DataFrame, contrasts: pd.DataFrame, planted: pd.DataFrame,
@@ -179,6 +300,8 @@ def all_tables(metrics: pd.DataFrame, contrasts: pd.DataFrame, planted: pd.DataF
     table_pairwise(metrics, out / "study_a_table5_pairwise")
     table_contrasts(contrasts, out / "study_a_contrasts")
     table_planted(planted, out / "study_a_planted")
+    table_capability(metrics, contrasts, out / "study_a_capability")
+    table_seed_stability(metrics, out / "study_a_seed_stability")
 
 
 def _panel_corpus(m: pd.DataFrame) -> pd.DataFrame:
@@ -193,8 +316,11 @@ def all_figures(metrics: pd.DataFrame, out_dir: str | Path) -> None:
     metrics = _panel_corpus(metrics)
     d = _pooled(metrics)
     ref = d[(d["family"] == "reference") & (d["metric"] == "rf")]
-    save_figure(grouped_bars(ref, "condition", "judge", panel="task", x_order=PLACEMENTS,
-                             ylabel="reference-follow rate RF (95% CI)", title="RQ2"),
+    # plain and fallible bars side by side per placement (x: system, system_fallible, ...)
+    x_order = [c for p in PLACEMENTS for c in (p, p + vocab_a.FALLIBLE_SUFFIX)]
+    save_figure(grouped_bars(ref, "condition", "judge", panel="task", x_order=x_order,
+                             ylabel="reference-follow rate RF (95% CI)",
+                             title="RQ2 (plain / _fallible)"),
                 out / "study_a_follow_by_placement")
     acc = d[(d["family"] == "blueprint") & (d["metric"] == "accuracy")]
     save_figure(grouped_bars(acc, "condition", "judge", panel="task", x_order=RQ1,
@@ -214,3 +340,19 @@ def all_figures(metrics: pd.DataFrame, out_dir: str | Path) -> None:
     save_figure(xy_errorbars(xy, "lock", "g", "judge", "format", xlabel="position-lock rate",
                              ylabel="gold-aligned rate g", title="RQ3: lock vs g by format",
                              hline=0.5), out / "study_a_lock_vs_g")
+    save_figure(capability_figure(metrics), out / "study_a_capability")
+
+
+def capability_figure(metrics: pd.DataFrame):
+    """Audio-only accuracy (x) vs RF under wrong_with_audio (y) per judge (colour) and
+    task (marker), 95% CIs both ways; a dotted line at each task's chance level 1/K."""
+    cap = capability_table(metrics)
+    fig = xy_errorbars(cap.dropna(subset=["audio_only", "rf"]), "audio_only", "rf", "judge",
+                       "task", xlabel="audio-only accuracy (95% CI); dotted: chance 1/K",
+                       ylabel="RF with audio, wrong_with_audio (95% CI)",
+                       title="Capability dependence")
+    ax = fig.axes[0]
+    for task, chance in cap.dropna(subset=["chance"]).groupby("task")["chance"].first().items():
+        ax.axvline(chance, ls=":", lw=1, color="grey")
+        ax.text(chance, 1.0, f" 1/K {task}", fontsize=7, color="grey", va="top", rotation=90)
+    return fig

@@ -142,6 +142,34 @@ METHODS: dict[str, Method] = {m.key: m for m in (
         "judgeaudit.stats.clustered.chance_normalised", "closed form",
         "as the RF row it maps", "as the RF row it maps", kind="transform"),
     Method(
+        "ols_within_cr1_wald_f", "across-placement Wald F (CR1)",
+        "linear-probability OLS of the follow indicator 1[answer = wrong label] on placement "
+        "dummies within clip x seed (unit fixed effects absorbed by demeaning), CR1 "
+        "cluster-robust covariance on the sampling unit, Wald F test of equal RF across the "
+        "four placements on (3, G-1) df; estimate = max - min placement RF (p_a / p_b = the "
+        "highest / lowest placement RF), no interval; not computed with fewer than 5 "
+        "clusters (method value ols_within_cr1_wald_f:too_few_clusters) or a rank-deficient "
+        "cluster covariance (:rank_deficient)",
+        "judgeaudit.stats.study_a.placement_wald",
+        "statsmodels OLS(...).fit(cov_type='cluster', use_correction=True, "
+        "df_correction=True).wald_test(use_f=True)",
+        _CLUSTERED, "F(3, G-1)", kind="test"),
+    Method(
+        "kendall_tau_exact_less", "Kendall tau, one-sided (capability)",
+        "Kendall's tau over audited judge x task cells between the chance-normalised "
+        "audio-only accuracy (acc - 1/K)/(1 - 1/K) and RF~ under wrong_with_audio, one-sided "
+        "H1 tau < 0 (copying strongest near chance), exact null distribution when neither "
+        "variable has ties (scipy.stats.kendalltau(method='exact')), the asymptotic tau-b "
+        "null when one has (method value kendall_tau_b_asymptotic_less); cells of one judge "
+        "are not independent, so the p-value is descriptive for a small panel; not "
+        "computed with fewer than 5 cells (:too_few_cells) or a constant variable "
+        "(:constant)",
+        "judgeaudit.stats.study_a.capability_test",
+        "scipy.stats.kendalltau(alternative='less', method='exact' | 'asymptotic')",
+        "none (each judge x task cell counted once; cells of one judge are not independent)",
+        "exact permutation distribution of tau (asymptotic normal with ties)", kind="test",
+        patterns=(r"\bkendall_tau_b_asymptotic_less\b",)),
+    Method(
         "holm", "Holm step-down",
         "Holm's step-down adjustment of the p-values within each contrast family, over the "
         "audited judges only (control judges are reported with role 'control' and left out "

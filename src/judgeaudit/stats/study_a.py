@@ -42,11 +42,18 @@ from judgeaudit.stats.clustered import (
     invalid_bounds,
 )
 from judgeaudit.stats.contrasts import holm
+from judgeaudit.stats.methods import describe
 from judgeaudit.stats.rates import PAIR_MODES, pair_mode
 from judgeaudit.vocab.study_a import (
     CLS_SHARDS,
+    CONFLICT_CONDITION,
+    CONFLICT_FALLIBLE,
+    FALLIBLE_OF,
+    FALLIBLE_PLACEMENTS,
     PLACEMENTS,
     WRONG_BLUEPRINT_CONDITIONS,
+    fallible_protocol,
+    pair_criterion,
 )
 
 WRONG_CONDITIONS = WRONG_BLUEPRINT_CONDITIONS
@@ -165,10 +172,10 @@ def classification_metrics(df: pd.DataFrame, n_boot: int = 0) -> list[dict[str, 
         k_classes = int(grp["k"].iloc[0])
         for seed, sub in subsets:
             keys = {"judge": judge, "task": task, "family": family, "condition": cond,
-                    "seed": seed}
+                    "seed": seed, "k": k_classes}
             boot = n_boot if seed == POOLED else 0
             rows.append(rate(keys, "accuracy", sub, sub["parsed"] == sub["gold"], boot))
-            if cond in WRONG_CONDITIONS or cond in PLACEMENTS:
+            if cond in WRONG_CONDITIONS or cond in PLACEMENTS or cond in FALLIBLE_PLACEMENTS:
                 label = sub["wrong_label"]
                 rf = rate(keys, "rf", sub, sub["parsed"] == label, boot)
                 rows.append(rf)
@@ -238,11 +245,13 @@ def metrics(df: pd.DataFrame, n_boot: int = 0) -> pd.DataFrame:
     rows = classification_metrics(df, n_boot) + pairwise_metrics(df, n_boot)
     out = pd.DataFrame(rows)
     if out.empty:
-        return pd.DataFrame(columns=[*METRIC_COLUMNS, "n_unsupported"])
+        return pd.DataFrame(columns=[*METRIC_COLUMNS, "n_unsupported", "k"])
     if "n_unsupported" not in out:
         out["n_unsupported"] = 0
+    if "k" not in out:
+        out["k"] = math.nan  # classes of a classification task (NaN for pairs)
     out["n_unsupported"] = out["n_unsupported"].fillna(0).astype(int)
-    return out[[*METRIC_COLUMNS, "n_unsupported"]]
+    return out[[*METRIC_COLUMNS, "n_unsupported", "k"]]
 
 
 # ---------------------------------------------------------------- contrasts
@@ -255,7 +264,23 @@ CONTRASTS = {
                                      "accuracy(wrong_with_audio)"),
     "placement_vs_match": "accuracy(<placement>) - accuracy(match)",
     "concat_vs_native_lock": "lock(concat) - lock(native)",
+    # the falsifier on every protocol (issue 21): follow rate with the fallible-label
+    # instruction minus without, paired on clip x seed; one Holm family per protocol
+    "fallible_vs_plain_block": "rf(<wrong block>_fallible) - rf(<wrong block>)",
+    "fallible_vs_plain_reference": "rf(<placement>_fallible) - rf(<placement>)",
+    "fallible_vs_plain_conflict": "follow_<cue>(conflict_fallible) - follow_<cue>(conflict)",
+    # RQ2 across placements (issue 20): H0 RF equal at the four placements
+    "placement_rf": "RF(system) = RF(rubric) = RF(before) = RF(after)",
+    "placement_rf_fallible": ("RF(system_fallible) = RF(rubric_fallible) = "
+                              "RF(before_fallible) = RF(after_fallible)"),
 }
+FALLIBLE_FAMILY = {"block": "fallible_vs_plain_block",
+                   "reference": "fallible_vs_plain_reference",
+                   "conflict": "fallible_vs_plain_conflict"}
+METHOD_PLACEMENT_WALD = "ols_within_cr1_wald_f"
+PLACEMENT_MIN_CLUSTERS = 5  # the Wald test needs at least this many clusters
+# the one description is the method registry's (judgeaudit.stats.methods)
+PLACEMENT_WALD_TEXT = describe(METHOD_PLACEMENT_WALD).description
 CONTROL_PROVIDERS = ("listener", "label_reader", "first_slot")
 CONTRAST_COLUMNS = ["family", "contrast", "judge", "task", "unit", "cluster_unit", "n",
                     "n_clusters", "p_a", "p_b", "estimate", "ci_low", "ci_high", "one_sided",
@@ -288,7 +313,10 @@ def _contrast(family: str, contrast: str, task: str, unit: str, cluster_unit: st
 
 def contrast_rows(df: pd.DataFrame) -> list[dict[str, Any]]:
     """The pre-specified paired contrasts (`CONTRASTS`) of one judge; Holm is applied
-    across judges and tasks within each family later (`contrasts_table`).
+    across judges and tasks within each family later (`contrasts_table`). Families:
+    the four paired contrasts, the falsifier per protocol (fallible_vs_plain_block /
+    _reference / _conflict) and the across-placement Wald test (placement_rf, and
+    placement_rf_fallible on the fallible placements).
 
     Units: a clip x seed against the clip's audio-only / match answer, a clip x seed
     under two wrong conditions, a pair under two formats; clustered on the sampling
@@ -334,9 +362,90 @@ def contrast_rows(df: pd.DataFrame) -> list[dict[str, Any]]:
             ya, yb, cl = _paired(locks["concat"], locks["native"], ["pair_id"])
             rows.append(_contrast("concat_vs_native_lock", CONTRASTS["concat_vs_native_lock"],
                                   task, "pair", unit, ya, yb, cl))
+        rows += _fallible_contrasts(df[df["task"] == task], task, unit)
+        for fam, conds in (("placement_rf", PLACEMENTS),
+                           ("placement_rf_fallible", FALLIBLE_PLACEMENTS)):
+            if set(conds) <= conds_all(df, task):
+                rows.append(placement_wald(df[(df["task"] == task) & df["valid"]
+                                              & df["condition"].isin(conds)],
+                                           fam, task, unit, conds))
     for r in rows:
         r["judge"] = judge
     return rows
+
+
+def conds_all(df: pd.DataFrame, task: str) -> set[str]:
+    return set(df[df["task"] == task]["condition"])
+
+
+def _fallible_contrasts(tdf: pd.DataFrame, task: str, unit: str) -> list[dict[str, Any]]:
+    """Fallible vs plain per protocol: the follow indicator (answer = the shown wrong
+    label; in the cue conflict, = the block / the reference label) with the fallible
+    instruction minus without, paired on clip x seed, clustered on the sampling unit."""
+    rows: list[dict[str, Any]] = []
+    valid = tdf[tdf["valid"]]
+    conds = set(tdf["condition"])
+    for fall, plain in FALLIBLE_OF.items():
+        if not {fall, plain} <= conds:
+            continue
+        family = FALLIBLE_FAMILY[fallible_protocol(fall)]
+        a, b = valid[valid["condition"] == fall], valid[valid["condition"] == plain]
+        if plain == CONFLICT_CONDITION:
+            cues = [("block", "block_label"), ("reference", "reference_label")]
+        else:
+            cues = [(None, "wrong_label")]
+        for cue, col in cues:
+            ya, yb, cl = _paired(a.assign(_y=(a["parsed"] == a[col]).astype(int)),
+                                 b.assign(_y=(b["parsed"] == b[col]).astype(int)),
+                                 ["clip_id", "seed"])
+            metric = f"follow_{cue}" if cue else "rf"
+            rows.append(_contrast(family, f"{metric}({fall}) - {metric}({plain})", task,
+                                  "clip x seed", unit, ya, yb, cl))
+    return rows
+
+
+def placement_wald(grp: pd.DataFrame, family: str, task: str, unit: str,
+                   conditions: Sequence[str]) -> dict[str, Any]:
+    """Pre-specified test that RF is the same at every placement (`PLACEMENT_WALD_TEXT`):
+    OLS of 1[answer = wrong label] on placement dummies, demeaned within clip x seed,
+    CR1 cluster covariance on the sampling unit, Wald F(3, G-1)."""
+    import statsmodels.api as sm
+
+    y = (grp["parsed"] == grp["wrong_label"]).astype(float).to_numpy()
+    clusters = grp["cluster"].astype(str).to_numpy()
+    g = len(set(clusters))
+    rfs = {c: float(y[(grp["condition"] == c).to_numpy()].mean())
+           if (grp["condition"] == c).any() else math.nan for c in conditions}
+    finite = [v for v in rfs.values() if math.isfinite(v)]
+    row = {"family": family, "contrast": CONTRASTS[family], "task": task,
+           "unit": "clip x seed x placement", "cluster_unit": unit, "n": int(len(y)),
+           "n_clusters": int(g), "p_a": max(finite) if finite else math.nan,
+           "p_b": min(finite) if finite else math.nan,
+           "estimate": (max(finite) - min(finite)) if finite else math.nan,
+           "ci_low": math.nan, "ci_high": math.nan, "one_sided": "",
+           "statistic": math.nan, "pvalue": math.nan, "method": METHOD_PLACEMENT_WALD}
+    if g < PLACEMENT_MIN_CLUSTERS or len(finite) < len(conditions):
+        row["method"] = METHOD_PLACEMENT_WALD + ":too_few_clusters"
+        return row
+    unit_id = (grp["clip_id"].astype(str) + "|" + grp["seed"].astype(str)).to_numpy()
+    X = np.column_stack([(grp["condition"] == c).to_numpy(dtype=float)
+                         for c in conditions[1:]])
+    frame = pd.DataFrame(np.column_stack([y, X]))
+    demeaned = (frame - frame.groupby(unit_id).transform("mean")).to_numpy()
+    yd, Xd = demeaned[:, 0], demeaned[:, 1:]
+    if not np.any(np.abs(yd) > 1e-12):  # no within-unit variation: RF equal everywhere
+        row.update({"statistic": 0.0, "pvalue": 1.0})
+        return row
+    fit = sm.OLS(yd, Xd).fit(cov_type="cluster", cov_kwds={
+        "groups": pd.factorize(clusters)[0], "use_correction": True, "df_correction": True})
+    cov = np.asarray(fit.cov_params(), dtype=float)
+    if np.linalg.matrix_rank(cov) < Xd.shape[1]:
+        # degenerate cluster covariance (e.g. a deterministic judge): no valid Wald test
+        row["method"] = METHOD_PLACEMENT_WALD + ":rank_deficient"
+        return row
+    w = fit.wald_test(np.eye(Xd.shape[1]), use_f=True, scalar=True)
+    row.update({"statistic": float(w.fvalue), "pvalue": float(w.pvalue)})
+    return row
 
 
 def contrasts_table(rows: Sequence[dict[str, Any]], controls: Sequence[str] = ()
@@ -362,54 +471,222 @@ def contrasts_table(rows: Sequence[dict[str, Any]], controls: Sequence[str] = ()
 
 # ---------------------------------------------------------------- planted vs estimated
 # planted knob -> (conditions it sets, metric that estimates it); see the simulated
-# judge (judges/embedded/judges.py): without audio a wrong block is followed with the
-# planted probability (RF); with audio the draw happens only when the label
-# contradicts what the judge perceives, which its audio_only answer reveals (rf_adj).
+# judge (judges/embedded/judges.py). Without audio a block is followed with the
+# planted probability p, otherwise the judge guesses uniformly over all K labels, so
+# RF = p + (1 - p)/K (the planted target printed; K from the design); with audio the
+# draw happens only when the label contradicts what the judge perceives, which its
+# audio_only answer reveals (rf_adj). The cue-conflict shares follow from the two
+# rates and `precedence` (planted only at audio accuracy 1). audio_accuracy has no row:
+# the judge perceives through the study's specialists, whose own errors add to it.
 PLANTED_BLOCK = {"framed": ("wrong_block", "rf"), "unframed": ("wrong_no_frame", "rf"),
                  "with_audio": ("wrong_with_audio", "rf_adj"),
-                 "with_audio_fallible": ("wrong_with_audio_fallible", "rf_adj")}
-PLANTED_COLUMNS = ["judge", "knob", "task", "condition", "metric", "planted", "estimate",
+                 "with_audio_fallible": ("wrong_with_audio_fallible", "rf_adj"),
+                 "framed_fallible": ("wrong_block_fallible", "rf")}
+TEXT_ONLY_KNOBS = ("framed", "unframed", "framed_fallible")
+PLANTED_COLUMNS = ["judge", "simulates", "knob", "task", "condition", "metric", "planted", "estimate",
                    "ci_low", "ci_high", "ci_method", "n", "n_clusters", "n_invalid", "inside",
                    "counted"]
 
 
-def planted_targets(spec: dict[str, Any]) -> list[tuple[str, str, str, float]]:
-    """(knob, condition, metric, planted value) for one simulated judge's spec."""
+def _attribute_of(task: str) -> str:
+    return pair_criterion(task) or task
+
+
+def effective_knobs(spec: dict[str, Any], task: str) -> dict[str, Any]:
+    """A simulated judge's knobs for one task: top level merged with
+    `attributes.<attribute>` (the judge's own merge, `SimKnobs.for_attribute`)."""
+    from judgeaudit.judges.embedded.judges import SimKnobs
+
+    k = SimKnobs.from_spec(spec).for_attribute(_attribute_of(task))
+    return {"audio_accuracy": k.audio_accuracy, "follow_block": dict(k.follow_block),
+            "follow_reference": dict(k.follow_reference), "lock": k.lock,
+            "precedence": k.precedence}
+
+
+def planted_targets(spec: dict[str, Any], task: str | None = None, k_classes: int | None = None,
+                    conflict_placement: str = "before") -> list[tuple[str, str, str, float]]:
+    """(knob, condition, metric, planted target): see `_targets`."""
+    return [t[:4] for t in _targets(spec, task, k_classes, conflict_placement)]
+
+
+def _targets(spec: dict[str, Any], task: str | None = None, k_classes: int | None = None,
+             conflict_placement: str = "before") -> list[tuple[str, str, str, float, float]]:
+    """(knob, condition, metric, planted target) for one simulated judge's spec on one
+    task (its per-attribute overrides applied). A text-only knob's target is the RF it
+    implies, p + (1 - p)/K, when K is given (else p). A `_fallible` knob left unset
+    plants the plain rate (the instruction changes nothing). Cue-conflict shares are
+    planted only where audio accuracy is 1 (else a misheard clip can coincide with a
+    cue)."""
+    kn = effective_knobs(spec, task or "")
     out = []
-    for key, rate in (spec.get("follow_block") or {}).items():
-        if key in PLANTED_BLOCK:
-            cond, metric = PLANTED_BLOCK[key]
-            out.append((f"follow_block.{key}", cond, metric, float(rate)))
-    for key, rate in (spec.get("follow_reference") or {}).items():
-        if key in PLACEMENTS:
-            out.append((f"follow_reference.{key}", key, "rf_adj", float(rate)))
-    for fmt, sides in (spec.get("lock") or {}).items():
-        for side, rate in (sides or {}).items():
+    fb, fr = kn["follow_block"], kn["follow_reference"]
+
+    def rate(table: dict, key: str) -> float:
+        return float(table.get(key) if table.get(key) is not None
+                     else table.get(key.removesuffix("_fallible")) or 0.0)
+
+    for key, (cond, metric) in PLANTED_BLOCK.items():
+        if key not in fb and key.removesuffix("_fallible") not in fb:
+            continue
+        p = knob = rate(fb, key)
+        if key in TEXT_ONLY_KNOBS and k_classes:
+            p = p + (1.0 - p) / k_classes
+        out.append((f"follow_block.{key}", cond, metric, p, knob))
+    for cond in (*PLACEMENTS, *FALLIBLE_PLACEMENTS):
+        out.append((f"follow_reference.{cond}", cond, "rf_adj", rate(fr, cond), rate(fr, cond)))
+    if kn["audio_accuracy"] >= 1.0:
+        for cond in (CONFLICT_CONDITION, CONFLICT_FALLIBLE):
+            suffix = "_fallible" if cond == CONFLICT_FALLIBLE else ""
+            pb = rate(fb, "with_audio" + suffix)
+            pr = rate(fr, conflict_placement + suffix)
+            if kn["precedence"] == "block":
+                shares = {"follow_block": pb, "follow_reference": (1 - pb) * pr}
+            else:
+                shares = {"follow_reference": pr, "follow_block": (1 - pr) * pb}
+            for metric, v in shares.items():
+                out.append((f"{cond}.{metric}", cond, metric, v, v))
+    for fmt, sides in (kn["lock"] or {}).items():
+        for side, r in (sides or {}).items():
             if side in ("first", "second"):
-                out.append((f"lock.{fmt}.{side}", fmt, f"locked_{side}", float(rate)))
+                out.append((f"lock.{fmt}.{side}", fmt, f"locked_{side}", float(r), float(r)))
     return out
 
 
-def planted_table(metrics_df: pd.DataFrame, specs: dict[str, dict[str, Any]]) -> pd.DataFrame:
+def planted_table(metrics_df: pd.DataFrame, specs: dict[str, dict[str, Any]],
+                  design: dict[str, Any] | None = None) -> pd.DataFrame:
     """Each planted rate beside its estimate, 95% CI and an `inside` flag, for every
     task where the knob's condition was run (seed-pooled rows), with the printed
-    cluster-robust CI."""
+    cluster-robust CI. `design`: {"k": {task: K}, "conflict_placement": ...}."""
+    design = design or {}
+    ks = design.get("k") or {}
     rows = []
     pooled = metrics_df[metrics_df["seed"].astype(str) == POOLED]
     for judge, spec in sorted(specs.items()):
         mine = pooled[pooled["judge"] == judge]
-        for knob, cond, metric, planted in planted_targets(spec):
-            hit = mine[(mine["condition"] == cond) & (mine["metric"] == metric)]
-            for _, r in hit.sort_values("task").iterrows():
-                lo, hi = r["ci_low"], r["ci_high"]
-                inside = bool(lo - 1e-12 <= planted <= hi + 1e-12) if r["n"] > 0 else False
-                rows.append({"judge": judge, "knob": knob, "task": r["task"], "condition": cond,
-                             "metric": metric, "planted": planted, "estimate": r["estimate"],
-                             "ci_low": lo, "ci_high": hi, "ci_method": r["method"],
-                             "n": int(r["n"]), "n_clusters": int(r["n_clusters"]),
-                             "n_invalid": int(r["n_invalid"]), "inside": inside,
-                             # a planted rate of 0 cannot fail (an interval at 0 is one-sided
-                             # [0, U]): reported apart, never counted in the inside share
-                             "counted": planted > 0})
+        for task in sorted(mine["task"].astype(str).unique()):
+            targets = _targets(spec, task, ks.get(task),
+                               design.get("conflict_placement", "before"))
+            acc = mine[(mine["task"] == task) & (mine["condition"] == "audio_only")
+                       & (mine["metric"] == "accuracy")]
+            hears_all = bool(len(acc)) and float(acc["estimate"].iloc[0]) == 1.0
+            for knob, cond, metric, planted, value in targets:
+                conflict = cond in (CONFLICT_CONDITION, CONFLICT_FALLIBLE)
+                if spec.get("twin_of") and (value == 0 or conflict):
+                    continue  # a twin lists only published figures (conflict shares derived)
+                hit = mine[(mine["task"] == task) & (mine["condition"] == cond)
+                           & (mine["metric"] == metric)]
+                for _, r in hit.iterrows():
+                    lo, hi = r["ci_low"], r["ci_high"]
+                    inside = bool(lo - 1e-12 <= planted <= hi + 1e-12) if r["n"] > 0 else False
+                    rows.append({"judge": judge, "simulates": spec.get("twin_of") or "",
+                                 "knob": knob, "task": task, "condition": cond,
+                                 "metric": metric, "planted": planted,
+                                 "estimate": r["estimate"], "ci_low": lo, "ci_high": hi,
+                                 "ci_method": r["method"], "n": int(r["n"]),
+                                 "n_clusters": int(r["n_clusters"]),
+                                 "n_invalid": int(r["n_invalid"]), "inside": inside,
+                                 # a planted rate of 0 (or 1) cannot fail (the interval is
+                                 # one-sided there): reported apart, never counted; a
+                                 # cue-conflict share assumes the judge hears every clip
+                                 # right, so it counts only where its audio-only accuracy
+                                 # is 1 (the specialists it perceives through can err)
+                                 "counted": 0.0 < planted < 1.0 and (hears_all
+                                                                     or not conflict)})
     out = pd.DataFrame(rows, columns=PLANTED_COLUMNS)
     return out.sort_values("counted", ascending=False, kind="stable").reset_index(drop=True)
+
+
+# ---------------------------------------------------------------- capability dependence
+# Paper A's reading: copying a wrong label heard with the audio is strongest where the
+# judge's own audio-only accuracy is near chance. One cell per audited judge x
+# classification task; the pre-specified test is Kendall's tau between the
+# chance-normalised audio-only accuracy and RF~ under wrong_with_audio, one-sided
+# (tau < 0), exact null distribution; no test with fewer than CAPABILITY_MIN_CELLS cells.
+CAPABILITY_MIN_CELLS = 5
+CAPABILITY_COLUMNS = ["judge", "task", "k", "chance", "audio_only", "audio_only_low",
+                      "audio_only_high", "audio_norm", "rf", "rf_low", "rf_high", "rf_norm",
+                      "rf_norm_low", "rf_norm_high", "rf_adj", "rf_adj_low", "rf_adj_high",
+                      "n", "n_clusters", "cluster_unit", "role"]
+METHOD_CAPABILITY = "kendall_tau_exact_less"
+CAPABILITY_TEST_TEXT = describe(METHOD_CAPABILITY).description  # the method registry's
+
+
+def capability_table(metrics_df: pd.DataFrame, controls: Sequence[str] = ()) -> pd.DataFrame:
+    """Per judge x classification task: audio-only accuracy (with chance 1/K) beside the
+    wrong-label follow rate with audio (RF, RF~, rf_adj), seed-pooled, each with its
+    printed cluster-robust interval."""
+    d = metrics_df[(metrics_df["seed"].astype(str) == POOLED)
+                   & (metrics_df["family"] == "blueprint")]
+    rows = []
+    def pick(g: pd.DataFrame, cond: str, metric: str):
+        r = g[(g["condition"] == cond) & (g["metric"] == metric)]
+        return r.iloc[0] if len(r) else None
+
+    for (judge, task), g in d.groupby(["judge", "task"], sort=True):
+        acc, rf = pick(g, "audio_only", "accuracy"), pick(g, "wrong_with_audio", "rf")
+        if acc is None or rf is None:
+            continue
+        k = int(acc["k"]) if "k" in g and pd.notna(acc.get("k")) else None
+        chance = 1.0 / k if k else math.nan
+        row = {"judge": judge, "task": task, "k": k, "chance": chance,
+               "audio_only": acc["estimate"], "audio_only_low": acc["ci_low"],
+               "audio_only_high": acc["ci_high"],
+               "audio_norm": (acc["estimate"] - chance) / (1 - chance) if k else math.nan,
+               "n": int(rf["n"]), "n_clusters": int(rf["n_clusters"]),
+               "cluster_unit": rf["cluster_unit"],
+               "role": "control" if judge in set(controls) else "audited"}
+        for metric in ("rf", "rf_norm", "rf_adj"):
+            r = pick(g, "wrong_with_audio", metric)
+            row.update({metric: r["estimate"] if r is not None else math.nan,
+                        f"{metric}_low": r["ci_low"] if r is not None else math.nan,
+                        f"{metric}_high": r["ci_high"] if r is not None else math.nan})
+        rows.append(row)
+    return pd.DataFrame(rows, columns=CAPABILITY_COLUMNS)
+
+
+def capability_test(cap: pd.DataFrame) -> dict[str, Any]:
+    """The pre-specified test of the paper's reading (`CAPABILITY_TEST_TEXT`), as a
+    contrasts-table row (family capability_dependence)."""
+    from scipy.stats import kendalltau
+
+    a = cap[(cap["role"] == "audited")].dropna(subset=["audio_norm", "rf_norm"])
+    row = {"family": "capability_dependence", "judge": "panel",
+           "contrast": "tau(audio-only accuracy~, RF~ wrong_with_audio) < 0",
+           "task": "+".join(sorted(set(a["task"]))) or "-", "unit": "judge x task",
+           "cluster_unit": "judge x task", "n": int(len(a)),
+           "n_clusters": int(a["judge"].nunique()), "p_a": math.nan, "p_b": math.nan,
+           "estimate": math.nan, "ci_low": math.nan, "ci_high": math.nan, "one_sided": "",
+           "statistic": math.nan, "pvalue": math.nan, "method": METHOD_CAPABILITY}
+    if len(a) < CAPABILITY_MIN_CELLS:
+        row["method"] += ":too_few_cells"
+        return row
+    x, y = a["audio_norm"].to_numpy(float), a["rf_norm"].to_numpy(float)
+    if np.ptp(x) == 0 or np.ptp(y) == 0:
+        row["method"] += ":constant"
+        return row
+    ties = len(set(x)) < len(x) or len(set(y)) < len(y)
+    res = kendalltau(x, y, alternative="less", method="asymptotic" if ties else "exact")
+    row.update({"estimate": float(res.statistic), "statistic": float(res.statistic),
+                "pvalue": float(res.pvalue)})
+    if ties:
+        row["method"] = "kendall_tau_b_asymptotic_less"
+    return row
+
+
+# ---------------------------------------------------------------- seed stability
+def seed_stability(metrics_df: pd.DataFrame, metrics: Sequence[str] = ("accuracy", "rf")
+                   ) -> pd.DataFrame:
+    """The RQ1 seed sweep: per judge x task x wrong-label condition x metric, one row
+    per derangement seed plus the pooled row, with the spread (max - min) of the
+    per-seed estimates and their SD across seeds."""
+    d = metrics_df[(metrics_df["family"] == "blueprint")
+                   & metrics_df["condition"].isin(WRONG_CONDITIONS)
+                   & metrics_df["metric"].isin(list(metrics))].copy()
+    if d.empty:
+        return d.assign(seed_spread=[], seed_sd=[], n_seeds=[])
+    per = d[d["seed"].astype(str) != POOLED]
+    stats = per.groupby(["judge", "task", "condition", "metric"])["estimate"].agg(
+        seed_spread=lambda v: float(np.nanmax(v) - np.nanmin(v)) if len(v) else math.nan,
+        seed_sd=lambda v: float(np.nanstd(v, ddof=1)) if len(v) > 1 else math.nan,
+        n_seeds="count").reset_index()
+    return d.merge(stats, on=["judge", "task", "condition", "metric"], how="left")

@@ -14,7 +14,15 @@ from typing import Any
 
 import pandas as pd
 
-from judgeaudit.vocab.study_a import BLUEPRINT_CONDITIONS, MATCH_CONDITION, PAIR_FORMATS, PLACEMENTS
+from judgeaudit.vocab.study_a import (
+    BLUEPRINT_CONDITIONS,
+    CONFLICT_CONDITION,
+    CONFLICT_FALLIBLE,
+    FALLIBLE_PLACEMENTS,
+    MATCH_CONDITION,
+    PAIR_FORMATS,
+    PLACEMENTS,
+)
 
 AUDIO_ONLY = "audio_only"  # the condition rf_adj reads the judge's own answers from
 
@@ -45,11 +53,11 @@ def family_of(condition: str) -> str | None:
     """The shard family a condition belongs to (tables without a `family` column)."""
     if condition in BLUEPRINT_CONDITIONS:
         return "blueprint"
-    if condition in (*PLACEMENTS, MATCH_CONDITION):
+    if condition in (*PLACEMENTS, *FALLIBLE_PLACEMENTS, MATCH_CONDITION):
         return "reference"
     if condition in PAIR_FORMATS:
         return "pairwise"
-    if condition == "conflict":
+    if condition in (CONFLICT_CONDITION, CONFLICT_FALLIBLE):
         return "conflict"
     return None
 

@@ -3,8 +3,8 @@ declared once (see `judgeaudit.registry` for the fields).
 
 Paper A numbers its tables II (feature blueprint), III (reference placement) and
 IV (pairwise order and format); the cue-conflict table, the follow-rate table of
-RQ1, the contrasts and the planted table have no counterpart in the paper and are
-labelled A.S1-A.S4. (The pairwise table's file stem is still
+RQ1, the contrasts, the planted table, the capability table and the seed-stability
+table have no counterpart in the paper and are labelled A.S1-A.S6. (The pairwise table's file stem is still
 `study_a_table5_pairwise`; its label is Table IV, as in the paper.)
 """
 
@@ -95,6 +95,9 @@ METRICS = (
 )
 
 _IN = {"metrics": METRICS_FILE}
+# Table III's columns: each placement plain, then with the fallible-label instruction
+PLACEMENT_ORDER = tuple(c for p in vocab_a.PLACEMENTS
+                        for c in (p, p + vocab_a.FALLIBLE_SUFFIX))
 _ROWS = ("task", "judge")
 
 TABLES = (
@@ -120,22 +123,25 @@ TABLES = (
           extra_methods=("chance_normalised", "cluster_bootstrap_bca", "wilson")),
     Table("study_a_table3_reference", STUDY, "rq2", "Table III",
           "Reference-follow rate RF, rf_adj and chance-normalised RF~ by the placement of "
-          "a wrong reference (system, rubric, before, after the audio); `match` is the "
-          "true-reference control (accuracy only).",
-          "RF~ per judge x task x placement", f"{SA}.classification_metrics",
+          "a wrong reference (system, rubric, before, after the audio), each placement "
+          "plain and with the fallible-label instruction (+fallible: labels can be wrong, "
+          "the audio wins); `match` is the true-reference control (accuracy only).",
+          "RF~ per judge x task x placement, plain and fallible",
+          f"{SA}.classification_metrics",
           f"{RA}.table_reference", "wilson_cr2_bm", CLS_UNIT, "cluster", _IN,
           ("accuracy", *FOLLOW), ("study_a_follow_by_placement",), paper_table="III",
           pivot=Pivot(_ROWS, ("condition",), where={"metric": ("rf_norm",)},
-                      column_order=vocab_a.PLACEMENTS),
+                      column_order=PLACEMENT_ORDER),
           extra_methods=("chance_normalised", "cluster_bootstrap_bca", "wilson")),
     Table("study_a_table4_conflict", STUDY, "conflict", "Table A.S2",
           "Cue conflict: a wrong specialist block and a wrong reference naming two "
           "different labels; share of answers following the block, the reference, the "
-          "gold label, or none of them.",
+          "gold label, or none of them; one row per condition: `conflict` (plain) and "
+          "`conflict_fallible` (with the fallible-label instruction).",
           "share of answers following each cue per judge x task",
           f"{SA}.classification_metrics", f"{RA}.table_conflict", "wilson_cr2_bm",
           CLS_UNIT, "cluster", _IN, CONFLICT_SHARES, (),
-          pivot=Pivot(_ROWS, ("metric",), where={"metric": CONFLICT_SHARES},
+          pivot=Pivot((*_ROWS, "condition"), ("metric",), where={"metric": CONFLICT_SHARES},
                       column_order=CONFLICT_SHARES),
           extra_methods=("cluster_bootstrap_bca", "wilson")),
     Table("study_a_table5_pairwise", STUDY, "rq3", "Table IV",
@@ -151,26 +157,64 @@ TABLES = (
     Table("study_a_contrasts", STUDY, "contrasts", "Table A.S3",
           "Pre-specified paired contrasts (difference a - b over units valid under both "
           "conditions) per judge and task, Holm-adjusted within each family over the "
-          "audited judges; control judges shown apart.",
+          "audited judges; control judges shown apart. Families fallible_vs_plain_block / "
+          "_reference / _conflict: the falsifier per protocol (follow rate with the "
+          "fallible-label instruction minus without, paired on clip x seed); placement_rf "
+          "and placement_rf_fallible: the across-placement Wald test of equal RF (one row "
+          "per judge x task, no interval); capability_dependence: the panel-level Kendall "
+          "test of the capability table (judge `panel`).",
           "paired differences of accuracy / lock between two conditions",
           f"{SA}.contrast_rows", f"{RA}.table_contrasts", "paired_t_cr2_bm",
           "speaker / source clip / pair (cluster_unit column)", "cluster",
           {"contrasts": CONTRASTS_FILE}, ("contrast",), (),
           pivot=Pivot(("family", "task", "contrast"), ("judge",)),
-          extra_methods=("holm", "sign_test_exact")),
+          extra_methods=("holm", "sign_test_exact", "ols_within_cr1_wald_f",
+                         "kendall_tau_exact_less")),
     Table("study_a_planted", STUDY, "validation", "Table A.S4",
           "Simulated judges: each planted propensity beside its estimate and whether the "
-          "printed 95% CI covers it (planted-0 rows reported apart, not counted).",
+          "printed 95% CI covers it (planted 0 or 1 rows reported apart, not counted); "
+          "column `simulates` names the published judge whose printed figures a twin "
+          "judge is planted with (configs/paper_a_twin.yaml; a simulation of the paper's "
+          "figures, never a measurement of that judge), empty for the other simulated "
+          "judges.",
           "planted rate vs its estimate per simulated judge x knob x task",
           f"{SA}.planted_table", f"{RA}.table_planted", "wilson_cr2_bm",
           "as the estimate's metric", "cluster", {"planted": PLANTED_FILE}, ("planted",),
+          pivot=Pivot(("judge", "simulates", "task", "knob"), ("metric",)),
           extra_methods=("chance_normalised", "wilson"), fixed={"seed": "all"}),
+    Table("study_a_capability", STUDY, "rq1", "Table A.S5",
+          "Capability dependence: each judge's audio-only accuracy (with K and the chance "
+          "level 1/K) beside its wrong-label following with audio (wrong_with_audio: RF, "
+          "RF~, rf_adj), seed-pooled, per judge and task; the pre-specified one-sided "
+          "Kendall test of Paper A's reading (copying strongest where audio-only accuracy "
+          "is near chance) is the contrasts' capability_dependence row.",
+          "audio-only accuracy and RF / RF~ / rf_adj under wrong_with_audio per judge x task",
+          f"{SA}.capability_table", f"{RA}.table_capability", "wilson_cr2_bm", CLS_UNIT,
+          "cluster", {**_IN, "contrasts": CONTRASTS_FILE}, ("accuracy", *FOLLOW),
+          ("study_a_capability",),
+          pivot=Pivot(_ROWS, ("condition", "metric"),
+                      where={"condition": ("audio_only", "wrong_with_audio")},
+                      column_order=("audio_only", "wrong_with_audio")),
+          extra_methods=("chance_normalised", "cluster_bootstrap_bca", "wilson",
+                         "kendall_tau_exact_less")),
+    Table("study_a_seed_stability", STUDY, "rq1", "Table A.S6",
+          "Seed stability (the derangement-seed sweep): accuracy and RF of each RQ1 "
+          "wrong-label condition per derangement seed beside the seed-pooled cell, with "
+          "the spread (max - min) and SD of the per-seed estimates (spread columns in the "
+          "MD; the TSV holds the per-seed and pooled metric rows).",
+          "accuracy and RF per judge x task x wrong-label condition x derangement seed",
+          f"{SA}.seed_stability", f"{RA}.table_seed_stability", "wilson_cr2_bm", CLS_UNIT,
+          "cluster", _IN, ("accuracy", "rf"), (),
+          pivot=Pivot((*_ROWS, "condition", "metric"), ("seed",),
+                      where={"metric": ("accuracy", "rf")}),
+          extra_methods=("cluster_bootstrap_bca", "wilson")),
 )
 
 FIGURES = (
     Figure("study_a_follow_by_placement",
-           "Reference-follow rate RF (seed-pooled) by the placement of a wrong reference, one "
-           "bar per judge, one panel per task; error bars are the 95% CI.",
+           "Reference-follow rate RF (seed-pooled) by the placement of a wrong reference, "
+           "each placement plain and with the fallible-label instruction (_fallible) side by "
+           "side, one bar per judge, one panel per task; error bars are the 95% CI.",
            f"{RA}.all_figures", _IN, "wilson_cr2_bm", CLS_UNIT),
     Figure("study_a_lock_vs_g",
            "Position-lock rate (x) against the gold-aligned rate g (y) per judge, pair task "
@@ -179,6 +223,12 @@ FIGURES = (
     Figure("study_a_accuracy_by_blueprint",
            "Accuracy (seed-pooled) under each feature-blueprint condition, one bar per judge, "
            "one panel per task; error bars are the 95% CI.",
+           f"{RA}.all_figures", _IN, "wilson_cr2_bm", CLS_UNIT),
+    Figure("study_a_capability",
+           "Audio-only accuracy (x) against the wrong-label follow rate RF under "
+           "wrong_with_audio (y), one point per judge (colour) and task (marker), seed-pooled, "
+           "with 95% CI bars on both axes; a dotted vertical line at each task's chance "
+           "level 1/K.",
            f"{RA}.all_figures", _IN, "wilson_cr2_bm", CLS_UNIT),
 )
 
@@ -193,7 +243,15 @@ RECIPES = (
                          "(rule study_a_metrics), not over one judge's trials",
                "reject_holm": "as p_holm",
                "planted": "the planted rate is the simulated judge's config, not an "
-                          "estimate"}),
+                          "estimate",
+               "simulates": "the published judge a twin simulates: the config's "
+                            "simulated.twin_of, not an estimate"},
+           rows_not_recomputed={"family": {
+               "capability_dependence": "a panel-level test over every audited judge's "
+                                        "seed-pooled metric rows (rule study_a_metrics, "
+                                        "stats.study_a.capability_test), not one judge's "
+                                        "trials; its cells are traced in "
+                                        "study_a_capability"}}),
 )
 
 REGISTRY = Registry(STUDY, SECTIONS, METRICS, TABLES, FIGURES, RECIPES)

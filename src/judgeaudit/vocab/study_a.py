@@ -12,19 +12,53 @@ CLS_SHARDS: tuple[str, ...] = ("blueprint", "reference", "conflict")
 # where a reference label is placed in the request (RQ2); `match` is the control
 PLACEMENTS: tuple[str, ...] = ("system", "rubric", "before", "after")
 MATCH_CONDITION = "match"
+# the falsifier (issue 21): every counter-condition that shows side information has a
+# variant that adds the fallible-label instruction ("labels can be wrong, answer from
+# the audio"); its condition name is the plain one + FALLIBLE_SUFFIX
+FALLIBLE_SUFFIX = "_fallible"
+FALLIBLE_PLACEMENTS: tuple[str, ...] = tuple(f"{p}{FALLIBLE_SUFFIX}" for p in PLACEMENTS)
+CONFLICT_CONDITION = "conflict"
+CONFLICT_FALLIBLE = f"{CONFLICT_CONDITION}{FALLIBLE_SUFFIX}"
 # RQ1 blueprint conditions, and those that show a wrong label
 BLUEPRINT_CONDITIONS: tuple[str, ...] = (
     "audio_only", "skeleton", "acoustic_description", "true_block", "wrong_block",
-    "wrong_no_frame", "wrong_with_audio", "wrong_with_audio_fallible",
+    "wrong_no_frame", "wrong_with_audio", "wrong_with_audio_fallible", "wrong_block_fallible",
 )
 WRONG_BLUEPRINT_CONDITIONS: tuple[str, ...] = (
-    "wrong_block", "wrong_no_frame", "wrong_with_audio", "wrong_with_audio_fallible")
+    "wrong_block", "wrong_no_frame", "wrong_with_audio", "wrong_with_audio_fallible",
+    "wrong_block_fallible")
+# fallible variant -> its plain counterpart (the falsifier contrasts), by protocol
+FALLIBLE_OF: dict[str, str] = {
+    "wrong_block_fallible": "wrong_block",
+    "wrong_with_audio_fallible": "wrong_with_audio",
+    **{f"{p}{FALLIBLE_SUFFIX}": p for p in PLACEMENTS},
+    CONFLICT_FALLIBLE: CONFLICT_CONDITION,
+}
+# the conditions that exist only when study_a.fallible_variants is on (the original
+# RQ1 falsifier wrong_with_audio_fallible is always built)
+OPTIONAL_FALLIBLE: tuple[str, ...] = tuple(c for c in FALLIBLE_OF
+                                           if c != "wrong_with_audio_fallible")
+
+
+def fallible_protocol(condition: str) -> str | None:
+    """The falsifier family of a fallible condition: block (RQ1), reference (RQ2) or
+    conflict; None for a plain condition."""
+    plain = FALLIBLE_OF.get(condition)
+    if plain is None:
+        return None
+    if plain in PLACEMENTS:
+        return "reference"
+    return "conflict" if plain == CONFLICT_CONDITION else "block"
 # pair criterion -> the specialist kind that grounds it (and the listener judges it with)
 CRITERION_KIND: dict[str, str] = {"naturalness": "naturalness", "cleanness": "naturalness",
                                   "speaker": "speaker", "emotion": "emotion"}
 PAIR_CRITERIA: tuple[str, ...] = tuple(CRITERION_KIND)
 PAIR_FORMATS: tuple[str, ...] = ("concat", "native")
 PAIR_PREFIX = "pair_"
+# knobs of a simulated judge's follow_reference (placements and their fallible variants)
+REFERENCE_KNOBS: tuple[str, ...] = (*PLACEMENTS, *FALLIBLE_PLACEMENTS)
+# attributes a simulated judge's knobs can be overridden for (judges.schema attributes)
+SIM_ATTRIBUTES: tuple[str, ...] = tuple(dict.fromkeys((*CLS_TASKS, *CRITERION_KIND)))
 
 
 def pair_task(criterion: str) -> str:
@@ -38,6 +72,7 @@ def pair_criterion(task: str) -> str | None:
     return None
 
 
-__all__ = ["BLUEPRINT_CONDITIONS", "CLS_SHARDS", "CLS_TASKS", "CRITERION_KIND",
-           "MATCH_CONDITION", "PAIR_CRITERIA", "PAIR_FORMATS", "PAIR_PREFIX", "PLACEMENTS",
+__all__ = ["BLUEPRINT_CONDITIONS", "CLS_SHARDS", "CLS_TASKS", "CONFLICT_CONDITION",
+           "CONFLICT_FALLIBLE", "CRITERION_KIND", "FALLIBLE_OF", "FALLIBLE_PLACEMENTS",
+           "FALLIBLE_SUFFIX", "MATCH_CONDITION", "OPTIONAL_FALLIBLE", "REFERENCE_KNOBS", "SIM_ATTRIBUTES", "fallible_protocol", "PAIR_CRITERIA", "PAIR_FORMATS", "PAIR_PREFIX", "PLACEMENTS",
            "WRONG_BLUEPRINT_CONDITIONS", "pair_criterion", "pair_task"]

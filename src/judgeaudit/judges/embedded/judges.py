@@ -118,29 +118,80 @@ def listener(view: RequestView, perception: Perception) -> str:
 
 
 # ---------------------------------------------------------------- simulated
+PRECEDENCE = ("block", "reference")
+FALLIBLE = "_fallible"
+
+
 @dataclass
 class SimKnobs:
+    """Planted propensities of one simulated judge (config `judges.panel.<name>.simulated`).
+
+    The top-level knobs apply to every attribute; `attributes.<attribute>` overrides any
+    of audio_accuracy, follow_block, follow_reference, lock and precedence for one
+    attribute (emotion, language for classification; speaker, naturalness, cleanness,
+    emotion for pairs), so "language resists while emotion copies" can be planted.
+    A `<knob>_fallible` follow rate left at None means the fallible-label instruction
+    changes nothing (the plain rate applies). `precedence`: which cue is weighed first
+    when a block and a reference both contradict what the judge hears (cue conflict).
+    Study B requests use the top-level audio_accuracy and potemkin only."""
+
     seed: int = 0
     audio_accuracy: float = 1.0
-    follow_block: dict[str, float] = field(default_factory=lambda: {
-        "framed": 0.0, "unframed": 0.0, "with_audio": 0.0, "with_audio_fallible": 0.0})
-    follow_reference: dict[str, float] = field(default_factory=lambda: {
+    follow_block: dict[str, float | None] = field(default_factory=lambda: {
+        "framed": 0.0, "unframed": 0.0, "with_audio": 0.0})
+    follow_reference: dict[str, float | None] = field(default_factory=lambda: {
         p: 0.0 for p in PLACEMENTS})
     lock: dict[str, dict[str, float]] = field(default_factory=lambda: {
         f: {"first": 0.0, "second": 0.0} for f in PAIR_FORMATS})
+    precedence: str = "block"
     potemkin: float = 0.0
+    attributes: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def _update(self, spec: dict[str, Any]) -> None:
+        if spec.get("audio_accuracy") is not None:
+            self.audio_accuracy = float(spec["audio_accuracy"])
+        self.follow_block.update({k: v for k, v in (spec.get("follow_block") or {}).items()
+                                  if v is not None})
+        self.follow_reference.update({k: v for k, v in
+                                      (spec.get("follow_reference") or {}).items()
+                                      if v is not None})
+        for fmt, v in (spec.get("lock") or {}).items():
+            self.lock.setdefault(fmt, {"first": 0.0, "second": 0.0}).update(
+                {s: r for s, r in (v or {}).items() if r is not None})
+        if spec.get("precedence") is not None:
+            if spec["precedence"] not in PRECEDENCE:
+                raise ValueError(f"simulated.precedence must be one of {PRECEDENCE}, got "
+                                 f"{spec['precedence']!r}")
+            self.precedence = str(spec["precedence"])
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> SimKnobs:
         k = cls()
         k.seed = int(spec.get("seed", 0))
-        k.audio_accuracy = float(spec.get("audio_accuracy", 1.0))
-        k.follow_block.update(spec.get("follow_block") or {})
-        k.follow_reference.update(spec.get("follow_reference") or {})
-        for fmt, v in (spec.get("lock") or {}).items():
-            k.lock.setdefault(fmt, {"first": 0.0, "second": 0.0}).update(v)
+        k._update(spec)
         k.potemkin = float(spec.get("potemkin", 0.0))
+        k.attributes = {a: dict(v or {}) for a, v in (spec.get("attributes") or {}).items()}
         return k
+
+    def for_attribute(self, attribute: str | None) -> SimKnobs:
+        """These knobs with the attribute's overrides applied (self when it has none)."""
+        over = self.attributes.get(attribute or "")
+        if not over:
+            return self
+        k = SimKnobs(seed=self.seed, audio_accuracy=self.audio_accuracy,
+                     follow_block=dict(self.follow_block),
+                     follow_reference=dict(self.follow_reference),
+                     lock={f: dict(v) for f, v in self.lock.items()},
+                     precedence=self.precedence, potemkin=self.potemkin)
+        k._update(over)
+        return k
+
+    def rate(self, table: dict[str, float | None], key: str, fallible: bool) -> float:
+        """The follow rate of `key`; with the fallible instruction `<key>_fallible`
+        when planted, else the plain rate."""
+        if fallible and table.get(key + FALLIBLE) is not None:
+            return float(table[key + FALLIBLE])
+        return float(table.get(key) or 0.0)
 
 
 def _noisy(label: str, options: tuple[str, ...], knobs: SimKnobs, clip_id: str) -> str:
@@ -154,9 +205,16 @@ def _noisy(label: str, options: tuple[str, ...], knobs: SimKnobs, clip_id: str) 
 
 def simulated(view: RequestView, perception: Perception, knobs: SimKnobs,
               request_id: str) -> str:
-    """`request_id` = the request's content hash (replicates draw independently)."""
+    """`request_id` = the request's content hash (replicates draw independently).
+
+    Classification: the judge perceives the clip (planted audio accuracy); each shown
+    label that differs from what it perceives (without audio: every shown label) is
+    followed with its planted rate, cues weighed in the order `precedence` gives; a
+    judge that neither follows nor hears guesses uniformly over ALL allowed labels
+    (chance 1/K, shown labels included)."""
     if no_speech(view, perception):
         return NO_SPEECH
+    knobs = knobs.for_attribute(view.attribute)
     if view.task == "pairwise":
         fmt = view.audio_format if view.audio_format in knobs.lock else "native"
         p = knobs.lock.get(fmt, {})
@@ -175,28 +233,27 @@ def simulated(view: RequestView, perception: Perception, knobs: SimKnobs,
             raw = to_allowed(fn(view.clips[0].wav), view)
             if raw is not None:
                 perceived = _noisy(raw, view.allowed, knobs, view.clips[0].pcm_sha256)
-        # references first (RQ2; in cue conflict the reference is weighed first)
+        cues = []
         for lab in view.labels_of("reference"):
-            shown = to_allowed(lab.label, view)
-            if shown and shown != perceived:
-                p = knobs.follow_reference.get(lab.placement, 0.0)
-                if lab.placement == "text":
-                    p = knobs.follow_reference.get("before", 0.0)
-                if uniform(knobs.seed, "ref", lab.placement, request_id) < p:
-                    return shown
+            placement = "before" if lab.placement == "text" else lab.placement
+            cues.append(("reference", lab, placement,
+                         knobs.rate(knobs.follow_reference, placement, view.fallible)))
         for lab in view.labels_of("block"):
+            if view.has_audio:
+                cond = "with_audio"
+            else:
+                cond = "framed" if lab.framed else "unframed"
+            cues.append(("block", lab, cond,
+                         knobs.rate(knobs.follow_block, cond, view.fallible)))
+        cues.sort(key=lambda c: 0 if c[0] == knobs.precedence else 1)  # stable
+        for kind, lab, cond, p in cues:
             shown = to_allowed(lab.label, view)
             if shown and shown != perceived:
-                if view.has_audio:
-                    cond = "with_audio_fallible" if view.fallible else "with_audio"
-                else:
-                    cond = "framed" if lab.framed else "unframed"
-                if uniform(knobs.seed, "block", cond, request_id) < knobs.follow_block.get(cond, 0.0):
+                fall = FALLIBLE if view.fallible else ""
+                if uniform(knobs.seed, kind, cond + fall, request_id) < p:
                     return shown
         if perceived is not None:
             return perceived
-        shown_all = {to_allowed(lab.label, view) for lab in view.labels}
-        options = [a for a in view.allowed if a not in shown_all] or list(view.allowed)
-        return options[int(uniform(knobs.seed, "guess", request_id) * len(options))]
+        return view.allowed[int(uniform(knobs.seed, "guess", request_id) * len(view.allowed))]
 
     return text_choice(view, "sim")

@@ -143,7 +143,10 @@ def read_request(loaded: LoadedRequest) -> RequestView:
         return view
     if task == "pairwise":
         ref = None
-        if len(per_part) >= 2 and _marks_reference(req, per_part[0][0]) \
+        if len(per_part) == 1 and len(per_part[0][1]) == 3:
+            # reference_layout "joined": reference, A, B in one recording
+            ref, rest = per_part[0][1][0], per_part[0][1][1:]
+        elif len(per_part) >= 2 and _marks_reference(req, per_part[0][0]) \
                 or len(per_part) == 3 or (len(per_part) == 2 and per_part[1][2]):
             ref = per_part[0][1][0]
             rest = [c for _, cs, _ in per_part[1:] for c in cs]
