@@ -70,7 +70,7 @@ OTHER_TABLES = (
           "power and MDE per tested cell", "judgeaudit.stats.power.report",
           "judgeaudit.render.power.power_table", "power_sim_proportion",
           "the cell's printed cluster unit (speaker, source, item)", "", {},
-          extra_methods=("power_sim_difference",), recomputed=False,
+          extra_methods=("power_sim_difference", "holm"), recomputed=False,
           why_not="a design calculation from trial counts, not an estimate from responses"),
 )
 OTHER_FIGURES = (
