@@ -48,6 +48,12 @@ def audited(tiny_run, tmp_path_factory):
             "study_a": {"seeds": [1, 2, 3], "reference_seeds": [1, 2, 3],
                         "language": {"per_class": 2}},
             "judges": {"panel": {
+                # the default sim-follower resists on language (Paper A's pattern); the
+                # probe here runs on language, so this copy follows there as on emotion
+                "sim-follower": {"simulated": {"attributes": {"language": {
+                    "follow_block": {"with_audio": 0.7, "with_audio_fallible": 0.3},
+                    "follow_reference": {"system": 0.3, "rubric": 0.5, "before": 0.6,
+                                         "after": 0.8}}}}},
                 "gpt": {"provider": "openai", "model": "gpt-audio-2025-08-28",
                         "base_url": srv.url + "/v1", "concurrency": 4, "max_attempts": 2,
                         "backoff_base_s": 0.01, "backoff_cap_s": 0.02, "timeout_s": 5,

@@ -150,9 +150,12 @@ def _other_values(frame: pd.DataFrame, index: int) -> set[str]:
         mine = _keystr(frame.at[index, col])
         own.add(mine)
         out |= {v for v in map(_keystr, frame[col].unique()) if len(v) > 2 and v != mine}
-    # a value this row has in any key column is its own (condition `conflict_fallible`
-    # of family `conflict` reads the shard `conflict.jsonl`)
-    return out - own
+    # a value this row has in any key column is its own, and so is the stem of one
+    # (condition `conflict_fallible` or knob `conflict_fallible.follow_block` of family
+    # `conflict` reads the shard `conflict.jsonl`)
+    out -= own
+    return {o for o in out
+            if not any(m.startswith((o + "_", o + ".")) for m in own)}
 
 
 def _relevant(path: str, others: set[str]) -> bool:

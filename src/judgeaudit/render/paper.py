@@ -443,6 +443,16 @@ def _printed_html(stem: str, p: Printed) -> str:
                     f"</a>, <a href='{_href(stem, c.row, piv.hi)}'>{fmt(c.hi)}</a>]"
                     f"{'*' if c.one_sided else ''}</span></td>")
         out.append(f"<tr class='{'control' if ctrl else 'audited'}'>{tds}</tr>")
+    # at most MAX_ROWS rows in index.html: a longer layout is cut, saying so, and the
+    # whole table stays one link away (its trace page and its TSV)
+    room = MAX_ROWS - levels - 1
+    body = out[1 + levels:]
+    if len(body) > room:
+        hidden = sum(1 for r in body[room:] if "class='audited'" in r or "class='control'" in r)
+        out = out[:1 + levels] + body[:room] + [
+            f"<tr class='sep'><th colspan='{ncols}'>... {hidden} more rows not shown here: "
+            "the whole table is in its trace of every row and its long-format TSV, linked "
+            "with this table</th></tr>"]
     out.append("</table></div>")
     return "\n".join(out)
 
