@@ -88,17 +88,23 @@ def blueprint_contrasts(trials: Sequence[dict]) -> list[Contrast]:
              "the judge names that label from the audio alone"),
             ("fallible", "wrong_with_audio_fallible",
              "the same with the instruction that labels are fallible")):
-        c = Contrast("blueprint", name, desc, "greater")
-        for t in by.get(cond, []):
-            f = t["facts"]
-            base = own.get(f["clip_id"])
-            if base is None:
-                continue
-            c.units.append(Unit(f"{f['clip_id']}:{f.get('seed')}", _cluster(t),
-                                ((t["trial_id"], f["wrong_label"], 1.0),
-                                 (base["trial_id"], f["wrong_label"], -1.0))))
-        out.append(c)
+        out.append(_paired(Contrast("blueprint", name, desc, "greater"),
+                           by.get(cond, []), own))
     return out
+
+
+def _paired(c: Contrast, trials: Sequence[dict], base_of: Mapping[str, dict]) -> Contrast:
+    """Units of `c`: each trial naming its wrong label (+1) against the same clip's
+    control trial naming that label (-1); clips without a control are left out."""
+    for t in trials:
+        f = t["facts"]
+        base = base_of.get(f["clip_id"])
+        if base is None:
+            continue
+        c.units.append(Unit(f"{f['clip_id']}:{f.get('seed')}", _cluster(t),
+                            ((t["trial_id"], f["wrong_label"], 1.0),
+                             (base["trial_id"], f["wrong_label"], -1.0))))
+    return c
 
 
 def reference_contrasts(trials: Sequence[dict]) -> list[Contrast]:
@@ -108,15 +114,7 @@ def reference_contrasts(trials: Sequence[dict]) -> list[Contrast]:
     for p in vocab_a.PLACEMENTS:
         c = Contrast("reference", p, f"follow rate of a wrong reference placed `{p}`, minus "
                      "the rate the judge names that label with the true reference", "greater")
-        for t in by.get(p, []):
-            f = t["facts"]
-            base = match.get(f["clip_id"])
-            if base is None:
-                continue
-            c.units.append(Unit(f"{f['clip_id']}:{f.get('seed')}", _cluster(t),
-                                ((t["trial_id"], f["wrong_label"], 1.0),
-                                 (base["trial_id"], f["wrong_label"], -1.0))))
-        out.append(c)
+        out.append(_paired(c, by.get(p, []), match))
     return out
 
 

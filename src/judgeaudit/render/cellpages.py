@@ -45,14 +45,19 @@ def _e(x: Any) -> str:
     return html.escape(str(x))
 
 
-def _num(v: Any) -> str:
+def number_text(v: Any, digits: int = 4) -> str:
+    """A table value as printed: '-' for missing, integers bare, else `digits` places."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "-"
     if isinstance(v, float):
         if v.is_integer() and abs(v) < 1e9:
             return str(int(v))
-        return f"{v:.4g}" if abs(v) < 1e-3 else f"{v:.4f}"
+        return f"{v:.{digits}g}" if abs(v) < 1e-3 else f"{v:.{digits}f}"
     return str(v)
+
+
+def _num(v: Any) -> str:
+    return number_text(v, 4)
 
 
 class TrialIndex:

@@ -20,7 +20,6 @@ its recomputation from them.
 from __future__ import annotations
 
 import datetime as _dt
-import html
 import json
 import math
 import os
@@ -38,7 +37,14 @@ from judgeaudit.judges.adapters import providers
 from judgeaudit.provenance import CONFIG_STORE, record_path, save_resolved_config
 from judgeaudit.provenance.cells import read_table
 from judgeaudit.render.abstract import abstract
-from judgeaudit.render.cellpages import Store, TrialIndex, request_text, write_table_pages
+from judgeaudit.render.cellpages import (
+    Store,
+    TrialIndex,
+    _e,
+    number_text,
+    request_text,
+    write_table_pages,
+)
 from judgeaudit.render.layout import MAX_ROWS, Printed, fmt, printed_pivots
 from judgeaudit.render.layout import is_control as _is_control
 from judgeaudit.render.published import for_table
@@ -110,18 +116,8 @@ table.pub td{text-align:left} table.pub .ours{background:#f4f9f4}
 """
 
 
-def _e(x: Any) -> str:
-    return html.escape(str(x))
-
-
 def _num(v: Any) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return "-"
-    if isinstance(v, float):
-        if v.is_integer() and abs(v) < 1e9:
-            return str(int(v))
-        return f"{v:.3g}" if abs(v) < 1e-3 else f"{v:.3f}"
-    return str(v)
+    return number_text(v, 3)
 
 
 def _methods_of(frame: pd.DataFrame) -> list[str]:
