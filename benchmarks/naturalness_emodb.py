@@ -7,7 +7,7 @@ by the synthetic corpus's degradations and levels; the score is DERIVED from the
 level, 5 - 4k/K, not a listener rating), then runs the three naturalness recipes
 (`python -m judgeaudit.specialists compare-naturalness`) on it.
 
-    python benchmarks/naturalness_emodb.py --emodb /work/shared/dev-data/emodb \\
+    python benchmarks/naturalness_emodb.py --emodb ../shared/dev-data/emodb \\
         --out /tmp/nat_emodb --sources-per-split 30
 """
 
