@@ -70,7 +70,7 @@ from pathlib import Path
 import yaml
 
 STATES = ("cold", "warm", "noop", "edit")
-DEFAULT_EDIT = "study_b.rendering.k_candidates=4"
+DEFAULT_EDIT = "validation.coverage_band=[0.92, 0.97]"
 # Snakemake's script preamble (snakemake/script/__init__.py PythonScript): every
 # `script:` job unpickles its Snakemake object and imports these.
 PREAMBLE = "import pickle; import snakemake.iocontainers; import snakemake.logging"
@@ -204,28 +204,30 @@ def critical_path(jobs: dict[int, Job]) -> tuple[float, list[Job]]:
         return found
 
     parents = {j.jobid: deps(j) for j in jobs.values()}
-    memo: dict[int, tuple[float, int | None]] = {}
+    # jobid -> ((length s, jobs on the chain), the parent the chain comes through);
+    # ties (1-s log resolution) go to the longer chain of jobs
+    memo: dict[int, tuple[tuple[float, int], int | None]] = {}
 
-    def longest(jid: int) -> float:
+    def longest(jid: int) -> tuple[float, int]:
         if jid in memo:
             return memo[jid][0]
-        best, via = 0.0, None
-        for p in parents[jid]:
+        best, via = (0.0, 0), None
+        for p in sorted(parents[jid]):
             if p in jobs and (v := longest(p)) > best:
                 best, via = v, p
-        memo[jid] = (best + jobs[jid].duration, via)
+        memo[jid] = ((best[0] + jobs[jid].duration, best[1] + 1), via)
         return memo[jid][0]
 
     sys.setrecursionlimit(max(10000, 4 * len(jobs)))
     if not jobs:
         return 0.0, []
-    end = max(jobs, key=longest)
+    end = max(sorted(jobs), key=longest)
     chain = []
     cur: int | None = end
     while cur is not None:
         chain.append(jobs[cur])
         cur = memo[cur][1]
-    return memo[end][0], chain[::-1]
+    return memo[end][0][0], chain[::-1]
 
 
 def parse_time_log(path: Path) -> dict:
@@ -425,8 +427,8 @@ def print_side_by_side(profs: list[dict], out=None) -> None:
     if len(profs) == 2:
         head += f"{'ratio':>10s}"
     print(head, file=out)
-    rows = [("wall_s", 0), ("jobs", 0), ("cpu_s", 0), ("tree_cpu_s", 0),
-            ("critical_s", 0), ("packing", 2), ("cores", 0), ("load_start", 2),
+    rows = [("state", 0), ("wall_s", 1), ("jobs", 0), ("cpu_s", 1), ("tree_cpu_s", 1),
+            ("critical_s", 1), ("packing", 2), ("cores", 0), ("load_start", 2),
             ("load_mean", 2)]
     for key, d in rows:
         vals = [p.get(key) for p in profs]

@@ -99,7 +99,7 @@ def test_profile_of_a_finished_run(rp, tmp_path):
     # make_a (100 s) -> use_a (20 s) through a file inside make_a's directory output;
     # side (30 s) is off the path
     assert prof["critical_s"] == pytest.approx(120.0)
-    assert [c[0] for c in prof["critical_chain"]] == ["make_a", "use_a[x=1]"]
+    assert [c[0] for c in prof["critical_chain"]] == ["make_a", "use_a[x=1]", "all"]
     assert prof["packing"] == pytest.approx(120.0 / (120.0 * 2))
     assert prof["top"][0][:2] == ("make_a", 90.0)
     assert prof["rules"]["use_a"]["jobs"] == 1
@@ -112,7 +112,7 @@ def test_side_by_side_prints_a_ratio(rp, tmp_path, capsys):
     rp.print_side_by_side([a, b])
     out = capsys.readouterr().out
     wall = next(line for line in out.splitlines() if line.startswith("wall_s"))
-    assert wall.split()[1:] == ["120", "60", "0.50"]
+    assert wall.split()[1:] == ["120.0", "60.0", "0.50"]
     assert "critical path" in out and "top ten jobs by CPU" in out
 
 
@@ -135,3 +135,71 @@ def test_edit_overlay_nests_one_value(rp, tmp_path):
     assert yaml.safe_load(path.read_text()) == {"study_b": {"rendering": {"k_candidates": 4}}}
     with pytest.raises(SystemExit):
         rp.edit_overlay(tmp_path, "no_value")
+
+
+TOY = """configfile: "config.yaml"
+
+
+rule all:
+    input:
+        "results/b.txt",
+
+
+rule a:
+    output:
+        "results/a.txt",
+    params:
+        v=config["x"]["v"],
+    log:
+        "logs/a.log",
+    benchmark:
+        "logs/benchmarks/a/a.tsv"
+    shell:
+        "echo {params.v} > {output}"
+
+
+rule b:
+    input:
+        "results/a.txt",
+    output:
+        "results/b.txt",
+    log:
+        "logs/b.log",
+    benchmark:
+        "logs/benchmarks/b/b.tsv"
+    shell:
+        "cat {input} > {output}"
+"""
+
+
+def test_run_states_on_a_real_snakemake_workflow(rp, tmp_path):
+    """cold, noop and edit on a two-rule workflow run by the real Snakemake: the
+    cold run's jobs, a no-op that plans nothing, an edit that re-runs only the rule
+    whose param changed and its dependant."""
+    import shutil
+    import subprocess
+
+    run = tmp_path / "toy"
+    run.mkdir()
+    (run / "Snakefile").write_text(TOY)
+    (run / "config.yaml").write_text("cache_dir: cache\nx:\n  v: 1\n")
+    (run / "results").mkdir()
+    (run / "results" / "README.md").write_text("kept: tracked\n")
+    (run / ".venv").symlink_to(Path(sys.executable).parent.parent)
+    if shutil.which("git") is None:
+        pytest.skip("needs git")
+    subprocess.run(["git", "init", "-q"], cwd=run, check=True)
+    subprocess.run(["git", "add", "Snakefile", "config.yaml", "results/README.md"], cwd=run,
+                   check=True)
+    cold = rp.run_state(run, "cold", 1, None)
+    assert (run / "results" / "b.txt").read_text() == "1\n"
+    prof = rp.profile(run, with_overhead=False)
+    assert prof["jobs"] == 3 and prof["state"] == "cold" and cold["wall_s"] > 0
+    assert [c[0] for c in prof["critical_chain"]] == ["a", "b", "all"]
+    noop = rp.run_state(run, "noop", 1, None)
+    assert noop["jobs_planned"] == 0 and len(noop["dry_runs"]) == 3
+    edit = rp.run_state(run, "edit", 1, "x.v=2")
+    assert edit["planned_by_rule"] == {"a": 1, "b": 1, "all": 1}
+    assert (run / "results" / "b.txt").read_text() == "2\n"
+    rp.run_state(run, "cold", 1, None)  # cold removes what the run made, keeps tracked files
+    assert (run / "results" / "README.md").exists()
