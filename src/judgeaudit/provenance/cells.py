@@ -387,6 +387,10 @@ def _trials_responses(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: 
 # the recipe's load of one judge x task (the same for every cell of it): read-only,
 # the recipes' cell selections copy what they keep
 _LOAD_MEMO: dict[tuple, Any] = {}
+# the recipe's compute on one selection of a memoised load, and the trial rows of one
+# set of its trials (read-only)
+_CELL_MEMO: dict[tuple, Any] = {}
+_ROWS_MEMO: dict[tuple, list] = {}
 
 
 def _scored_shards(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path):
@@ -453,6 +457,7 @@ def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
     params = _params(ch, recipe.rule, row["judge"])
     params["judge"] = row["judge"]
     ch = _family_chain(recipe, ch, root, family)
+    load_key = None
     if recipe.source == "trials_responses":
         trials, resp, files = _trials_responses(recipe, row, ch, root)
         load_key = (recipe.load, files, json.dumps(params, sort_keys=True, default=str))
@@ -470,11 +475,34 @@ def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
     cell_inputs, ids, note = resolve(recipe.select)(inputs, row)
     key = (recipe.rule, str(root.resolve()), *(_keystr(row.get(f)) for f in recipe.family),
            json.dumps(params, sort_keys=True, default=str), _raw_stamps(ch, root))
-    outputs = _compute(recipe, cell_inputs, params, key)
+    # rows whose selections are the same rows of the same memoised load (e.g. every
+    # contrast of one judge x task reads all of the task's trials) share one compute
+    same = None
+    if (load_key is not None and not recipe.family and cell_inputs
+            and all(isinstance(v, pd.DataFrame) and v.index.is_unique
+                    for v in cell_inputs.values())):
+        same = (recipe.compute, load_key, tuple((k, tuple(v.index))
+                                                for k, v in sorted(cell_inputs.items())))
+    if same is not None and same in _CELL_MEMO:
+        outputs = _CELL_MEMO[same]
+    else:
+        outputs = _compute(recipe, cell_inputs, params, key)
+        if same is not None:
+            if len(_CELL_MEMO) > 64:
+                _CELL_MEMO.clear()
+            _CELL_MEMO[same] = outputs
     shown = {k: v for k, v in sorted(params.items()) if k in ("n_boot", "seed", "gate")}
     how = (f"{recipe.compute}({', '.join(f'{k}={v}' for k, v in shown.items())}) on "
            f"{recipe.select} of {recipe.load}: {note}")
-    return outputs, _trial_rows([t for t in trials if t["trial_id"] in ids], resp), how
+    rows_key = None if load_key is None else (load_key, frozenset(ids))
+    if rows_key is not None and rows_key in _ROWS_MEMO:
+        return outputs, _ROWS_MEMO[rows_key], how
+    rows = _trial_rows([t for t in trials if t["trial_id"] in ids], resp)
+    if rows_key is not None:
+        if len(_ROWS_MEMO) > 64:
+            _ROWS_MEMO.clear()
+        _ROWS_MEMO[rows_key] = rows
+    return outputs, rows, how
 
 
 _MEMO: dict[tuple, tuple] = {}
