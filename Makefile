@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 CORES  ?= all
 
-.PHONY: run test lint clean-venv report estimate-cost verify
+.PHONY: run test lint system-deps clean-venv report estimate-cost verify
 
 $(STAMP): pyproject.toml Makefile
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,8 +43,31 @@ report: $(STAMP)
 # share (tests/conftest.py `tiny_run`, built once under a file lock) while the other runs
 # the unit tests; module order is set in tests/conftest.py.
 TEST_WORKERS ?= 2
-test: lint
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=30
+test: lint system-deps
+	$(BIN)/python -m pytest -q -rs -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=30
+
+# The Slurm cluster test (tests/test_slurm_cluster.py: slurm-wlm, munge) and the browser
+# test (tests/test_report_paper.py: Debian's chromium) need system packages; installed
+# here as .ci/run does (apt-get, as root), else `make test` stops naming what is missing
+# (those tests would otherwise skip). SYSTEM_DEPS=skip runs without them (they skip).
+SYSTEM_PROGRAMS := chromium munged slurmctld slurmd sbatch squeue scontrol sinfo scancel srun
+SYSTEM_PACKAGES := chromium slurm-wlm munge
+SYSTEM_DEPS ?= require
+system-deps:
+	@missing=""; for p in $(SYSTEM_PROGRAMS); do command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ] && [ "$(SYSTEM_DEPS)" != skip ]; then \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    echo "installing $(SYSTEM_PACKAGES) (missing:$$missing)"; \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSTEM_PACKAGES) >/dev/null; \
+	  fi; \
+	  missing=""; for p in $(SYSTEM_PROGRAMS); do command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  if [ -n "$$missing" ]; then \
+	    echo "make test: missing programs:$$missing (Debian packages: $(SYSTEM_PACKAGES));" \
+	         "install them as root (apt-get install -y $(SYSTEM_PACKAGES)), or run" \
+	         "'make test SYSTEM_DEPS=skip' to let the Slurm and browser tests skip" >&2; \
+	    exit 1; \
+	  fi; \
+	fi
 
 # ruff on the Python; Snakemake's linter (exit 1 on any lint) and snakefmt on the
 # Snakefile and rules/ (formatting is checked, never rewritten here).

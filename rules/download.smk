@@ -15,6 +15,8 @@ for _name in REAL_DATASETS:
             receipt=f"data/{_name}/download.json",
         log:
             f"logs/download/download_{_name}.log",
+        benchmark:
+            f"logs/benchmarks/download_{_name}/download_{_name}.tsv"
         conda:
             CONDA_ENV
         resources:

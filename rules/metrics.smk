@@ -78,6 +78,8 @@ for _rule, (_shards, _tag) in study_b_score_rules().items():
             [f"results/metrics/B/scored/{{judge}}/{{task}}/{s}.tsv" for s in _shards],
         log:
             f"logs/metrics/{_rule}/{{judge}}/{_tag}.log",
+        benchmark:
+            f"logs/benchmarks/{_rule}/{{judge}}/{_tag}.tsv"
         conda:
             CONDA_ENV
         script:

@@ -110,7 +110,8 @@ rule report:
         "logs/benchmarks/report/report.tsv"
     conda:
         CONDA_ENV
-    threads: 1
+    # the tables' row traces run in this many processes (the last job of the run)
+    threads: 2
     params:
         datasets_used=lambda wc: as_param(
             {a: dataset_for(a) for a in sorted(ATTRIBUTE_DATASETS)}

@@ -24,6 +24,7 @@ import functools
 import json
 import math
 import os
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -72,9 +73,35 @@ def text_columns(frame: pd.DataFrame) -> list[str]:
         not pd.api.types.is_numeric_dtype(frame[c]) or pd.api.types.is_bool_dtype(frame[c]))]
 
 
+# Per-table facts the trace of every row of a table needs (its key columns, each text
+# column's distinct values), computed once per table frame: a report traces every row
+# of the same frame object (tables are read once and never modified). Keyed by the
+# frame's id, checked against a weak reference so a new frame at a reused id is not
+# mistaken for the old one.
+_FRAME_MEMO: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+
+def _frame_memo(frame: pd.DataFrame) -> dict[str, Any]:
+    got = _FRAME_MEMO.get(id(frame))
+    if got is not None and got[0]() is frame and got[1]["shape"] == frame.shape:
+        return got[1]
+    if len(_FRAME_MEMO) > 64:
+        _FRAME_MEMO.clear()
+    memo: dict[str, Any] = {"shape": frame.shape}
+    _FRAME_MEMO[id(frame)] = (weakref.ref(frame), memo)
+    return memo
+
+
 def key_columns(frame: pd.DataFrame) -> list[str]:
     """The shortest prefix of the text columns (in table order) that tells the rows
     apart; all text columns when none does."""
+    memo = _frame_memo(frame)
+    if "keys" not in memo:
+        memo["keys"] = _key_columns(frame)
+    return list(memo["keys"])
+
+
+def _key_columns(frame: pd.DataFrame) -> list[str]:
     text = text_columns(frame)
     for i in range(1, len(text) + 1):
         if not frame.duplicated(subset=text[:i]).any():
@@ -125,11 +152,18 @@ def select_row(frame: pd.DataFrame, row: str | int, table: str = "") -> int:
 # ------------------------------------------------------------------ provenance chain
 def _stamp(path: str | os.PathLike) -> tuple[str, int]:
     """Cache key: absolute path and modification time (a rewritten file is re-read)."""
-    p = Path(path).resolve()
+    p = _resolved(str(path))
     try:
-        return str(p), p.stat().st_mtime_ns
+        return p, os.stat(p).st_mtime_ns
     except OSError:
-        return str(p), -1
+        return p, -1
+
+
+@functools.lru_cache(maxsize=65536)
+def _resolved(path: str) -> str:
+    """Path.resolve of a path (memoised: a report resolves the same few hundred files
+    tens of thousands of times; the mtime in `_stamp` is read afresh every time)."""
+    return str(Path(path).resolve())
 
 
 def _record(path: str) -> dict[str, Any] | None:
@@ -146,10 +180,14 @@ def _other_values(frame: pd.DataFrame, index: int) -> set[str]:
     naming one of them (e.g. another judge's responses) is not behind this row."""
     out: set[str] = set()
     own: set[str] = set()
-    for col in text_columns(frame):
+    memo = _frame_memo(frame)
+    if "distinct" not in memo:
+        memo["distinct"] = [(col, [v for v in map(_keystr, frame[col].unique()) if len(v) > 2])
+                            for col in text_columns(frame)]
+    for col, distinct in memo["distinct"]:
         mine = _keystr(frame.at[index, col])
         own.add(mine)
-        out |= {v for v in map(_keystr, frame[col].unique()) if len(v) > 2 and v != mine}
+        out |= {v for v in distinct if v != mine}
     # a value this row has in any key column is its own, and so is the stem of one
     # (condition `conflict_fallible` or knob `conflict_fallible.follow_block` of family
     # `conflict` reads the shard `conflict.jsonl`)
@@ -206,7 +244,7 @@ def _prune_to_trials(ch: list[dict], ids: set[str], root: Path) -> list[dict]:
     def keep(path: str) -> bool:
         if not path.startswith(raw) or not path.endswith(".jsonl"):
             return True
-        return any(r.get("trial_id") in ids for r in _jsonl(str(root / path)))
+        return not ids.isdisjoint(_trial_ids(str(root / path)))
 
     out, dropped = [], set()
     for node in ch:
@@ -232,6 +270,16 @@ def _jsonl(path: str) -> tuple[dict, ...]:
     return _jsonl_at(*_stamp(path))
 
 
+def _trial_ids(path: str) -> frozenset:
+    """The trial ids a trial or response file holds."""
+    return _trial_ids_at(*_stamp(path))
+
+
+@functools.lru_cache(maxsize=1024)
+def _trial_ids_at(path: str, mtime: int) -> frozenset:
+    return frozenset(r.get("trial_id") for r in _jsonl_at(path, mtime))
+
+
 @functools.lru_cache(maxsize=256)
 def _jsonl_at(path: str, mtime: int) -> tuple[dict, ...]:
     return tuple(read_jsonl(path))
@@ -241,9 +289,15 @@ def _response_index(paths: Sequence[str], root: Path) -> dict[str, dict]:
     """trial_id -> response, with the file (relative to root) and 1-based line of it."""
     out = {}
     for p in paths:
-        for line, r in enumerate(_jsonl(str(root / p)), 1):
-            out[r["trial_id"]] = dict(r, _file=str(p), _line=line)
+        out.update(_file_response_index(str(p), *_stamp(str(root / p))))
     return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _file_response_index(rel: str, path: str, mtime: int) -> dict[str, dict]:
+    """One response file's index (read-only: callers copy it into their own dict)."""
+    return {r["trial_id"]: dict(r, _file=rel, _line=line)
+            for line, r in enumerate(_jsonl_at(path, mtime), 1)}
 
 
 # facts that are labels or slot assignments the request showed the judge
@@ -326,7 +380,17 @@ def _trials_responses(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: 
                   if Path(f).parts[2] == judge]
     trials = [t for f in trial_files for t in _jsonl(str(root / f)) if t["task"] == task]
     resp = _response_index(resp_files, root)
-    return trials, resp
+    return trials, resp, (task, judge, tuple(_stamp(root / f) for f in trial_files),
+                          tuple((f, *_stamp(root / f)) for f in resp_files))
+
+
+# the recipe's load of one judge x task (the same for every cell of it): read-only,
+# the recipes' cell selections copy what they keep
+_LOAD_MEMO: dict[tuple, Any] = {}
+# the recipe's compute on one selection of a memoised load, and the trial rows of one
+# set of its trials (read-only)
+_CELL_MEMO: dict[tuple, Any] = {}
+_ROWS_MEMO: dict[tuple, list] = {}
 
 
 def _scored_shards(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path):
@@ -393,10 +457,17 @@ def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
     params = _params(ch, recipe.rule, row["judge"])
     params["judge"] = row["judge"]
     ch = _family_chain(recipe, ch, root, family)
+    load_key = None
     if recipe.source == "trials_responses":
-        trials, resp = _trials_responses(recipe, row, ch, root)
-        inputs = resolve(recipe.load)(
-            trials, [resp[t["trial_id"]] for t in trials if t["trial_id"] in resp], params)
+        trials, resp, files = _trials_responses(recipe, row, ch, root)
+        load_key = (recipe.load, files, json.dumps(params, sort_keys=True, default=str))
+        if load_key not in _LOAD_MEMO:
+            if len(_LOAD_MEMO) > 64:
+                _LOAD_MEMO.clear()
+            _LOAD_MEMO[load_key] = resolve(recipe.load)(
+                trials, [resp[t["trial_id"]] for t in trials if t["trial_id"] in resp],
+                params)
+        inputs = _LOAD_MEMO[load_key]
     elif recipe.source == "scored_shards":
         inputs, trials, resp = _scored_shards(recipe, row, ch, root)
     else:
@@ -404,11 +475,34 @@ def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
     cell_inputs, ids, note = resolve(recipe.select)(inputs, row)
     key = (recipe.rule, str(root.resolve()), *(_keystr(row.get(f)) for f in recipe.family),
            json.dumps(params, sort_keys=True, default=str), _raw_stamps(ch, root))
-    outputs = _compute(recipe, cell_inputs, params, key)
+    # rows whose selections are the same rows of the same memoised load (e.g. every
+    # contrast of one judge x task reads all of the task's trials) share one compute
+    same = None
+    if (load_key is not None and not recipe.family and cell_inputs
+            and all(isinstance(v, pd.DataFrame) and v.index.is_unique
+                    for v in cell_inputs.values())):
+        same = (recipe.compute, load_key, tuple((k, tuple(v.index))
+                                                for k, v in sorted(cell_inputs.items())))
+    if same is not None and same in _CELL_MEMO:
+        outputs = _CELL_MEMO[same]
+    else:
+        outputs = _compute(recipe, cell_inputs, params, key)
+        if same is not None:
+            if len(_CELL_MEMO) > 64:
+                _CELL_MEMO.clear()
+            _CELL_MEMO[same] = outputs
     shown = {k: v for k, v in sorted(params.items()) if k in ("n_boot", "seed", "gate")}
     how = (f"{recipe.compute}({', '.join(f'{k}={v}' for k, v in shown.items())}) on "
            f"{recipe.select} of {recipe.load}: {note}")
-    return outputs, _trial_rows([t for t in trials if t["trial_id"] in ids], resp), how
+    rows_key = None if load_key is None else (load_key, frozenset(ids))
+    if rows_key is not None and rows_key in _ROWS_MEMO:
+        return outputs, _ROWS_MEMO[rows_key], how
+    rows = _trial_rows([t for t in trials if t["trial_id"] in ids], resp)
+    if rows_key is not None:
+        if len(_ROWS_MEMO) > 64:
+            _ROWS_MEMO.clear()
+        _ROWS_MEMO[rows_key] = rows
+    return outputs, rows, how
 
 
 _MEMO: dict[tuple, tuple] = {}

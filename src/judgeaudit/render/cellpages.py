@@ -29,6 +29,7 @@ from judgeaudit.io import read_jsonl, write_text_atomic
 from judgeaudit.provenance.cells import (
     CellError,
     key_columns,
+    read_table,
     row_key,
     trace_row,
     value_columns,
@@ -257,6 +258,29 @@ class TableData:
                                                    separators=(",", ":")) + ";\n")
 
 
+# what a row's trace may fail with (the row's page says so; the report goes on)
+TRACE_ERRORS = (CellError, KeyError, ValueError, StopIteration, OSError)
+
+
+class TraceFailed(str):
+    """A row whose trace failed: the error's text (str(exc))."""
+
+
+def trace_table(tsv: str, root: Path) -> list:
+    """Every row's cell traces of one table, in row order (a row whose trace fails:
+    a TraceFailed with the error's text). The work of `write_table_pages`, run apart
+    from it so several tables can be traced in worker processes (`build_paper`'s
+    `workers`); the pages written from it are the same bytes."""
+    frame = read_table(root / tsv)
+    out: list = []
+    for i in range(len(frame)):
+        try:
+            out.append(trace_row(tsv, i, root=root, frame=frame))
+        except TRACE_ERRORS as exc:
+            out.append(TraceFailed(str(exc)))
+    return out
+
+
 def _check(match: Any) -> str:
     return ("<td class=ok>match" if match is True else
             "<td class=bad>MISMATCH" if match is False else "<td>not recomputed")
@@ -264,9 +288,10 @@ def _check(match: Any) -> str:
 
 def write_table_pages(stem: str, tsv: str, frame: pd.DataFrame, root: Path, out: Path,
                       store: Store, stats: Counter, style: str, back: str,
-                      trace: bool = True) -> str:
+                      trace: bool = True, traced: Sequence[Any] | None = None) -> str:
     """Write `cells/<stem>.html` and `cells/<stem>.data.js` (its trials go to `store`);
-    return the page path relative to `out`."""
+    return the page path relative to `out`. `traced`: the table's row traces already
+    computed by `trace_table` (else each row is traced here)."""
     cell_dir = out / "cells"
     data = TableData(store)
     keys = key_columns(frame)
@@ -277,8 +302,13 @@ def write_table_pages(stem: str, tsv: str, frame: pd.DataFrame, root: Path, out:
         traces = None
         if trace:
             try:
-                traces = trace_row(tsv, i, root=root, frame=frame)
-            except (CellError, KeyError, ValueError, StopIteration, OSError) as exc:
+                if traced is None:
+                    traces = trace_row(tsv, i, root=root, frame=frame)
+                elif isinstance(traced[i], TraceFailed):
+                    raise CellError(str(traced[i]))
+                else:
+                    traces = traced[i]
+            except TRACE_ERRORS as exc:
                 stats["trace_errors"] += 1
                 data.add_row(i, key, None, error=f"trace failed: {exc}")
         if traces:

@@ -43,6 +43,7 @@ from judgeaudit.render.cellpages import (
     _e,
     number_text,
     request_text,
+    trace_table,
     write_table_pages,
 )
 from judgeaudit.render.layout import MAX_ROWS, Printed, fmt, printed_pivots
@@ -663,9 +664,11 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
                 out_dir: str | os.PathLike = "results/report", root: str | os.PathLike = ".",
                 datasets_used: Mapping[str, str] | None = None, trace: bool = True,
                 min_n: int = 30, title: str = "Auditing audio-language-model judges of "
-                "speech") -> dict[str, Any]:
+                "speech", workers: int = 1) -> dict[str, Any]:
     """Write `<out_dir>/index.html`, `cells/<table>.html|.data.js` and `figures/*`;
-    return a summary."""
+    return a summary. `workers` > 1 traces the tables' rows in that many worker
+    processes (tables are independent; the pages are assembled here, in table order,
+    so the files are the same bytes as with one)."""
     root = Path(root)
     out = root / out_dir
     out.mkdir(parents=True, exist_ok=True)
@@ -688,6 +691,16 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
     placed_figs: set[str] = set()
     section_html: dict[str, list[str]] = defaultdict(list)
     n_table = n_fig = 0
+    pool, traced = None, {}
+    if trace and workers > 1 and len(frames) > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        pool = ProcessPoolExecutor(max_workers=min(workers, len(frames)),
+                                   mp_context=multiprocessing.get_context("fork"))
+        # the longest tables first, so the workers finish together
+        for stem in sorted(frames, key=lambda s: (-len(frames[s]), s)):
+            traced[stem] = pool.submit(trace_table, paths[stem], root)
     for stem in sorted(frames, key=lambda s: (order.index(TABLES.get(s, ("other",))[0]),
                                               list(TABLES).index(s) if s in TABLES else 99,
                                               s)):
@@ -695,7 +708,8 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
         tsv = root / paths[stem]
         section, caption, fig_stems = TABLES.get(stem, ("other", _md_caption(tsv, stem), ()))
         page = write_table_pages(stem, paths[stem], frame, root, out, store, stats,
-                                 STYLE, f"../index.html#{stem}", trace)
+                                 STYLE, f"../index.html#{stem}", trace,
+                                 traced[stem].result() if stem in traced else None)
         n_table += 1
         number = PAPER_TABLE.get(stem) or f"Table {n_table}"
         links = [f"<a href='{_e(page)}'>trace of every row</a>"]
@@ -735,6 +749,8 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
                 fs, root / f, fig_dir, out, n_fig, FIGURES.get(fs, fs.replace("_", " ")),
                 "see the figure's provenance record."))
 
+    if pool is not None:
+        pool.shutdown()
     store_bytes = store.write()
     used = dict(datasets_used or {})
     corpora_html, corpora = _corpora(root, config, used)

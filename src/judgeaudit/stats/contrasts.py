@@ -6,11 +6,15 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from statsmodels.stats.multitest import multipletests
 
 
 def holm(pvalues: Sequence[float], alpha: float = 0.05) -> tuple[list[float], list[bool]]:
     """Holm-adjusted p-values and rejections; NaN p-values stay NaN / False."""
+    # imported here: statsmodels (and the scipy.stats it loads) costs ~0.7 s per
+    # process, and most importers of this module (e.g. the Study B scoring jobs, 40
+    # in the default run) never call it
+    from statsmodels.stats.multitest import multipletests
+
     p = np.asarray(pvalues, dtype=float)
     adj = np.full(p.shape, math.nan)
     rej = np.zeros(p.shape, dtype=bool)

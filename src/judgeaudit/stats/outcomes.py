@@ -40,14 +40,19 @@ def outcome(status: str) -> str:
     return "invalid"
 
 
-def _subset(df: pd.DataFrame, row: pd.Series) -> pd.DataFrame:
+def _subset(df: pd.DataFrame, row: pd.Series,
+            as_text: dict[str, pd.Series] | None = None) -> pd.DataFrame:
+    """The trials of `df` behind one metric row (its judge/task/family/condition/seed,
+    compared as text). `as_text`: the key columns already cast with astype(str) (a
+    caller subsetting one frame for many rows casts them once)."""
     mask = pd.Series(True, index=df.index)
     for key in _KEYS:
         if key not in row or key not in df:
             continue
         if key == "seed" and row[key] == "all":
             continue
-        mask &= df[key].astype(str) == str(row[key])
+        col = as_text[key] if as_text is not None else df[key].astype(str)
+        mask &= col == str(row[key])
     return df[mask]
 
 
@@ -71,8 +76,9 @@ def add_outcome_counts(metrics: pd.DataFrame, df: pd.DataFrame,
         out["no_answer"] = pd.Series(dtype=object)
         return out
     refused, invalid, error, reason = [], [], [], []
+    as_text = {k: df[k].astype(str) for k in _KEYS if k in df}
     for _, row in out.iterrows():
-        sub = _subset(df, row)
+        sub = _subset(df, row, as_text)
         kinds = sub["status"].map(outcome)
         if row.get("metric") in pair_metrics and "pair_id" in sub:
             rank = {"valid": 0, "invalid": 1, "refused": 2, "error": 3}

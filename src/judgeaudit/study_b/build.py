@@ -150,11 +150,11 @@ def reply_quality(items_path: str | Path, speak: bool, sample_rate: int, seed: i
             row: dict[str, Any] = {"item_id": it["item_id"], "task": it["family"], "reply": r,
                                    "text": text, **lexical_quality(text)}
             if renderer is not None:
-                from speechmos import dnsmos
+                from judgeaudit import dnsmos_session
 
                 audio = renderer.render(text, "neutral", voice, -1,
                                         f"reply|{it['item_id']}|{r}")
-                res = dnsmos.run(audio.samples.astype("float64"), sr=16000)
+                res = dnsmos_session.score(audio.samples.astype("float64"), sr=16000)
                 row.update({"reply_voice": voice, "dnsmos_ovrl": float(res["ovrl_mos"]),
                             "dnsmos_sig": float(res["sig_mos"]),
                             "dnsmos_bak": float(res["bak_mos"])})
