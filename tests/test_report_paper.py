@@ -248,7 +248,7 @@ def test_report_is_small_and_grouped_per_table(run):
     store = sorted(p.stem for p in (report / "cells" / "store").glob("*.js"))
     assert "_rules" in store and set(store) - {"_rules"} <= tasks, (store, tasks)
     # the tree grows with what it must show (each stored response with its trial, each
-    # table row) and nothing else: the default run (111k responses, 3k rows) is 9 MB
+    # table row) and nothing else: the default run (116k responses, 2.6k rows) is 9.7 MB
     n_responses = sum(_store(report / "cells" / "store" / f"{t}.js")["n_responses"]
                       for t in store if t != "_rules")
     n_rows = sum(len(pd.read_csv(t, sep="\t")) for t in (clone / "results/tables").glob("*.tsv"))
