@@ -98,3 +98,31 @@ def test_paper_report_generic_tables_traces_methods_limitations(tmp_path):
     assert "report/index.html" in (tmp_path / "results" / "report.html").read_text()
     # no estimator-validation / power tables in this run: nothing breaks, no empty section
     assert "Estimator validation and power" not in page
+
+
+def test_limitations_name_a_specialist_target_met_by_the_estimate_only():
+    """meets_target compares the estimate; a row whose 95% interval reaches past the
+    target is named as met by the estimate only (EER: upper bound above; accuracy:
+    lower bound below); a row clear of its target and an unmet row are not."""
+    from collections import Counter
+
+    import pandas as pd
+
+    from judgeaudit.render import paper
+
+    spec = pd.DataFrame([
+        {"specialist": "speaker", "dataset": "synth_speaker", "metric": "eer",
+         "estimate": 0.025, "ci_low": 0.009, "ci_high": 0.076, "target": 0.05,
+         "meets_target": True},
+        {"specialist": "emotion", "dataset": "synth_emotion", "metric": "accuracy",
+         "estimate": 0.99, "ci_low": 0.98, "ci_high": 0.998, "target": 0.9,
+         "meets_target": True},
+        {"specialist": "language", "dataset": "synth_language", "metric": "accuracy",
+         "estimate": 0.9, "ci_low": 0.85, "ci_high": 0.95, "target": 0.95,
+         "meets_target": False}])
+    lims = paper._limitations([], [], {"specialist_accuracy": spec}, {}, Counter(), 0)
+    only = [t for t in lims if "met by the estimate only" in t]
+    assert len(only) == 1 and only[0].startswith(
+        "Specialist target met by the estimate only: speaker eer 0.025 [0.009, 0.076] vs "
+        "target 0.05")
+    assert any(t.startswith("Specialist target not met: language") for t in lims)

@@ -183,3 +183,93 @@ def test_speaker_threshold_is_cross_fitted_and_transfers_to_unseen_speakers():
         trials(train)["same"].to_numpy())[1]
     assert hter(model.meta["threshold"]) <= oracle + 0.05
     assert hter(in_sample) > hter(model.meta["threshold"])
+
+
+def test_speaker_crossfit_keeps_one_dimension_for_every_back_end():
+    """Every fold back-end and the final back-end keep the same LDA dimension (the
+    most the smallest fold fit allows), and every within-fold clip pair is scored:
+    a threshold fitted at one cosine scale is used at that scale."""
+    import numpy as np
+    import pandas as pd
+
+    from judgeaudit.specialists.speaker import (
+        FEATURE_SET,
+        ResemblyzerSpeaker,
+        crossfit_threshold,
+        feature_names,
+        speaker_folds,
+    )
+
+    rng = np.random.default_rng(3)
+    names = list(feature_names(FEATURE_SET))
+    rows = []
+    for s in range(14):
+        centre = rng.normal(size=len(names))
+        for c in range(3):
+            rows.append({"clip_id": f"s{s:02d}_{c}", "speaker": f"s{s:02d}", "status": "ok",
+                         **dict(zip(names, centre + rng.normal(scale=1.5, size=len(names)),
+                                    strict=True))})
+    emb = pd.DataFrame(rows)
+    trials = pd.DataFrame({"clip_a": ["s00_0", "s00_0"], "clip_b": ["s00_1", "s01_0"],
+                           "same": [1, 0]})
+    folds = speaker_folds(emb["speaker"], 4)
+    sizes = np.bincount(list(folds.values()))
+    assert sorted(sizes) == [3, 3, 4, 4]
+    cross = crossfit_threshold(emb, names, "lda", 0.5, 4)
+    assert cross["folds"] == 4 and cross["dim"] == 14 - 4 - 1
+    assert cross["n_pairs"] == sum(3 * k * (3 * k - 1) // 2 for k in sizes)
+    model = ResemblyzerSpeaker.fit(emb, trials, "lda", 0.5, n_folds=4)
+    assert model.meta["dim"] == cross["dim"] == model.projection["matrix"].shape[1]
+    assert model.meta["threshold"] == pytest.approx(cross["threshold"])
+    assert model.meta["threshold_folds"] == 4
+    assert model.meta["n_threshold_pairs"] == cross["n_pairs"]
+    # too few speakers for two folds with a back-end on the rest: in-sample fallback,
+    # full dimension
+    small = emb[emb["speaker"].isin(["s00", "s01", "s02", "s03"])]
+    assert crossfit_threshold(small, names, "lda", 0.5, 4) is None
+    fallback = ResemblyzerSpeaker.fit(small, trials, "lda", 0.5)
+    assert fallback.meta["threshold_fit"].startswith("in-sample")
+    assert fallback.meta["dim"] == 3
+
+
+@pytest.mark.slow
+def test_table_scores_the_models_own_same_speaker_decision(tmp_path):
+    """One decision rule: the accuracy table's error on the test trials equals the
+    error of the fitted model's own `same_speaker(a, b)` (the listener's rule, on the
+    clips' audio) over the same trials."""
+    import itertools
+
+    rows = []
+    for s in range(12):
+        for u in range(3):
+            x = voice(f0=85 + 9 * s, formant_shift=0.78 + 0.04 * s, duration_s=1.2,
+                      vowels="aiueoa"[u:] + "ei", seed=10 * s + u)
+            data = to_wav_bytes(x, SR)
+            (tmp_path / f"s{s:02d}_{u}.wav").write_bytes(data)
+            rows.append({"clip_id": f"s{s:02d}_{u}", "path": str(tmp_path / f"s{s:02d}_{u}.wav"),
+                         "sha256": sha256_bytes(data), "speaker": f"s{s:02d}",
+                         "split": "test" if s % 3 == 0 else "train"})
+    m = pd.DataFrame(rows)
+    m.to_csv(tmp_path / "manifest.tsv", sep="\t", index=False)
+    spk = dict(zip(m.clip_id, m.speaker, strict=True))
+    trials = pd.DataFrame([{"trial_id": f"t{i}", "clip_a": a, "clip_b": b,
+                            "same": int(spk[a] == spk[b]), "split": split}
+                           for split in ("train", "test")
+                           for i, (a, b) in enumerate(itertools.combinations(
+                               m.loc[m.split == split, "clip_id"], 2))])
+    trials.to_csv(tmp_path / "trials.tsv", sep="\t", index=False)
+    cfg = {"backend": "resemblyzer", "projection": "lda", "shrinkage": 0.5}
+    meta = workflow.train("speaker", tmp_path / "manifest.tsv", cfg, tmp_path / "m",
+                          cache_dir=tmp_path / "c")
+    assert meta["threshold_fit"] == "speaker-crossfit" and meta["threshold_folds"] == 4
+    model = specialists.load("speaker", tmp_path / "m")
+    pred = workflow.predict("speaker", tmp_path / "m" / "model.json", tmp_path / "manifest.tsv",
+                            cache_dir=tmp_path / "c")
+    row = evaluate.speaker("toy", pred, trials, 0.05, manifest=m, meta=meta, n_boot=200)
+    test = trials[trials.split == "test"]
+    audio = {c: (tmp_path / f"{c}.wav").read_bytes() for c in m.clip_id}
+    accept = np.array([model.same_speaker(audio[a], audio[b])
+                       for a, b in zip(test.clip_a, test.clip_b, strict=True)])
+    same = test["same"].astype(bool).to_numpy()
+    assert row["estimate"] == pytest.approx((accept[~same].mean() + (~accept[same]).mean()) / 2)
+    assert f"model's stored threshold (speaker-crossfit) {meta['threshold']:.4f}" in row["method"]

@@ -314,6 +314,16 @@ def _limitations(corpora: list, judges: list, frames: Mapping[str, pd.DataFrame]
             out.append(f"Specialist target not met: {r[kcol] if kcol else '?'} "
                        f"{r.get('metric', '')} {_num(r.get('estimate'))} vs target "
                        f"{_num(r.get('target'))} ({r.get('dataset', '')}).")
+        for _, r in spec[spec["meets_target"].astype(str).str.lower() == "true"].iterrows():
+            lo, hi, tgt = (pd.to_numeric(r.get(c), errors="coerce")
+                           for c in ("ci_low", "ci_high", "target"))
+            lower_is_better = str(r.get("metric", "")) == "eer"
+            if (hi > tgt) if lower_is_better else (lo < tgt):
+                out.append(f"Specialist target met by the estimate only: "
+                           f"{r[kcol] if kcol else '?'} {r.get('metric', '')} "
+                           f"{_num(r.get('estimate'))} [{_num(lo)}, {_num(hi)}] vs target "
+                           f"{_num(tgt)} ({r.get('dataset', '')}); the 95% interval reaches "
+                           "past the target.")
     elif spec is not None and targets:
         kcol = next((c for c in ("kind", "specialist", "attribute") if c in spec.columns), None)
         for _, r in spec.iterrows():

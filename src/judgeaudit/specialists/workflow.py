@@ -163,7 +163,8 @@ def _fit(kind: str, manifest_path: str | os.PathLike, cfg: Mapping[str, Any],
         emb = features_for(manifest_path, clips, FEATURE_SET, cache_dir, n_jobs, screen_cfg)
         model = ResemblyzerSpeaker.fit(emb, trials.drop(columns=["split"]),
                                        cfg.get("projection", "lda"),
-                                       cfg.get("shrinkage", 0.5), screen_cfg)
+                                       cfg.get("shrinkage", 0.5), screen_cfg,
+                                       int(cfg.get("threshold_folds", 4)))
         model.save(out_dir)
         return model.meta
     return _adapter_meta(kind, backend, cfg, out_dir)
