@@ -403,6 +403,11 @@ STUDY_B_TABLE_INPUTS = study_b_outputs.table_inputs()
 STUDY_B_FIGURE_INPUTS = study_b_outputs.figure_inputs()
 
 
+def study_b_metric_outputs(rule):
+    """{role: file} of a Study B metric rule's output (judgeaudit.study_b.outputs)."""
+    return study_b_outputs.rule_outputs(rule)
+
+
 def study_b_table_inputs(wildcards):
     return STUDY_B_TABLE_INPUTS[wildcards.table]
 

@@ -93,7 +93,7 @@ rule study_b_accuracy:
         scored=study_b_scored(),
         code=package_code("study_b_metrics.py"),
     output:
-        "results/metrics/B/accuracy.tsv",
+        **study_b_metric_outputs("study_b_accuracy"),
     log:
         "logs/metrics/study_b_accuracy.log",
     benchmark:
@@ -115,7 +115,7 @@ rule study_b_protocol_gap:
         scored=study_b_scored(_sb_is_protocol),
         code=package_code("study_b_metrics.py"),
     output:
-        "results/metrics/B/protocol_gap.tsv",
+        **study_b_metric_outputs("study_b_protocol_gap"),
     log:
         "logs/metrics/study_b_protocol_gap.log",
     benchmark:
@@ -137,7 +137,7 @@ rule study_b_text_gap:
         scored=study_b_scored(_sb_is_protocol),
         code=package_code("study_b_metrics.py"),
     output:
-        "results/metrics/B/text_gap.tsv",
+        **study_b_metric_outputs("study_b_text_gap"),
     log:
         "logs/metrics/study_b_text_gap.log",
     benchmark:
@@ -180,7 +180,7 @@ rule study_b_writer_ablation:
         pointwise=str(STUDY_B_TEMPLATES / "pointwise.txt"),
         code=package_code("study_b_writer_ablation.py"),
     output:
-        "results/metrics/B/writer_ablation.tsv",
+        **study_b_metric_outputs("study_b_writer_ablation"),
     log:
         "logs/metrics/study_b_writer_ablation.log",
     benchmark:
@@ -212,7 +212,7 @@ rule study_b_cue_dependence:
         scored=study_b_scored(_sb_is_cue_contrast),
         code=package_code("study_b_metrics.py"),
     output:
-        "results/metrics/B/cue_dependence.tsv",
+        **study_b_metric_outputs("study_b_cue_dependence"),
     log:
         "logs/metrics/study_b_cue_dependence.log",
     benchmark:
@@ -237,10 +237,7 @@ rule study_b_states:
         ],
         code=package_code("study_b_metrics.py"),
     output:
-        states="results/metrics/B/states.tsv",
-        distribution="results/metrics/B/state_distribution.tsv",
-        potemkin="results/metrics/B/potemkin.tsv",
-        chance="results/metrics/B/state_chance.tsv",
+        **study_b_metric_outputs("study_b_states"),
     log:
         "logs/metrics/study_b_states.log",
     benchmark:
@@ -266,7 +263,7 @@ rule study_b_balance:
         ],
         code=package_code("study_b_metrics.py"),
     output:
-        "results/metrics/B/balance.tsv",
+        **study_b_metric_outputs("study_b_balance"),
     log:
         "logs/metrics/study_b_balance.log",
     benchmark:

@@ -1,50 +1,23 @@
-"""Study B tables (TSV/MD/TeX) and figures (PNG/PDF). Thin: see judgeaudit.study_b.render."""
+"""Study B tables (TSV/MD/TeX) and figures (PNG/PDF). Thin: the outputs registry
+(judgeaudit.study_b.outputs) names each table's and figure's render function
+(judgeaudit.study_b.render); its input roles are the function's arguments."""
 
 from pathlib import Path
 
 import pandas as pd
 
+from judgeaudit.registry import resolve
 from judgeaudit.scriptjob import finish_job, start_job
-from judgeaudit.study_b import render as R
+from judgeaudit.study_b import outputs as B
 
 smk, log = start_job(globals())
 wc = smk.wildcards
-
-
-def read(p):
-    return pd.read_csv(p, sep="\t")
-
-
-def base(path):
-    p = Path(path)
-    return p.with_name(p.name.rsplit(".", 1)[0])
-
-
-out = base(smk.output[0])
-what = wc.get("table") or wc.get("figure")
-if wc.get("table") == "accuracy":
-    R.accuracy_table(read(smk.input.accuracy), out)
-elif wc.get("table") == "protocol_gap":
-    R.gap_table(read(smk.input.gap), out)
-elif wc.get("table") == "balance":
-    R.balance_table(read(smk.input.balance), out)
-elif wc.get("table") == "potemkin":
-    R.potemkin_table(read(smk.input.potemkin), out)
-elif wc.get("table") == "text_gap":
-    R.text_gap_table(read(smk.input.text_gap), out)
-elif wc.get("table") == "writer_ablation":
-    R.writer_ablation_table(read(smk.input.ablation), out)
-elif wc.get("table") == "state_distribution":
-    R.states_table(read(smk.input.distribution), read(smk.input.chance), out)
-elif wc.get("figure") == "states":
-    R.states_figure(read(smk.input.distribution), out, read(smk.input.chance))
-elif wc.get("figure") == "heatmap":
-    R.heatmap_figure(read(smk.input.potemkin), read(smk.input.gap), read(smk.input.cue), out)
-elif wc.get("figure") == "text_gap":
-    R.text_gap_figure(read(smk.input.text_gap), out)
-elif wc.get("figure") == "probes":
-    R.probes_figure(read(smk.input.potemkin), out)
-else:
-    raise ValueError(f"study_b_outputs: unknown table/figure {dict(wc)!r}")
-log.info("study B %s rendered", what)
+entry = (B.REGISTRY.table(B.PREFIX + wc.table) if wc.get("table")
+         else B.REGISTRY.figure(B.PREFIX + wc.figure))
+render = resolve(entry.render if wc.get("table") else entry.function)
+out = Path(smk.output[0])
+frames = {role: pd.read_csv(smk.input[role], sep="\t") for role in entry.inputs}
+render(**frames, base=out.with_name(out.name.rsplit(".", 1)[0]))
+log.info("study B %s rendered with %s", entry.name,
+         entry.render if wc.get("table") else entry.function)
 finish_job(smk)

@@ -248,3 +248,29 @@ def layout_report(page: Path, work: Path, width: int = 1280) -> dict:
     import html
 
     return json.loads(html.unescape(m.group(1)))
+
+
+EVAL = """<!doctype html><html><head><meta charset="utf-8">%(scripts)s</head><body>
+<pre id="result">pending</pre><script>
+try { document.getElementById("result").textContent =
+        "RESULT" + JSON.stringify(%(expr)s) + "END"; }
+catch (e) { document.getElementById("result").textContent = "ERROR" + e + "END"; }
+</script></body></html>
+"""
+
+
+def eval_js(work: Path, expr: str, scripts: list[Path] = (), inline: str = ""):
+    """The JSON value of the JavaScript expression `expr` evaluated in headless
+    Chromium after loading `scripts` (files, in order) and then `inline` code."""
+    import html
+
+    tags = "".join(f'<script src="{Path(s).resolve().as_uri()}"></script>' for s in scripts)
+    if inline:
+        tags += "<script>" + inline + "</script>"
+    page = Path(work) / "eval.html"
+    page.write_text(EVAL % {"scripts": tags, "expr": expr}, encoding="utf-8")
+    dom = run_chromium(page.resolve().as_uri(), budget_ms=20000)
+    m = re.search(r"(RESULT|ERROR)(.*?)END</pre>", dom, re.S)
+    assert m, "eval page produced no result: " + dom[-1500:]
+    assert m.group(1) == "RESULT", html.unescape(m.group(2))
+    return json.loads(html.unescape(m.group(2)))

@@ -72,7 +72,9 @@ def test_paper_report_generic_tables_traces_methods_limitations(tmp_path):
     assert "id='r1.estimate'" in cell and "id='r0.n_refused'" in cell
     assert not (out / "cells" / "new_table").exists()
     data = (out / "cells" / "new_table.data.js").read_text()
-    assert '"rule":"make_table"' in data and '"alpha":0.05' in data
+    assert '"chain":' in data  # the rows' rule nodes, once for the report:
+    rules = (out / "cells" / "store" / "_rules.js").read_text()
+    assert '"rule":"make_table"' in rules and '"alpha":0.05' in rules
     assert "not recomputed" in cell  # no metrics rule in its chain: said, not faked
     assert summary["numbers"] == 2 * 3 + 2 and summary["not_recomputed"] == 8
     # captions: the registry, else the Markdown sibling

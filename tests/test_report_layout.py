@@ -66,12 +66,3 @@ def test_abstract_states_the_interval_and_does_not_overclaim():
     frames["study_a_contrasts"] = c.assign(ci_low=-0.9, ci_high=0.1)
     s = dict(abstract(frames, PANEL, lambda s, i, col: "#"))["rq1"]
     assert "includes 0: no drop is shown" in s
-
-
-def test_trial_references_are_stored_as_runs():
-    from judgeaudit.render.cellpages import _runs
-
-    refs = [["emotion", 0], ["emotion", 1], ["emotion", 2], ["emotion", 7], ["language", 3],
-            ["language", 4]]
-    assert _runs(refs) == [["emotion", [[0, 3], [7, 1]]], ["language", [[3, 2]]]]
-    assert _runs([]) == []

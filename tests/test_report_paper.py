@@ -246,10 +246,74 @@ def test_report_is_small_and_grouped_per_table(run):
     tasks = {json.loads(line)["task"] for f in (clone / "results" / "trials").rglob("*.jsonl")
              for line in f.read_text().splitlines()}
     store = sorted(p.stem for p in (report / "cells" / "store").glob("*.js"))
-    assert store and set(store) <= tasks, (store, tasks)
+    assert "_rules" in store and set(store) - {"_rules"} <= tasks, (store, tasks)
+    # the tree grows with what it must show (each stored response with its trial, each
+    # table row) and nothing else: the default run (116k responses, 2.6k rows) is 9.7 MB
+    n_responses = sum(_store(report / "cells" / "store" / f"{t}.js")["n_responses"]
+                      for t in store if t != "_rules")
+    n_rows = sum(len(pd.read_csv(t, sep="\t")) for t in (clone / "results/tables").glob("*.tsv"))
     total = sum(p.stat().st_size for p in report.rglob("*") if p.is_file())
-    print("report tree bytes:", total)
-    assert total < 25_000_000
+    bound = 2_000_000 + 80 * n_responses + 1_500 * n_rows
+    print("report tree bytes:", total, "responses:", n_responses, "rows:", n_rows,
+          "bound:", bound)
+    assert n_responses > 100 and total < min(bound, 25_000_000), (total, bound)
+
+
+def _store(path):
+    text = path.read_text(encoding="utf-8")
+    return json.loads(text[text.index("] = ") + 4:].rstrip().rstrip(";"))
+
+
+@pytest.mark.slow
+def test_trace_pages_rebuild_every_stored_request_as_sent_in_chromium(run, tmp_path):
+    """The cell pages' own script, on the tiny run's store: every stored response's
+    trial request text equals, byte for byte, the request the trial shard holds
+    (provenance.cells.request_text); its audio clips and response line resolve on
+    disk; every row's references of every table resolve into the store."""
+    if chromium() is None:
+        pytest.skip("Debian's `chromium` is not installed")
+    from browser import eval_js
+
+    from judgeaudit.provenance.cells import LABEL_FACTS, request_text
+    from judgeaudit.render.cellpages import CELL_JS, expand_strides
+
+    clone, _ = run
+    cells = clone / "results" / "report" / "cells"
+    files = sorted((cells / "store").glob("*.js"))
+    got = eval_js(tmp_path, "(function () { var out = {}; Object.keys(STORE).forEach("
+                  "function (t) { out[t] = []; for (var k = 0; k < STORE[t].n_responses; "
+                  "k++) out[t].push(CELLS.record(t, k)); }); return out; })()",
+                  files, inline=CELL_JS)
+    trials = {json.loads(line)["trial_id"]: json.loads(line)
+              for f in (clone / "results" / "trials").rglob("*.jsonl")
+              for line in f.read_text().splitlines() if line.strip()}
+    lines: dict = {}
+    n = 0
+    for records in got.values():
+        for rec in records:
+            t = trials[rec["trial_id"]]
+            assert rec["request_text"] == request_text(t["request"]), rec["trial_id"]
+            assert rec["labels_shown"] == {k: t["facts"][k] for k in LABEL_FACTS
+                                           if t["facts"].get(k) not in (None, "")}
+            if t["facts"].get("reference_label"):
+                assert rec["labels_shown"]["reference_label"] == t["facts"]["reference_label"]
+            for link in rec["audio_links"]:
+                assert (cells / link).is_file(), link
+            f = cells / rec["response_link"]
+            if f not in lines:
+                lines[f] = f.read_text().splitlines()
+            raw = json.loads(lines[f][rec["response_line"] - 1])
+            assert (raw["trial_id"], raw["judge"]) == (rec["trial_id"], rec["judge"])
+            n += 1
+    assert n > 100
+    sizes = {task: len(records) for task, records in got.items()}
+    for data in cells.glob("*.data.js"):
+        text = data.read_text(encoding="utf-8")
+        rows = json.loads(text[text.index("= ") + 2:].rstrip().rstrip(";"))["rows"]
+        for row in rows.values():
+            for task, flat in row.get("trials", []):
+                ix = expand_strides(flat)
+                assert ix and max(ix) < sizes[task] and min(ix) >= 0, (data.name, task)
 
 
 # What a reviewer's replay recomputes: the judge layer and all that follows it. Removed

@@ -1,15 +1,26 @@
 """Trace pages of the report, one per table (never one file per row).
 
-`cells/<table>.html` is a static page listing every row of the table with each number,
-its recomputation and the check (ids `r<row>` and `r<row>.<column>`, so a link
-`cells/<table>.html#r12.estimate` lands on the number); `cells/<table>.data.js` holds
-what is behind each row: its rule chain (nodes shared by the rows stored once) and
-config params, and which responses it was computed from. The trials and responses
-themselves are stored once for the whole report, one file per study task
-(`cells/store/<task>.js`: the request as sent, its parts interned so a text
-shared by many trials is stored once, the audio sent, the labels shown, the gold
-answer; per judge the parsed answer, the raw text and the response file and line),
-and loaded by the page's script when a row is opened.
+`cells/<table>.html` is a static page: one grid row per table row (id `r<row>`), one
+cell per number (id `r<row>.<column>`, so a link `cells/<table>.html#r12.estimate`
+lands on the number), coloured by its check against the recomputation from the raw
+trials and responses. `cells/<table>.data.js` holds what is behind each row: its
+recipe, its rule chain and config (indices into `cells/store/_rules.js`, where every
+rule node, config and params block of the report is stored once), and which
+responses it was computed from (indices into the trial store, as arithmetic runs).
+
+The trials and responses themselves are stored once for the whole report, one file
+per study task (`cells/store/<task>.js`), column-wise: every distinct string (a
+prompt part, an audio path, a label, a raw answer) once in `texts`, each column
+either a plain list or run-length coded (of its values or of their differences).
+Per trial: its id, condition, gold answer, the system text and the user parts in
+order (a text part by its text's index, an audio part by its path's index, negated
+and minus one), its facts (one column per fact name); the labels shown are the facts
+named in `label_keys`. Per response: its trial, judge, model version, status, the
+parsed answer, the raw text and the response file and line. The page's script
+rebuilds each trial's request text exactly as `provenance.cells.request_text` writes
+it (tests/test_report_store.py checks it byte for byte in Chromium) and links the
+audio clips and the response file relative to `root` (the workflow directory, as
+seen from `cells/`).
 """
 
 from __future__ import annotations
@@ -19,27 +30,26 @@ import json
 import math
 import os
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from judgeaudit.io import read_jsonl, write_text_atomic
+from judgeaudit.io import write_text_atomic
+from judgeaudit.provenance import RECORD_SUFFIX
 from judgeaudit.provenance.cells import (
+    LABEL_FACTS,
     CellError,
     key_columns,
     read_table,
-    row_key,
     trace_row,
     value_columns,
 )
 from judgeaudit.render.layout import states_as_text
 
-# trial facts that are labels shown to the judge (or its slot order)
-LABEL_FACTS = ("reference_label", "block_label", "wrong_label", "placement", "order",
-               "better_slot_ab", "slot_order", "reply_order", "cue", "protocol", "probe")
-AUDIO_SUFFIXES = (".wav", ".flac", ".mp3", ".ogg")
+RULES_FILE = "_rules"  # cells/store/_rules.js: the rule nodes and configs, once
+JSON_SEP = (",", ":")
 
 
 def _e(x: Any) -> str:
@@ -58,55 +68,162 @@ def number_text(v: Any, digits: int = 4) -> str:
 
 
 def _num(v: Any) -> str:
-    return number_text(v, 4)
+    s = number_text(v, 4)
+    return s if s != "" else "-"
 
 
-class TrialIndex:
-    """trial_id -> the trial record as written by the trial rules (request messages,
-    audio references, facts), read once from `results/trials/**.jsonl`."""
-
-    def __init__(self, root: Path):
-        self.root = root
-        self._by_id: dict[str, tuple[dict, str]] | None = None
-
-    def get(self, trial_id: str) -> tuple[dict, str] | None:
-        if self._by_id is None:
-            self._by_id = {}
-            for f in sorted((self.root / "results" / "trials").rglob("*.jsonl")):
-                rel = f.relative_to(self.root).as_posix()
-                for line, t in enumerate(read_jsonl(f), 1):
-                    self._by_id.setdefault(t["trial_id"], (t, f"{rel}:{line}"))
-        return self._by_id.get(trial_id)
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, separators=JSON_SEP, ensure_ascii=False, default=str)
 
 
-def request_text(trial: Mapping[str, Any]) -> tuple[str, list[str]]:
-    """The request as sent (the trial's `request`: the system text, then every part in
-    order, an audio part as `[audio: <path>]`), and the audio paths it sends."""
-    req = trial.get("request") or {}
-    lines: list[str] = []
-    audio: list[str] = []
-    if req.get("system"):
-        lines += ["[system]", str(req["system"]), "[user]"]
-    for p in req.get("parts") or []:
-        if p.get("kind") == "audio":
-            path = str(p.get("path") or p.get("sha256") or "?")
-            audio.append(path)
-            lines.append(f"[audio: {path}]")
+# ------------------------------------------------------------------ column codec
+def _rle(values: Sequence[Any]) -> list[Any]:
+    out: list[Any] = []
+    for v in values:
+        if out and out[-2] == v and type(out[-2]) is type(v):
+            out[-1] += 1
         else:
-            lines.append(str(p.get("text", "")))
-    ans = req.get("answer") or {}
-    if ans:
-        lines.append(f"[answer: JSON key {ans.get('key')!r}, one of {ans.get('allowed')}"
-                     f"{', with reasoning' if ans.get('reasoning') else ''}]")
-    return "\n".join(lines), audio
+            out += [v, 1]
+    return out
 
 
-def _labels(facts: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: facts[k] for k in LABEL_FACTS if k in facts and facts[k] not in (None, "")}
+def encode_column(values: Sequence[Any]) -> Any:
+    """The shortest of: the plain list, {"r": run-length pairs of the values} and (for
+    integers) {"d": run-length pairs of the differences, the first from 0}, flat as
+    [value, count, value, count, ...]. `decode_column` (and the page's `col`) undo it."""
+    values = list(values)
+    best, size = values, len(_dumps(values))
+    cands = [{"r": _rle(values)}]
+    if values and all(type(v) is int for v in values):
+        cands.append({"d": _rle([b - a for a, b in zip([0, *values[:-1]], values, strict=True)])})
+    for c in cands:
+        n = len(_dumps(c))
+        if n < size:
+            best, size = c, n
+    return best
+
+
+def decode_column(c: Any) -> list[Any]:
+    if isinstance(c, list):
+        return c
+    flat, out, acc = c.get("r", c.get("d")), [], 0
+    for v, n in zip(flat[::2], flat[1::2], strict=True):
+        for _ in range(n):
+            if "d" in c:
+                acc += v
+                out.append(acc)
+            else:
+                out.append(v)
+    return out
+
+
+def strides(indices: Iterable[int]) -> list[int]:
+    """Sorted indices as flat arithmetic runs [start, count, step, ...]: a row's
+    thousands of references in a few numbers (`expand_strides` undoes it)."""
+    out: list[int] = []
+    for i in sorted(indices):
+        if out:
+            start, count, step = out[-3:]
+            if count == 1:
+                out[-2:] = [2, i - start]
+                continue
+            if i == start + count * step:
+                out[-2] += 1
+                continue
+        out += [i, 1, 1]
+    return out
+
+
+def expand_strides(flat: Sequence[int]) -> list[int]:
+    return [s + k * st for s, n, st in zip(flat[::3], flat[1::3], flat[2::3],
+                                                      strict=True)
+            for k in range(n)]
+
+
+# ------------------------------------------------------------------ the trial store
+class _TaskStore:
+    """One study task's trials and responses, column-wise, strings interned."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+        self._texts: dict[str, int] = {}
+        self.links: dict[str, str] = {}
+        self.trials: dict[str, list[Any]] = {k: [] for k in (
+            "id", "condition", "gold", "system", "parts")}
+        self.facts: list[dict[str, int]] = []
+        self._trials: dict[str, int] = {}
+        self.responses: dict[str, list[Any]] = {k: [] for k in (
+            "trial", "judge", "model", "status", "parsed", "raw", "file", "line")}
+        self._responses: dict[str, int] = {}
+
+    def t(self, s: Any) -> int:
+        s = "" if s is None else str(s)
+        got = self._texts.get(s)
+        if got is None:
+            got = self._texts[s] = len(self.texts)
+            self.texts.append(s)
+        return got
+
+    def to_json(self, root_rel: str) -> dict[str, Any]:
+        keys = sorted({k for f in self.facts for k in f})
+        trials = {k: encode_column(v) for k, v in self.trials.items() if k != "parts"}
+        trials["parts"] = self.trials["parts"]
+        trials["facts"] = [encode_column([f.get(k, -1) for f in self.facts]) for k in keys]
+        return {"v": 2, "root": root_rel, "links": self.links, "texts": self.texts,
+                "label_keys": list(LABEL_FACTS), "fact_keys": keys,
+                "n_trials": len(self.facts), "trials": trials,
+                "n_responses": len(self.responses["trial"]),
+                "responses": {k: encode_column(v) for k, v in self.responses.items()}}
+
+
+class Rules:
+    """Every rule node and config behind the report's rows, once (cells/store/_rules.js):
+    a node's code block and a config's per-rule params are interned in `objs`."""
+
+    def __init__(self, root: Path, cell_dir: Path):
+        self.root, self.cell_dir = root, cell_dir
+        self.objs: list[Any] = []
+        self._objs: dict[str, int] = {}
+        self.nodes: list[Any] = []
+        self._nodes: dict[str, int] = {}
+        self.configs: list[Any] = []
+        self._configs: dict[str, int] = {}
+
+    def _obj(self, obj: Any) -> int:
+        return _intern(self._objs, self.objs, obj)
+
+    def node(self, n: Mapping[str, Any]) -> int:
+        key = json.dumps(n, sort_keys=True, default=str)
+        got = self._nodes.get(key)
+        if got is None:
+            out = str(n.get("output") or "")
+            rec = Path(out + RECORD_SUFFIX)
+            got = self._nodes[key] = len(self.nodes)
+            self.nodes.append({
+                "output": out, "rule": n.get("rule"), "code": self._obj(n.get("code") or {}),
+                "params": self._obj(n.get("params") or {}),
+                "prov": (rec.as_posix() if (self.root / rec).is_file() else ""),
+                "inputs": [[1 if i.get("followed") else 0, i.get("path"), i.get("sha256")]
+                           for i in n.get("inputs") or []]})
+        return got
+
+    def config(self, c: Mapping[str, Any]) -> int:
+        key = json.dumps(c, sort_keys=True, default=str)
+        got = self._configs.get(key)
+        if got is None:
+            got = self._configs[key] = len(self.configs)
+            self.configs.append({
+                "config_path": c.get("config_path"), "config_sha256": c.get("config_sha256"),
+                "params": {k: self._obj(v) for k, v in sorted((c.get("params") or {}).items())}})
+        return got
+
+    def to_js(self) -> str:
+        return ("window.RULES = " + _dumps({"objs": self.objs, "nodes": self.nodes,
+                                            "configs": self.configs}) + ";\n")
 
 
 def _intern(index: dict, items: list, obj: Any) -> int:
-    key = json.dumps(obj, sort_keys=True, default=str) if not isinstance(obj, str) else obj
+    key = json.dumps(obj, sort_keys=True, default=str)
     got = index.get(key)
     if got is None:
         got = index[key] = len(items)
@@ -114,148 +231,121 @@ def _intern(index: dict, items: list, obj: Any) -> int:
     return got
 
 
-class _TaskStore:
-    """One study task's trials and responses, with interned strings."""
-
-    def __init__(self) -> None:
-        self.texts: list[str] = []
-        self._texts: dict[str, int] = {}
-        self.trials: list[list[Any]] = []
-        self._trials: dict[str, int] = {}
-        self.responses: list[list[Any]] = []
-        self._responses: dict[str, int] = {}
-
-    def t(self, s: Any) -> int:
-        return _intern(self._texts, self.texts, "" if s is None else str(s))
-
-
 class Store:
-    """Every trial and response the report's traces show, once, split per study task."""
+    """Every trial and response the report's traces show, once, split per study task
+    (`provenance.cells.trial_row` records in), and the rule nodes behind them."""
 
-    def __init__(self, root: Path, out: Path, trials: TrialIndex):
-        self.root, self.out, self.index = root, out, trials
+    def __init__(self, root: Path, out: Path):
+        self.root, self.out = Path(root), Path(out)
+        self.cell_dir = self.out / "cells"
+        self.root_rel = Path(os.path.relpath(os.path.abspath(self.root),
+                                             os.path.abspath(self.cell_dir))).as_posix()
         self.tasks: dict[str, _TaskStore] = {}
+        self.rules = Rules(self.root, self.cell_dir)
+        self._linked: dict[str, str | None] = {}
 
-    def _rel(self, path: str) -> str:
-        return os.path.relpath(self.root / path, self.out / "cells")
-
-    def _task(self, r: Mapping[str, Any]) -> tuple[str, _TaskStore]:
-        name = str(r.get("task") or "other").replace("/", "_")  # tasks name their study
-        return name, self.tasks.setdefault(name, _TaskStore())
+    def _link(self, ts: _TaskStore, path: str) -> int:
+        """Intern `path`; record its link when `root/path` does not give it."""
+        i = ts.t(path)
+        if path not in self._linked:
+            target = Path(path) if os.path.isabs(path) else self.root / path
+            rel = Path(os.path.relpath(os.path.abspath(target), os.path.abspath(self.cell_dir))).as_posix()
+            self._linked[path] = None if rel == f"{self.root_rel}/{path}" else rel
+        if self._linked[path] is not None:
+            ts.links[str(i)] = self._linked[path]
+        return i
 
     def _trial(self, ts: _TaskStore, r: Mapping[str, Any]) -> int:
         tid = str(r["trial_id"])
-        if tid in ts._trials:
-            return ts._trials[tid]
-        facts = dict(r.get("facts") or {})
-        parts = r.get("request_parts")
-        system = r.get("request_system")
-        audio = [str(a.get("path") if isinstance(a, Mapping) else a)
-                 for a in (r.get("audio") or [])]
-        if parts is None:  # a trace without the request: read the trial shard
-            rec = self.index.get(tid)
-            req = (rec[0].get("request") or {}) if rec else {}
-            parts, system = req.get("parts") or [], req.get("system")
-            facts = facts or dict((rec[0] if rec else {}).get("facts") or {})
+        got = ts._trials.get(tid)
+        if got is not None:
+            return got
         enc = []
-        for p in parts:
+        for p in r.get("request_parts") or []:
             if p.get("kind") == "audio":
-                path = str(p.get("path") or p.get("sha256") or "?")
-                if path not in audio:
-                    audio.append(path)
-                enc.append([1, ts.t(path)])
+                enc.append(-1 - self._link(ts, str(p.get("path"))))
             else:
-                enc.append([0, ts.t(p.get("text", ""))])
-        labels = dict(r.get("labels_shown") or _labels(facts))
-        ts._trials[tid] = len(ts.trials)
-        ts.trials.append([
-            ts.t(tid), ts.t(r.get("condition")), ts.t(r.get("gold")),
-            [[ts.t(k), ts.t(v)] for k, v in sorted(labels.items())],
-            None if system is None else ts.t(system), enc,
-            [[ts.t(a), ts.t(self._rel(a))] for a in audio],
-            [[ts.t(k), ts.t(json.dumps(v, default=str))] for k, v in sorted(facts.items())]])
-        return ts._trials[tid]
+                enc.append(ts.t(p.get("text", "")))
+        system = r.get("request_system")
+        got = ts._trials[tid] = len(ts.facts)
+        T = ts.trials
+        T["id"].append(tid)
+        T["condition"].append(ts.t(r.get("condition")))
+        T["gold"].append(ts.t(r.get("gold")))
+        T["system"].append(ts.t(system) if system else -1)
+        T["parts"].append(enc)
+        ts.facts.append({str(k): ts.t(json.dumps(v, default=str, ensure_ascii=False))
+                         for k, v in (r.get("facts") or {}).items()})
+        return got
 
-    def add(self, r: Mapping[str, Any]) -> list[Any]:
-        """Store one trace trial row; returns its reference [task, response index]."""
-        name, ts = self._task(r)
+    def add(self, r: Mapping[str, Any]) -> tuple[str, int]:
+        """Store one trace trial row (`provenance.cells.trial_row`); returns its
+        reference (task, response index)."""
+        name = str(r.get("task") or "other").replace("/", "_")  # tasks name their study
+        ts = self.tasks.setdefault(name, _TaskStore())
         key = f"{r.get('judge')}|{r['trial_id']}"
-        if key not in ts._responses:
-            trial = self._trial(ts, r)
-            src = str(r.get("response_source") or "")
-            path = str(r.get("response_file") or (src.rsplit(":", 1)[0] if src else ""))
-            line = r.get("response_line") or (src.rsplit(":", 1)[1] if ":" in src else "")
-            ts._responses[key] = len(ts.responses)
-            ts.responses.append([trial, ts.t(r.get("judge")), ts.t(r.get("status")),
-                                 ts.t(r.get("parsed")), ts.t(r.get("raw_text")),
-                                 ts.t(path), ts.t(self._rel(path) if path else ""),
-                                 line, ts.t(r.get("model_version"))])
-        return [name, ts._responses[key]]
+        got = ts._responses.get(key)
+        if got is None:
+            R = ts.responses
+            got = ts._responses[key] = len(R["trial"])
+            R["trial"].append(self._trial(ts, r))
+            R["judge"].append(ts.t(r.get("judge")))
+            R["model"].append(ts.t(r.get("model_version")))
+            R["status"].append(ts.t(r.get("status")))
+            R["parsed"].append(ts.t(r.get("parsed")))
+            R["raw"].append(ts.t(r.get("raw_text")))
+            path = r.get("response_file")
+            R["file"].append(self._link(ts, str(path)) if path else -1)
+            R["line"].append(int(r.get("response_line") or 0))
+        return name, got
 
     def write(self) -> int:
-        """Write cells/store/<task>.js; returns the bytes written."""
+        """Write cells/store/<task>.js and cells/store/_rules.js; returns the bytes."""
         total = 0
-        for name, ts in sorted(self.tasks.items()):
-            text = (f"(window.STORE = window.STORE || {{}})[{json.dumps(name)}] = "
-                    + json.dumps({"texts": ts.texts, "trials": ts.trials,
-                                  "responses": ts.responses}, separators=(",", ":"),
-                                 default=str) + ";\n")
-            write_text_atomic(self.out / "cells" / "store" / f"{name}.js", text)
+        files = {name: (f"(window.STORE = window.STORE || {{}})[{json.dumps(name)}] = "
+                        + _dumps(ts.to_json(self.root_rel)) + ";\n")
+                 for name, ts in sorted(self.tasks.items())}
+        files[RULES_FILE] = self.rules.to_js()
+        for name, text in files.items():
+            write_text_atomic(self.cell_dir / "store" / f"{name}.js", text)
             total += len(text.encode("utf-8"))
         return total
 
 
-def _runs(refs: Sequence[list[Any]]) -> list[list[Any]]:
-    """[[task, i], ...] as [[task, [[start, length], ...]], ...] (runs of consecutive
-    response indices, in order): a row's thousands of references in a few numbers."""
-    out: list[list[Any]] = []
-    for task, i in refs:
-        if not out or out[-1][0] != task:
-            out.append([task, []])
-        runs = out[-1][1]
-        if runs and runs[-1][0] + runs[-1][1] == i:
-            runs[-1][1] += 1
-        else:
-            runs.append([i, 1])
-    return out
-
-
+# ------------------------------------------------------------------ one table
 class TableData:
-    """What is behind one table's rows (written as <table>.data.js): rule chains as
-    lists of shared nodes, and per row its cells and response references."""
+    """What is behind one table's rows (written as <table>.data.js): per row its
+    recipe, rule chain and config (indices into the report's `Rules`) and its
+    responses (per task, flat arithmetic runs of response indices)."""
 
     def __init__(self, store: Store):
         self.store = store
-        self.nodes: list[Any] = []
-        self._nodes: dict[str, int] = {}
-        self.configs: list[Any] = []
-        self._configs: dict[str, int] = {}
-        self.notes: list[str] = []
-        self._notes: dict[str, int] = {}
+        self.recipes: list[Any] = []
+        self._recipes: dict[str, int] = {}
+        self.chains: list[Any] = []
+        self._chains: dict[str, int] = {}
         self.rows: dict[int, dict] = {}
 
-    def add_row(self, index: int, key: str, traces: Sequence[Any] | None, error: str = "",
-                stats: Counter | None = None) -> None:
+    def add_row(self, index: int, traces: Sequence[Any] | None, error: str = "") -> None:
         if not traces:
-            self.rows[index] = {"key": key, "error": error}
+            self.rows[index] = {"error": error}
             return
         t0 = traces[0]
-        if stats is not None:
-            for t in traces:
-                stats["numbers"] += 1
-                stats["matched" if t.match else "mismatched" if t.match is False
-                      else "not_recomputed"] += 1
+        rules = self.store.rules
+        refs: dict[str, list[int]] = {}
+        for r in t0.trials:
+            task, i = self.store.add(r)
+            refs.setdefault(task, []).append(i)
         self.rows[index] = {
-            "key": key, "recipe": t0.recipe,
-            "chain": [_intern(self._nodes, self.nodes, n) for n in t0.chain],
-            "config": _intern(self._configs, self.configs, t0.config),
-            "trials": _runs([self.store.add(r) for r in t0.trials])}
+            "recipe": _intern(self._recipes, self.recipes, t0.recipe),
+            "chain": _intern(self._chains, self.chains, [rules.node(n) for n in t0.chain]),
+            "config": rules.config(t0.config),
+            "trials": [[task, strides(ix)] for task, ix in refs.items()]}
 
     def to_js(self, stem: str) -> str:
-        data = {"table": stem, "nodes": self.nodes, "configs": self.configs,
+        data = {"table": stem, "recipes": self.recipes, "chains": self.chains,
                 "rows": {str(k): v for k, v in self.rows.items()}}
-        return ("window.CELL_DATA = " + json.dumps(data, sort_keys=True, default=str,
-                                                   separators=(",", ":")) + ";\n")
+        return "window.CELL_DATA = " + _dumps(data) + ";\n"
 
 
 # what a row's trace may fail with (the row's page says so; the report goes on)
@@ -281,9 +371,21 @@ def trace_table(tsv: str, root: Path) -> list:
     return out
 
 
-def _check(match: Any) -> str:
-    return ("<td class=ok>match" if match is True else
-            "<td class=bad>MISMATCH" if match is False else "<td>not recomputed")
+_CHECK = {False: "bad", None: "nr"}
+
+
+def _cell(i: int, column: str, t: Any, frame: pd.DataFrame) -> str:
+    """One number of the grid: the printed value, coloured by its check; the
+    recomputed value beside it wherever it prints differently."""
+    ident = f"id='r{i}.{_e(column)}'"
+    if t is None:
+        return f"<td {ident} class=nt>{_e(_num(frame.at[i, column]))}"
+    v, r = _num(t.value), _num(t.recomputed)
+    cls = f" class={_CHECK[t.match]}" if t.match is not True else ""  # a match: plain
+    if t.match is None or r == v:
+        return f"<td {ident}{cls}>{_e(v)}"
+    sep = " &ne; " if t.match is False else " ~ "
+    return f"<td {ident}{cls}>{_e(v)}{sep}{_e(r)}"
 
 
 def write_table_pages(stem: str, tsv: str, frame: pd.DataFrame, root: Path, out: Path,
@@ -296,10 +398,11 @@ def write_table_pages(stem: str, tsv: str, frame: pd.DataFrame, root: Path, out:
     data = TableData(store)
     keys = key_columns(frame)
     shown = states_as_text(frame)
-    rows_html = []
+    columns = value_columns(frame)
+    notes: dict[str, int] = {}
+    body = []
     for i in range(len(frame)):
-        key = row_key(shown, i, keys)
-        traces = None
+        traces, err = None, "not traced"
         if trace:
             try:
                 if traced is None:
@@ -310,33 +413,26 @@ def write_table_pages(stem: str, tsv: str, frame: pd.DataFrame, root: Path, out:
                     traces = traced[i]
             except TRACE_ERRORS as exc:
                 stats["trace_errors"] += 1
-                data.add_row(i, key, None, error=f"trace failed: {exc}")
-        if traces:
-            data.add_row(i, key, traces, stats=stats)
-            notes = sorted({t.note for t in traces if t.note})
-            nums = "".join(
-                f"<tr id='r{i}.{_e(t.column)}'><td class=k>{_e(t.column)}<td>"
-                f"{_e(_num(t.value))}<td>{_e(_num(t.recomputed))}{_check(t.match)}</tr>"
-                for t in traces)
-            note = "".join(f"<p class=meta>{_e(n)}</p>" for n in notes)
-            n_trials = len(traces[0].trials)
-        else:
-            err = data.rows.get(i, {}).get("error", "not traced")
-            if not trace:
-                data.add_row(i, key, None, error="not traced")
-            nums = "".join(f"<tr id='r{i}.{_e(c)}'><td class=k>{_e(c)}<td>"
-                           f"{_e(_num(frame.at[i, c]))}<td>-<td class=bad>not traced</tr>"
-                           for c in value_columns(frame))
-            note = f"<p class=bad>{_e(err)}</p>"
-            n_trials = 0
-        show = (f" <a class=show href='#r{i}'>show its {n_trials} trials</a>" if n_trials
-                else "")
-        rows_html.append(
-            f"<section class=row id='r{i}'><h3>row {i}: <code>{_e(key)}</code>{show}</h3>"
-            f"{note}<table class=nums><tr><th class=k>column<th>value<th>recomputed"
-            f"<th class=k>check</tr>{nums}</table><div class=detail data-row='{i}'></div>"
-            "</section>")
+                err = f"trace failed: {exc}"
+        data.add_row(i, traces, error=err)
+        by_col = {t.column: t for t in traces or []}
+        for t in traces or []:
+            stats["numbers"] += 1
+            stats["matched" if t.match else "mismatched" if t.match is False
+                  else "not_recomputed"] += 1
+        cells = [f"<td>{i}"] + [f"<td class=k>{_e(shown.at[i, k])}" for k in keys]
+        cells += [_cell(i, c, by_col.get(c), frame) for c in columns]
+        row_notes = sorted({t.note for t in traces if t.note}) if traces else [err]
+        refs = [notes.setdefault(n, len(notes) + 1) for n in row_notes]
+        cells.append("<td class=k>" + " ".join(f"<a href='#n{k}'>[{k}]</a>" for k in refs))
+        n_trials = len(traces[0].trials) if traces else 0
+        cells.append(f"<td><a class=show href='#r{i}'>{n_trials}</a>" if n_trials
+                     else "<td>0")
+        body.append(f"<tr id='r{i}'>" + "".join(cells) + "</tr>")
     write_text_atomic(cell_dir / f"{stem}.data.js", data.to_js(stem))
+    head = ("<tr><th>row" + "".join(f"<th class=k>{_e(k)}" for k in keys)
+            + "".join(f"<th>{_e(c)}" for c in columns) + "<th class=k>notes<th>trials</tr>")
+    note_list = "".join(f"<li id='n{k}'>{_e(n)}</li>" for n, k in notes.items())
     page = (f"<!doctype html><html><head><meta charset='utf-8'><title>trace: {_e(stem)}"
             f"</title><style>{style}{CELL_STYLE}</style></head><body>"
             f"<p class='meta'><a href='{_e(back)}'>back to the report</a> · table "
@@ -344,12 +440,19 @@ def write_table_pages(stem: str, tsv: str, frame: pd.DataFrame, root: Path, out:
             f" · from the shell: <code>judgeaudit trace {_e(tsv)} --row &lt;row&gt; --column "
             "&lt;column&gt;</code></p>"
             f"<h1>Trace of {_e(stem)} ({len(frame)} rows)</h1>"
-            "<p>Each row lists its numbers and their recomputation from the raw judge "
-            "responses. Open a row (or follow a link from the report) to see its rule "
-            "chain, the config values that shaped it and, per trial, the request as sent, "
-            "the audio, every label shown to the judge, the gold answer, the parsed answer "
-            "and the raw response with its file and line.</p>"
-            + "\n".join(rows_html)
+            "<p>One line per table row, one cell per number. Each number was recomputed "
+            "from the raw judge responses with the row's recipe: <span class=ok>green</span>"
+            " it matches (the recomputed value is printed beside it, after ~, only where "
+            "it prints differently), <span class=bad>red</span> it does not (printed value "
+            "&ne; recomputed), <span class=nr>grey</span> it was not recomputed (see the "
+            "row's note), <span class=nt>white</span> not traced. Open a row (its trial "
+            "count, or a link from the report) to see its recipe, rule chain, the config "
+            "values that shaped it and, per trial, the request as sent, the audio, every "
+            "label shown to the judge, the gold answer, the parsed answer and the raw "
+            "response with a link to its file and line.</p>"
+            + (f"<ol class=notes>{note_list}</ol>" if note_list else "")
+            + f"<div class=wide><table class=grid>{head}" + "\n".join(body)
+            + "</table></div>"
             + f"<script src='{_e(stem)}.data.js'></script><script>{CELL_JS}</script>"
             "</body></html>\n")
     write_text_atomic(cell_dir / f"{stem}.html", page)
@@ -357,23 +460,32 @@ def write_table_pages(stem: str, tsv: str, frame: pd.DataFrame, root: Path, out:
 
 
 CELL_STYLE = """
-section.row{border-top:1px solid #ddd;padding:.2em 0} section.row h3{margin:.4em 0}
-section.row.sel{background:#fffbe6} tr.sel td{background:#ffe9a8}
-a.show{font:12px system-ui,sans-serif;margin-left:1em}
+table.grid td[id]{background:#eef8ee} table.grid td.bad{background:#fbe3e3}
+table.grid td.nt{background:#fff}
+table.grid td.nr{color:#777;background:#f4f4f4} span.nr{color:#777}
+table.grid tr.sel td{background:#fffbe6} table.grid td.sel{outline:2px solid #e0a800}
+tr.detail>td{text-align:left;background:#fff}
+a.show{font:12px system-ui,sans-serif}
+ol.notes{font:12px system-ui,sans-serif;color:#555}
 .trial{border:1px solid #e4e4e4;margin:.4em 0;padding:.3em .6em;font:12px system-ui,sans-serif}
 .trial pre{white-space:pre-wrap;max-height:none}
 .trial dl{display:grid;grid-template-columns:10em 1fr;margin:.2em 0}
 .trial dt{color:#666} .trial dd{margin:0}
 """
 
+# The page's script. `CELLS.record(task, i)` is the whole trace record of response i of
+# a task's store (the fields of provenance.cells.trial_row a reviewer sees), rebuilt
+# from the store's columns; tests/test_report_store.py runs it in Chromium.
 CELL_JS = r"""
 (function () {
   var D = window.CELL_DATA || {rows: {}};
   window.STORE = window.STORE || {};
   function esc(s) { return String(s === null || s === undefined ? "" : s)
-    .replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;"); }
-  function need(tasks, done) {
-    var todo = tasks.filter(function (t) { return !window.STORE[t]; });
+    .replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;")
+    .replace(/'/g, "&#39;"); }
+  function need(names, done) {
+    var todo = names.filter(function (t) {
+      return t === "_rules" ? !window.RULES : !window.STORE[t]; });
     if (!todo.length) { done(); return; }
     var left = todo.length;
     todo.forEach(function (t) {
@@ -383,64 +495,110 @@ CELL_JS = r"""
       document.head.appendChild(s);
     });
   }
-  function requestText(S, t) {
+  function col(c) {  // a column: a plain list, or run-length coded values ("r") or differences ("d")
+    if (Array.isArray(c)) return c;
+    var a = c.r || c.d, out = [], acc = 0, k;
+    for (var i = 0; i < a.length; i += 2)
+      for (k = 0; k < a[i + 1]; k++) {
+        if (c.d) { acc += a[i]; out.push(acc); } else out.push(a[i]); }
+    return out;
+  }
+  function strides(flat) {
     var out = [];
-    if (t[4] !== null) { out.push("[system]"); out.push(S.texts[t[4]]); out.push("[user]"); }
-    t[5].forEach(function (p) {
-      out.push(p[0] ? "[audio: " + S.texts[p[1]] + "]" : S.texts[p[1]]); });
-    return out.join("\n");
+    for (var i = 0; i < flat.length; i += 3)
+      for (var k = 0; k < flat[i + 1]; k++) out.push(flat[i] + k * flat[i + 2]);
+    return out;
+  }
+  function prep(S) {
+    if (S._cols) return S._cols;
+    var T = S.trials, R = S.responses, C = {facts: T.facts.map(col), parts: T.parts};
+    ["id", "condition", "gold", "system"].forEach(function (k) { C[k] = col(T[k]); });
+    ["trial", "judge", "model", "status", "parsed", "raw", "file", "line"].forEach(
+      function (k) { C["r_" + k] = col(R[k]); });
+    S._cols = C;
+    return C;
+  }
+  function href(S, i) { return S.links[i] || S.root + "/" + S.texts[i]; }
+  function record(task, k) {
+    var S = window.STORE[task], C = prep(S), X = S.texts, t = C.r_trial[k];
+    var facts = {}, labels = {}, lines = [], audio = [], links = [];
+    S.fact_keys.forEach(function (name, j) {
+      var v = C.facts[j][t]; if (v >= 0) facts[name] = X[v]; });
+    S.label_keys.forEach(function (name) {
+      if (!(name in facts)) return;
+      var v = JSON.parse(facts[name]);
+      if (v !== null && v !== "") labels[name] = v; });
+    if (C.system[t] >= 0) lines.push("[system]\n" + X[C.system[t]]);
+    lines.push("[user]");
+    C.parts[t].forEach(function (p) {
+      if (p < 0) { audio.push(X[-1 - p]); links.push(href(S, -1 - p));
+                   lines.push("[audio: " + X[-1 - p] + "]"); }
+      else lines.push(X[p]); });
+    var f = C.r_file[k];
+    return {task: task, trial_id: C.id[t], condition: X[C.condition[t]], gold: X[C.gold[t]],
+            facts: facts, labels_shown: labels, request_text: lines.join("\n"),
+            audio: audio, audio_links: links, judge: X[C.r_judge[k]],
+            model_version: X[C.r_model[k]], status: X[C.r_status[k]],
+            parsed: X[C.r_parsed[k]], raw_text: X[C.r_raw[k]],
+            response_file: f >= 0 ? X[f] : "", response_link: f >= 0 ? href(S, f) : "",
+            response_line: C.r_line[k]};
   }
   function trialHtml(ref) {
-    var S = window.STORE[ref[0]];
-    if (!S) return "<p class='bad'>trial store " + esc(ref[0]) + " not found</p>";
-    var r = S.responses[ref[1]], t = S.trials[r[0]], T = S.texts, h = "<div class='trial'><dl>";
+    if (!window.STORE[ref[0]])
+      return "<p class='bad'>trial store " + esc(ref[0]) + " not found</p>";
+    var r = record(ref[0], ref[1]), h = "<div class='trial'><dl>";
     function row(k, v) { h += "<dt>" + esc(k) + "</dt><dd>" + v + "</dd>"; }
-    function link(a, b) { return b ? "<a href='" + esc(T[b]) + "'>" + esc(T[a]) + "</a>"
-                                   : esc(T[a]); }
-    row("trial", esc(T[t[0]]) + " (" + esc(ref[0]) + " / " + esc(T[t[1]]) + ")");
-    row("judge", esc(T[r[1]]) + (T[r[8]] ? " · " + esc(T[r[8]]) : ""));
-    row("gold", esc(T[t[2]]));
-    row("labels shown", t[3].length ? t[3].map(function (kv) {
-      return esc(T[kv[0]]) + " = <b>" + esc(T[kv[1]]) + "</b>"; }).join(" · ") : "none");
-    row("parsed answer", "<b>" + esc(T[r[3]]) + "</b> (" + esc(T[r[2]]) + ")");
-    row("audio sent", t[6].map(function (a) { return link(a[0], a[1]); }).join("<br>") ||
-        "none");
-    row("raw response", "<code>" + esc(T[r[4]]) + "</code>");
-    row("response line", link(r[5], r[6]) + (r[7] !== "" ? ", line " + esc(r[7]) : ""));
+    function link(text, url) { return url ? "<a href='" + esc(url) + "'>" + esc(text) + "</a>"
+                                          : esc(text); }
+    row("trial", esc(r.trial_id) + " (" + esc(r.task) + " / " + esc(r.condition) + ")");
+    row("judge", esc(r.judge) + (r.model_version ? " · " + esc(r.model_version) : ""));
+    row("gold", esc(r.gold));
+    var ls = Object.keys(r.labels_shown);
+    row("labels shown", ls.length ? ls.map(function (k) {
+      return esc(k) + " = <b>" + esc(r.labels_shown[k]) + "</b>"; }).join(" · ") : "none");
+    row("parsed answer", "<b>" + esc(r.parsed) + "</b> (" + esc(r.status) + ")");
+    row("audio sent", r.audio.map(function (a, i) { return link(a, r.audio_links[i]); })
+        .join("<br>") || "none");
+    row("raw response", "<code>" + esc(r.raw_text) + "</code>");
+    row("response line", r.response_file ? link(r.response_file, r.response_link) +
+        ", line " + esc(r.response_line) : "none");
     h += "</dl><details open><summary>request as sent</summary><pre>" +
-         esc(requestText(S, t)) + "</pre></details>";
-    h += "<details><summary>all trial facts</summary><pre>" + t[7].map(function (kv) {
-      return esc(T[kv[0]] + ": " + T[kv[1]]); }).join("\n") + "</pre></details></div>";
+         esc(r.request_text) + "</pre></details>";
+    h += "<details><summary>all trial facts</summary><pre>" + Object.keys(r.facts).map(
+      function (k) { return esc(k + ": " + r.facts[k]); }).join("\n") +
+      "</pre></details></div>";
     return h;
   }
   function refs(row) {
     if (row._refs) return row._refs;
     var out = [];
     row.trials.forEach(function (g) {
-      g[1].forEach(function (run) {
-        for (var k = 0; k < run[1]; k++) out.push([g[0], run[0] + k]); });
-    });
+      strides(g[1]).forEach(function (i) { out.push([g[0], i]); }); });
     row._refs = out;
     return out;
   }
   function render(i, box) {
-    var row = D.rows[i], h = "", all = refs(row);
-    if (row.recipe) h += "<p>Recomputed with <code>" + esc(row.recipe) + "</code> from the " +
-                        all.length + " trials and responses below.</p>";
+    var row = D.rows[i], R = window.RULES || {nodes: [], configs: [], objs: []};
+    var h = "", all = refs(row), root = "";
+    all.slice(0, 1).forEach(function (r) {
+      if (window.STORE[r[0]]) root = window.STORE[r[0]].root; });
+    h += "<p>Recomputed with <code>" + esc(D.recipes[row.recipe]) + "</code> from the " +
+         all.length + " trials and responses below.</p>";
     h += "<details><summary>rule chain and config</summary><pre>";
-    row.chain.forEach(function (k) {
-      var n = D.nodes[k];
-      h += esc(n.output + " <- rule " + n.rule + " (commit " +
-               String((n.code || {}).git_commit).slice(0, 10) +
-               ((n.code || {}).git_dirty ? " dirty" : "") + ")") + "\n";
-      (n.inputs || []).forEach(function (x) {
-        h += esc("    " + (x.followed ? ">" : " ") + " " + x.path + "  sha256 " +
-                 String(x.sha256 || "").slice(0, 16)) + "\n"; });
+    D.chains[row.chain].forEach(function (k) {
+      var n = R.nodes[k], code = R.objs[n.code] || {};
+      h += (n.prov && root ? "<a href='" + esc(root + "/" + n.prov) + "'>" + esc(n.output) +
+            "</a>" : esc(n.output)) + esc(" <- rule " + n.rule + " (commit " +
+            String(code.git_commit).slice(0, 10) + (code.git_dirty ? " dirty" : "") + ")") +
+            "\n";
+      n.inputs.forEach(function (x) {
+        h += esc("    " + (x[0] ? ">" : " ") + " " + x[1] + "  sha256 " +
+                 String(x[2] || "").slice(0, 16)) + "\n"; });
     });
-    var cfg = D.configs[row.config] || {};
+    var cfg = R.configs[row.config] || {params: {}};
     h += "\nconfig " + esc(cfg.config_sha256) + " (" + esc(cfg.config_path) + ")\n";
-    Object.keys(cfg.params || {}).forEach(function (k) {
-      h += esc(k + ": " + JSON.stringify(cfg.params[k])) + "\n"; });
+    Object.keys(cfg.params).forEach(function (k) {
+      h += esc(k + ": " + JSON.stringify(R.objs[cfg.params[k]])) + "\n"; });
     h += "</pre></details>";
     var shown = all.slice(0, 200);
     h += "<h4>Trials and responses (" + all.length + ")</h4>";
@@ -454,28 +612,35 @@ CELL_JS = r"""
       more.parentNode.outerHTML = all.slice(200).map(trialHtml).join(""); };
   }
   function show(i, col) {
-    var row = D.rows[i], box = document.querySelector(".detail[data-row='" + i + "']");
-    if (!row || !box) return;
+    var row = D.rows[i], tr = document.getElementById("r" + i);
+    if (!row || !tr) return;
     document.querySelectorAll(".sel").forEach(function (e) { e.classList.remove("sel"); });
-    box.parentNode.classList.add("sel");
+    tr.classList.add("sel");
     if (col) { var c = document.getElementById("r" + i + "." + col);
                if (c) c.classList.add("sel"); }
-    if (box.dataset.done) return;
-    box.dataset.done = "1";
+    var next = tr.nextElementSibling;
+    if (next && next.classList.contains("detail")) return;
+    var d = document.createElement("tr");
+    d.className = "detail";
+    d.innerHTML = "<td colspan='" + tr.children.length + "'><div class='detail'></div></td>";
+    tr.parentNode.insertBefore(d, next);
+    var box = d.querySelector("div.detail");
     if (row.error) { box.innerHTML = "<p class='bad'>" + esc(row.error) + "</p>"; return; }
-    var tasks = {};
-    row.trials.forEach(function (g) { tasks[g[0]] = 1; });
-    need(Object.keys(tasks), function () { render(i, box); });
+    var names = ["_rules"];
+    row.trials.forEach(function (g) { names.push(g[0]); });
+    need(names, function () { render(i, box); });
   }
   function route() {
     var m = /^#r(\d+)(?:\.(.+))?$/.exec(decodeURIComponent(location.hash));
     if (m) { show(m[1], m[2]);
-             var el = document.getElementById("r" + m[1]);  // the row's heading first
+             var el = document.getElementById("r" + m[1]);
              if (el) el.scrollIntoView(); }
   }
+  window.CELLS = {record: record, refs: refs, strides: strides, col: col, need: need};
   window.addEventListener("hashchange", route);
   route();
 })();
 """
 
-__all__ = ["Store", "TrialIndex", "request_text", "write_table_pages"]
+__all__ = ["Rules", "Store", "decode_column", "encode_column", "expand_strides", "strides",
+           "write_table_pages"]

@@ -35,14 +35,12 @@ from judgeaudit import outputs as _outputs
 from judgeaudit.io import read_jsonl, sha256_file, write_text_atomic
 from judgeaudit.judges.adapters import providers
 from judgeaudit.provenance import CONFIG_STORE, record_path, save_resolved_config
-from judgeaudit.provenance.cells import read_table
+from judgeaudit.provenance.cells import read_table, request_text
 from judgeaudit.render.abstract import abstract
 from judgeaudit.render.cellpages import (
     Store,
-    TrialIndex,
     _e,
     number_text,
-    request_text,
     trace_table,
     write_table_pages,
 )
@@ -652,10 +650,16 @@ def _prompts_html(root: Path, templates: Sequence[tuple[str, str]]) -> str:
             if key in seen:
                 continue
             seen.add(key)
-            text, _ = request_text(t)
+            req = t.get("request") or {}
+            text = request_text(req) if req else "(no messages recorded)"
+            ans = req.get("answer") or {}
+            expect = (f"<p class='meta'>answer expected: JSON key {_e(repr(ans.get('key')))}"
+                      f", one of {_e(ans.get('allowed'))}"
+                      f"{', with reasoning' if ans.get('reasoning') else ''}</p>"
+                      if ans else "")
             parts.append(f"<details><summary>{_e(' / '.join(map(str, key)))} "
                          f"<span class='meta'>({_e(t['trial_id'])})</span></summary>"
-                         f"<pre>{_e(text or '(no messages recorded)')}</pre></details>")
+                         f"<pre>{_e(text)}</pre>{expect}</details>")
     return "\n".join(parts)
 
 
@@ -685,7 +689,7 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
     judges_cfg = config.get("judges") or {}
     panel = judges_cfg.get("panel") or {}
     active = list(judges_cfg.get("active") or sorted(panel))
-    store = Store(root, out, TrialIndex(root))
+    store = Store(root, out)
 
     order = [x[0] for x in SECTIONS]
     placed_figs: set[str] = set()

@@ -241,10 +241,24 @@ def figure_inputs() -> dict[str, dict[str, str]]:
     return {short(f.name): dict(f.inputs) for f in FIGURES}
 
 
+def rule_outputs(rule: str) -> dict[str, str]:
+    """{role: metrics file} a Study B metric rule writes (its outputs in
+    rules/metrics.smk): its recipe's outputs; a rule without a recipe (the writer
+    ablation) writes its metrics' files, named by metric."""
+    recipe = next((r for r in RECIPES if r.rule == rule), None)
+    files = (dict(recipe.outputs) if recipe else
+             {m.name: m.output for m in METRICS if m.rule == rule})
+    if not files:
+        raise KeyError(f"judgeaudit.study_b.outputs: no recipe or metric is written by "
+                       f"rule {rule!r}")
+    return files
+
+
 def metric_recipe(metric: str) -> Recipe:
     """The recipe of a metric rule's `metric` param (scripts/study_b_metrics.py)."""
     return REGISTRY.recipe(f"study_b_{metric}")
 
 
 __all__ = ["FIGURES", "FIGURE_NAMES", "METRICS", "RECIPES", "REGISTRY", "SECTIONS", "TABLES",
-           "TABLE_NAMES", "figure_inputs", "metric_recipe", "short", "table_inputs"]
+           "TABLE_NAMES", "figure_inputs", "metric_recipe", "rule_outputs", "short",
+           "table_inputs"]

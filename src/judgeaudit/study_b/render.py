@@ -68,8 +68,8 @@ def _caption(title: str, frame: pd.DataFrame, invalid: bool = True) -> str:
     return ". ".join(parts) + "."
 
 
-def accuracy_table(acc: pd.DataFrame, base: str | Path) -> pd.DataFrame:
-    j = acc[acc["protocol"].isin(PROTOCOLS)].copy()
+def accuracy_table(accuracy: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+    j = accuracy[accuracy["protocol"].isin(PROTOCOLS)].copy()
     order = [_colname(t, p, c) for t in TASK_ORDER for p in PROTOCOLS
              for c in CUE_ORDER]
     j["column"] = [_colname(t, p, c) for t, p, c in zip(j["task"], j["protocol"], j["cue"],
@@ -116,9 +116,9 @@ def gap_table(gap: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     return show
 
 
-def text_gap_table(tg: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+def text_gap_table(text_gap: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     """Pointwise (J), Text (T) and J - T per judge x task x cue."""
-    g = tg.copy()
+    g = text_gap.copy()
     g["J - T"] = [fmt_ci(e, lo, hi) + (" 1-sided" if isinstance(o, str) and o else "")
                   for e, lo, hi, o in zip(g["estimate"], g["ci_low"], g["ci_high"],
                                           g["one_sided"].fillna("") if "one_sided" in g
@@ -140,22 +140,22 @@ def text_gap_table(tg: pd.DataFrame, base: str | Path) -> pd.DataFrame:
         + ". A judge answering the text-only request the same "
         "way for both renderings of an item scores Text = 1/2 by construction. "
         "Per-protocol accuracies: " + caption_method([METHOD_PROPORTION], unit="item")
-        + ". " + CELL_LEGEND), tsv_frame=tg)
+        + ". " + CELL_LEGEND), tsv_frame=text_gap)
     return show
 
 
-def text_gap_figure(tg: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+def text_gap_figure(text_gap: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     """J - T with its 95% CI per judge (rows), one panel per task, one marker per cue;
     returns the plotted estimates (judge x task|cue)."""
-    tasks = [t for t in TASK_ORDER if t in set(tg["task"])]
-    judges = sorted(set(tg["judge"]))
+    tasks = [t for t in TASK_ORDER if t in set(text_gap["task"])]
+    judges = sorted(set(text_gap["judge"]))
     fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(3.4 * max(1, len(tasks)) + 1,
                                                             0.45 * len(judges) + 1.6),
                              sharey=True, squeeze=False)
     marks = dict(zip(CUE_ORDER, ("o", "s", "^", "D"), strict=True))
     plotted = {}
     for ax, task in zip(axes[0], tasks, strict=False):
-        d = tg[tg["task"] == task]
+        d = text_gap[text_gap["task"] == task]
         cues = [c for c in CUE_ORDER if c in set(d["cue"])]
         for k, cue in enumerate(cues):
             sub = d[d["cue"] == cue].set_index("judge")
@@ -180,19 +180,19 @@ PROBE_METRICS = (("probe_P", "P"), ("probe_O", "O"), ("staging_accuracy", "stagi
                  ("probe_J", "J"), ("probe_T", "T"))
 
 
-def probes_figure(pot: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+def probes_figure(potemkin: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     """P, O, staging, J and T rates (95% CI over items) per judge, one panel per task:
     O (stated label, text) beside staging (P's own label, text) beside J (audio) shows
     the modality gap; returns the plotted estimates."""
-    tasks = [t for t in TASK_ORDER if t in set(pot["task"])]
-    judges = sorted(set(pot["judge"]))
-    metrics = [(m, lab) for m, lab in PROBE_METRICS if m in set(pot["metric"])]
+    tasks = [t for t in TASK_ORDER if t in set(potemkin["task"])]
+    judges = sorted(set(potemkin["judge"]))
+    metrics = [(m, lab) for m, lab in PROBE_METRICS if m in set(potemkin["metric"])]
     fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(3.4 * max(1, len(tasks)) + 1.2,
                                                             3.2), sharey=True, squeeze=False)
     width = 0.8 / max(1, len(metrics))
     plotted = {}
     for ax, task in zip(axes[0], tasks, strict=False):
-        d = pot[pot["task"] == task]
+        d = potemkin[potemkin["task"] == task]
         for k, (m, lab) in enumerate(metrics):
             sub = d[d["metric"] == m].set_index("judge")
             x = np.arange(len(judges)) + (k - (len(metrics) - 1) / 2) * width
@@ -214,9 +214,9 @@ def probes_figure(pot: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     return pd.Series(plotted, dtype=float).unstack() if plotted else pd.DataFrame()
 
 
-def writer_ablation_table(ab: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+def writer_ablation_table(ablation: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     """Rows judge x task; columns the accuracy under each writer and their difference."""
-    t = ab.copy()
+    t = ablation.copy()
     acc = t[t["row"] == "accuracy"]
     dif = t[t["row"] == "difference"]
     cells = [{"judge": r["judge"], "task": r["task"], "column": f"Pointwise none, {r['writer']}",
@@ -237,12 +237,12 @@ def writer_ablation_table(ab: pd.DataFrame, base: str | Path) -> pd.DataFrame:
         "audio, reply order and question); accuracies: "
         + caption_method([METHOD_PROPORTION], unit="item") + "; difference: "
         + METHOD_TEXT[METHOD_DIFFERENCE] + ", each item one cluster. " + CELL_LEGEND),
-        tsv_frame=ab)
+        tsv_frame=ablation)
     return wide
 
 
-def balance_table(bal: pd.DataFrame, base: str | Path) -> pd.DataFrame:
-    b = bal.copy()
+def balance_table(balance: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+    b = balance.copy()
     b["gap R1 - R0"] = [fmt_ci(e, lo, hi) for e, lo, hi in
                         zip(b["gap"], b["gap_ci_low"], b["gap_ci_high"], strict=True)]
     b["|gap|"] = [fmt_ci(e, lo, hi) for e, lo, hi in
@@ -264,12 +264,12 @@ def balance_table(bal: pd.DataFrame, base: str | Path) -> pd.DataFrame:
         "1-5 ratings (helpfulness, relevance, specificity, naturalness); 'above paper' "
         "flags a mean |gap| larger than the paper's (0.41 / 0.74 / 0.51 / 0.69). DNSMOS "
         "on the replies spoken in voices drawn per item (the same voice for R0 and R1)."),
-        tsv_frame=bal)
+        tsv_frame=balance)
     return show
 
 
-def potemkin_table(pot: pd.DataFrame, base: str | Path) -> pd.DataFrame:
-    tidy = pot.copy()
+def potemkin_table(potemkin: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+    tidy = potemkin.copy()
     tidy["cell"] = [fmt_rate_cell(r, invalid=True) for r in tidy.to_dict("records")]
     if "reported" in tidy:  # the chance gate (study_b.chance.gate_potemkin)
         unrep = tidy["reported"].astype(str).str.lower().eq("false")
@@ -302,9 +302,10 @@ def _with_chance(dist: pd.DataFrame, chance: pd.DataFrame | None) -> pd.DataFram
                      ignore_index=True)
 
 
-def states_table(dist: pd.DataFrame, chance: pd.DataFrame, base: str | Path) -> pd.DataFrame:
+def states_table(distribution: pd.DataFrame, chance: pd.DataFrame,
+                 base: str | Path) -> pd.DataFrame:
     """Observed state shares (Wilson 95% CI) per judge x task beside the chance row."""
-    both = _with_chance(dist, chance)
+    both = _with_chance(distribution, chance)
     both["name"] = both["state"].map(lambda s: f"{s}")
     wide = both.assign(cell=[fmt_ci(e, lo, hi) if pd.notna(lo) else f"{e:.2f} (chance)"
                              for e, lo, hi in zip(both["estimate"], both["ci_low"],
@@ -323,19 +324,19 @@ def states_table(dist: pd.DataFrame, chance: pd.DataFrame, base: str | Path) -> 
     return wide
 
 
-def states_figure(dist: pd.DataFrame, base: str | Path,
+def states_figure(distribution: pd.DataFrame, base: str | Path,
                   chance: pd.DataFrame | None = None) -> pd.DataFrame:
     """Stacked bars (one bar per judge, plus the chance distribution of each task);
     returns the stacked height per task x judge (1.0 when every state was drawn)."""
-    dist = _with_chance(dist, chance)
-    tasks = [t for t in TASK_ORDER if t in set(dist["task"])]
-    judges = sorted(set(dist["judge"]) - {CHANCE_ROW})
-    judges += [CHANCE_ROW] if CHANCE_ROW in set(dist["judge"]) else []
+    distribution = _with_chance(distribution, chance)
+    tasks = [t for t in TASK_ORDER if t in set(distribution["task"])]
+    judges = sorted(set(distribution["judge"]) - {CHANCE_ROW})
+    judges += [CHANCE_ROW] if CHANCE_ROW in set(distribution["judge"]) else []
     fig, axes = plt.subplots(1, len(tasks), figsize=(3.2 * len(tasks) + 1.5, 3.2),
                              sharey=True, squeeze=False)
     heights = {}
     for ax, task in zip(axes[0], tasks, strict=True):
-        d = dist[dist["task"] == task]
+        d = distribution[distribution["task"] == task]
         bottom = np.zeros(len(judges))
         for s in STATE_ORDER:
             vals = np.array([float(d[(d["judge"] == j) & (d["state"] == s)]["estimate"]
@@ -365,16 +366,16 @@ def _corpus_of(frame: pd.DataFrame) -> str:
     return " (" + ", ".join(names) + ")" if names else ""
 
 
-def heatmap_figure(pot: pd.DataFrame, gap: pd.DataFrame, cue: pd.DataFrame,
+def heatmap_figure(potemkin: pd.DataFrame, gap: pd.DataFrame, cue: pd.DataFrame,
                    base: str | Path) -> pd.DataFrame:
     """Rows judges; columns task x {conditional Potemkin, protocol collapse
     (Pairwise - Pointwise, no cue), cue dependence (Pointwise, each contrasted cue - no
     cue)}."""
     cols, data = [], {}
-    p = pot[pot["metric"] == "conditional_potemkin"]
+    p = potemkin[potemkin["metric"] == "conditional_potemkin"]
     g = gap[gap["cue"] == NO_CUE]
     c = cue[cue["protocol"] == "pointwise"]
-    tasks = [t for t in TASK_ORDER if t in set(pot["task"]) | set(gap["task"])]
+    tasks = [t for t in TASK_ORDER if t in set(potemkin["task"]) | set(gap["task"])]
     for task in tasks:
         # one cue-dependence column per contrasted cue the task ran (CONTRASTED_CUES)
         cues = [(f"cue dependence ({cue})", c[c["cue"] == cue])
@@ -384,7 +385,7 @@ def heatmap_figure(pot: pd.DataFrame, gap: pd.DataFrame, cue: pd.DataFrame,
             col = f"{TASK_LABEL.get(task, task)}{_corpus_of(sub)}\n{name}"
             cols.append(col)
             data[col] = dict(zip(sub["judge"], sub["estimate"], strict=True))
-    judges = sorted(set(pot["judge"]) | set(gap["judge"]))
+    judges = sorted(set(potemkin["judge"]) | set(gap["judge"]))
     mat = pd.DataFrame({col: [data[col].get(j, np.nan) for j in judges] for col in cols},
                        index=judges)
     fig, ax = plt.subplots(figsize=(1.1 * len(cols) + 2, 0.45 * len(judges) + 1.6))
