@@ -46,6 +46,12 @@ from judgeaudit.workflow import tables as table_files
 
 REPO = Path(workflow.basedir).resolve()
 PKG = REPO / "src" / "judgeaudit"
+# The source as rules see it: relative to the working directory when it lies inside
+# it (the usual run folder holding its own source), so the paths in inputs and params
+# (templates, code) read the same after the folder is copied or moved, and nothing
+# reruns for it; absolute when the source lives elsewhere (`--directory`).
+_HERE = Path.cwd().resolve()
+SOURCE = REPO.relative_to(_HERE) if REPO.is_relative_to(_HERE) else REPO
 
 # A crashed run (SIGKILL, OOM) leaves .snakemake/locks behind; remove them when no
 # live Snakemake process other than this one works in this directory (see
@@ -87,16 +93,14 @@ def package_code(script):
         PKG,
         cache_file=Path(".snakemake") / "judgeaudit-codedeps.json",
     )
-    # relative to the working directory when the source lies inside it (a run folder
-    # holding its own source), so a copied or moved run folder stays up to date
-    here = Path.cwd().resolve()
+    # relative to the working directory when the source lies inside it (see SOURCE)
     return [
-        str(f.relative_to(here)) if f.is_relative_to(here) else str(f) for f in files
+        str(f.relative_to(_HERE)) if f.is_relative_to(_HERE) else str(f) for f in files
     ]
 
 
 # One Plan per workflow load: every input function below is one of its methods.
-W = Plan(config, REPO)
+W = Plan(config, SOURCE)
 
 # One global set of wildcard constraints, built from the vocabularies: a wildcard name
 # means the same set in every rule (`task`/`shard` are any study's; Study A's

@@ -21,7 +21,7 @@ rule study_a_trials_classification:
         cfg=study_a_cls_params,
         corpus=lambda wc: study_a_dataset(wc.cls_task),
         specialist=lambda wc: W.study_a_cls_specialist(wc.cls_task),
-        template_dir=str(REPO / "templates" / "blueprint"),
+        template_dir=str(SOURCE / "templates" / "blueprint"),
     script:
         "../scripts/study_a_trials_classification.py"
 

@@ -102,3 +102,34 @@ def test_cue_change_reruns_only_its_shards(tmp_path, repo_root, snakemake_exe):
     trials = sorted(o for r, o in jobs if r == "study_b_trials")
     assert "results/trials/B/positional/pointwise-transition.jsonl" in trials
     assert all("/positional/" in t and "transition" in t or "soft" in t for t in trials)
+
+
+@pytest.mark.slow
+def test_a_moved_run_folder_reruns_nothing(tmp_path, repo_root, snakemake_exe):
+    """A run folder holding its own source (the usual clone) is copied elsewhere: no
+    input or param names the old absolute path, so the dry run there has no job."""
+    first, moved = tmp_path / "first", tmp_path / "moved"
+    first.mkdir()
+    for name in ("Snakefile", "rules", "schemas", "scripts", "templates", "profiles", "envs"):
+        src = repo_root / name
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, first / name)
+    shutil.copytree(repo_root / "src" / "judgeaudit", first / "src" / "judgeaudit",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (first / "config.yaml").write_text(CONFIG.replace("study_a: {enabled: false}\n", ""))
+    targets = [*TARGETS, "results/trials/A/emotion/blueprint.jsonl"]
+    summary = _smk(snakemake_exe, first, first, "--summary", *targets)
+    for line in summary.splitlines():
+        parts = line.split("\t")
+        if len(parts) < 3 or parts[0] == "output_file":
+            continue
+        path = first / parts[0]
+        if parts[2] == "study_b_render" and path.name == "audio":
+            path.mkdir(parents=True, exist_ok=True)
+        else:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
+    _smk(snakemake_exe, first, first, "--touch", *targets)
+    assert _jobs(_smk(snakemake_exe, first, first, "-n", *targets)) == []
+    shutil.copytree(first, moved, symlinks=True)
+    shutil.rmtree(first)
+    assert _jobs(_smk(snakemake_exe, moved, moved, "-n", *targets)) == []
