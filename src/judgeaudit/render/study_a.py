@@ -159,7 +159,24 @@ def table_pairwise(m: pd.DataFrame, base: Path) -> None:
                             invalid=True), base,
                 _caption("Study A Table V analogue: pairwise position lock, gold-aligned rate "
                          "g (over single judgments) and pair modes (over pairs judged validly "
-                         "in both orders) by format", d, invalid=True), tsv_frame=d)
+                         "in both orders) by format", d, invalid=True,
+                         note=_layout_note(d)), tsv_frame=d)
+
+
+def _layout_note(d: pd.DataFrame) -> str:
+    """Which speaker-concat cells used the joined layout (per judge, `auto`)."""
+    if "layout" not in d or not len(d):
+        return ""
+    lay = d[d["layout"].fillna("").astype(str).str.contains("joined")]
+    cells = sorted({f"{j} {t}/{f}" + (" (mixed)" if "+" in str(x) else "")
+                    for j, t, f, x in zip(lay["judge"], lay["task"], lay["format"],
+                                          lay["layout"], strict=True)})
+    if not cells:
+        return ""
+    return ("Joined layout (reference, A and B in one recording, each announced by a "
+            "spoken espeak-ng cue, for judges whose audio-input limit cannot take the "
+            "reference as its own input): " + "; ".join(cells) + ". Every other speaker "
+            "concat cell sends the reference as its own audio input")
 
 
 def table_contrasts(c: pd.DataFrame, base: Path) -> None:

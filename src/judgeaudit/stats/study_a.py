@@ -83,6 +83,8 @@ def join(trials: Iterable[dict], responses: Iterable[dict], judge: str) -> pd.Da
                "condition": t["condition"], "gold": t["gold"],
                "parsed": r.get("parsed"), "status": r.get("status"), "error": r.get("error")}
         row.update({c: f.get(c) for c in FACT_COLUMNS})
+        # the speaker-concat layout this judge got (response `layout`, judges.shard)
+        row["layout"] = r.get("layout") or f.get("reference_layout")
         if row["cluster"] is None:
             unit = "pair" if f.get("pair_id") is not None else "clip"
             row["cluster"] = f.get("pair_id") if unit == "pair" else f.get("clip_id")
@@ -234,8 +236,10 @@ def pairwise_metrics(df: pd.DataFrame, n_boot: int = 0) -> list[dict[str, Any]]:
             rows.append(rate(keys, mode, pairs, pairs["mode"] == mode, n_boot))
         # g over single judgments; both orders of a pair share its cluster
         rows.append(rate(keys, "g", grp, grp["parsed"] == grp["gold"], n_boot))
+        lays = sorted({str(x) for x in grp.get("layout", pd.Series(dtype=object)).dropna()})
         for r in rows[start:]:
             r["n_unsupported"] = unsupported
+            r["layout"] = "+".join(lays)  # "" when the cell offers no layout choice
     return rows
 
 
@@ -245,13 +249,16 @@ def metrics(df: pd.DataFrame, n_boot: int = 0) -> pd.DataFrame:
     rows = classification_metrics(df, n_boot) + pairwise_metrics(df, n_boot)
     out = pd.DataFrame(rows)
     if out.empty:
-        return pd.DataFrame(columns=[*METRIC_COLUMNS, "n_unsupported", "k"])
+        return pd.DataFrame(columns=[*METRIC_COLUMNS, "n_unsupported", "k", "layout"])
     if "n_unsupported" not in out:
         out["n_unsupported"] = 0
     if "k" not in out:
         out["k"] = math.nan  # classes of a classification task (NaN for pairs)
+    if "layout" not in out:
+        out["layout"] = ""
     out["n_unsupported"] = out["n_unsupported"].fillna(0).astype(int)
-    return out[[*METRIC_COLUMNS, "n_unsupported", "k"]]
+    out["layout"] = out["layout"].fillna("")
+    return out[[*METRIC_COLUMNS, "n_unsupported", "k", "layout"]]
 
 
 # ---------------------------------------------------------------- contrasts
