@@ -50,6 +50,7 @@ from judgeaudit.vocab.study_a import (
     CONFLICT_FALLIBLE,
     FALLIBLE_OF,
     FALLIBLE_PLACEMENTS,
+    PAIR_FORMATS,
     PLACEMENTS,
     WRONG_BLUEPRINT_CONDITIONS,
     fallible_protocol,
@@ -500,14 +501,30 @@ def _attribute_of(task: str) -> str:
 
 
 def effective_knobs(spec: dict[str, Any], task: str) -> dict[str, Any]:
-    """A simulated judge's knobs for one task: top level merged with
-    `attributes.<attribute>` (the judge's own merge, `SimKnobs.for_attribute`)."""
-    from judgeaudit.judges.embedded.judges import SimKnobs
-
-    k = SimKnobs.from_spec(spec).for_attribute(_attribute_of(task))
-    return {"audio_accuracy": k.audio_accuracy, "follow_block": dict(k.follow_block),
-            "follow_reference": dict(k.follow_reference), "lock": k.lock,
-            "precedence": k.precedence}
+    """A simulated judge's knobs for one task, read from its config: the defaults of
+    `judges.panel.<name>.simulated` (every follow rate and lock 0, audio accuracy 1,
+    precedence block), the top-level knobs, then `attributes.<attribute>`. Written from
+    the config's documented semantics, NOT by calling the simulator
+    (judges/embedded/judges.py): the table that validates the simulated judges shares no
+    code with them, so a merge bug there shows here as a miss instead of being shared."""
+    out: dict[str, Any] = {
+        "audio_accuracy": 1.0, "precedence": "block",
+        "follow_block": {"framed": 0.0, "unframed": 0.0, "with_audio": 0.0},
+        "follow_reference": {p: 0.0 for p in PLACEMENTS},
+        "lock": {f: {"first": 0.0, "second": 0.0} for f in PAIR_FORMATS}}
+    layers = [spec, ((spec.get("attributes") or {}).get(_attribute_of(task)) or {})]
+    for layer in layers:
+        if layer.get("audio_accuracy") is not None:
+            out["audio_accuracy"] = float(layer["audio_accuracy"])
+        for table in ("follow_block", "follow_reference"):
+            out[table].update({k: v for k, v in (layer.get(table) or {}).items()
+                               if v is not None})
+        for fmt, sides in (layer.get("lock") or {}).items():
+            out["lock"].setdefault(fmt, {"first": 0.0, "second": 0.0}).update(
+                {s: r for s, r in (sides or {}).items() if r is not None})
+        if layer.get("precedence") is not None:
+            out["precedence"] = str(layer["precedence"])
+    return out
 
 
 def planted_targets(spec: dict[str, Any], task: str | None = None, k_classes: int | None = None,
