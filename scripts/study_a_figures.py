@@ -1,11 +1,11 @@
-"""Study A figures (PNG/PDF). Thin: see judgeaudit.render.study_a."""
+"""Study A figures (PNG/PDF). Thin: see judgeaudit.study_a.render."""
 
 from pathlib import Path
 
 import pandas as pd
 
-from judgeaudit.render.study_a import all_figures
 from judgeaudit.scriptjob import finish_job, start_job
+from judgeaudit.study_a.render import all_figures
 
 smk, log = start_job(globals())
 metrics = pd.read_csv(smk.input.metrics, sep="\t", dtype={"seed": str})

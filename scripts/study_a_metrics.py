@@ -6,8 +6,8 @@ import pandas as pd
 
 from judgeaudit.io import write_tsv_atomic
 from judgeaudit.scriptjob import finish_job, start_job
-from judgeaudit.stats import study_a as sa
 from judgeaudit.stats.corpus import attach_corpus, corpus_by_task
+from judgeaudit.study_a import metrics as sa
 
 smk, log = start_job(globals())
 metrics = pd.concat([pd.read_csv(p, sep="\t", dtype={"seed": str}) for p in smk.input.metrics],

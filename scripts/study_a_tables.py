@@ -1,11 +1,11 @@
-"""Study A tables (TSV/MD/TeX). Thin: see judgeaudit.render.study_a."""
+"""Study A tables (TSV/MD/TeX). Thin: see judgeaudit.study_a.render."""
 
 from pathlib import Path
 
 import pandas as pd
 
-from judgeaudit.render.study_a import all_tables
 from judgeaudit.scriptjob import finish_job, start_job
+from judgeaudit.study_a.render import all_tables
 
 smk, log = start_job(globals())
 metrics = pd.read_csv(smk.input.metrics, sep="\t", dtype={"seed": str})

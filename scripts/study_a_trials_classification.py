@@ -1,13 +1,13 @@
 """Study A classification trials (one task x family shard). Thin: see
-judgeaudit.conditions.study_a_build."""
+judgeaudit.study_a.build."""
 
 import json
 
 from judgeaudit.conditions.corpus import tag_corpus
-from judgeaudit.conditions.study_a_build import classification_shard, load_clipset
 from judgeaudit.io import write_jsonl_atomic
 from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.specialists.corpus import check_study_clips
+from judgeaudit.study_a.build import classification_shard, load_clipset
 
 smk, log = start_job(globals())
 cfg = json.loads(smk.params.cfg)

@@ -1,14 +1,14 @@
 """Study A pairwise trials (one criterion x format shard). Thin: see
-judgeaudit.conditions.study_a_build."""
+judgeaudit.study_a.build."""
 
 import json
 from pathlib import Path
 
 from judgeaudit.conditions.corpus import tag_corpus, trial_clips
-from judgeaudit.conditions.study_a_build import pair_shard
 from judgeaudit.io import write_jsonl_atomic
 from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.specialists.corpus import check_study_clips
+from judgeaudit.study_a.build import pair_shard
 
 smk, log = start_job(globals())
 cfg = json.loads(smk.params.cfg)

@@ -1,10 +1,10 @@
-"""Study B audit items of one task. Thin: see judgeaudit.conditions.study_b.build."""
+"""Study B audit items of one task. Thin: see judgeaudit.study_b.build."""
 
 import json
 
-from judgeaudit.conditions.study_b.build import build_items
 from judgeaudit.io import write_jsonl_atomic
 from judgeaudit.scriptjob import finish_job, start_job
+from judgeaudit.study_b.build import build_items
 
 smk, log = start_job(globals())
 cfg = json.loads(smk.params.cfg)

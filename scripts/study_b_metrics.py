@@ -9,8 +9,8 @@ import pandas as pd
 from judgeaudit.io import write_tsv_atomic
 from judgeaudit.registry import resolve
 from judgeaudit.scriptjob import finish_job, start_job
-from judgeaudit.stats import study_b as SB
 from judgeaudit.stats.corpus import attach_corpus, corpus_by_task
+from judgeaudit.study_b import metrics as SB
 from judgeaudit.study_b.outputs import metric_recipe
 
 smk, log = start_job(globals())
@@ -29,7 +29,7 @@ outputs = resolve(recipe.compute)(inputs, params)
 # every row names the corpus of its task (carried from the trials' facts)
 corpora = (json.loads(smk.params.corpora) if "corpora" in smk.params.keys()
            else corpus_by_task(inputs["scored"], "study B scored shards"))
-for frame in outputs.values():  # rows a gate left unreported (stats.chance)
+for frame in outputs.values():  # rows a gate left unreported (study_b.chance)
     if "reported" in frame.columns:
         for r in frame[frame["reported"] == False].itertuples():  # noqa: E712
             log.warning("%s not reported for %s/%s: %s", r.metric, r.judge, r.task, r.reason)

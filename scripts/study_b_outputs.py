@@ -1,11 +1,11 @@
-"""Study B tables (TSV/MD/TeX) and figures (PNG/PDF). Thin: see judgeaudit.render.study_b."""
+"""Study B tables (TSV/MD/TeX) and figures (PNG/PDF). Thin: see judgeaudit.study_b.render."""
 
 from pathlib import Path
 
 import pandas as pd
 
-from judgeaudit.render import study_b as R
 from judgeaudit.scriptjob import finish_job, start_job
+from judgeaudit.study_b import render as R
 
 smk, log = start_job(globals())
 wc = smk.wildcards

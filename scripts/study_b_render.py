@@ -1,14 +1,14 @@
 """Study B renderings of one task: k candidates per key line, the clearest kept,
-every candidate logged. Thin: see judgeaudit.conditions.study_b.rendering."""
+every candidate logged. Thin: see judgeaudit.study_b.renderings."""
 
 import json
 from pathlib import Path
 
-from judgeaudit.conditions.study_b.build import render_task
 from judgeaudit.io import write_tsv_atomic
 from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.specialists.base import read_meta
 from judgeaudit.specialists.corpus import check_applicable
+from judgeaudit.study_b.build import render_task
 
 smk, log = start_job(globals())
 cfg = json.loads(smk.params.cfg)

@@ -3,9 +3,9 @@ spoken in voices drawn per item when spoken; LLM scores when a scorer is set).""
 
 import json
 
-from judgeaudit.conditions.study_b.build import reply_quality
 from judgeaudit.io import write_tsv_atomic
 from judgeaudit.scriptjob import finish_job, start_job
+from judgeaudit.study_b.build import reply_quality
 
 smk, log = start_job(globals())
 scorer = None

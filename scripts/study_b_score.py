@@ -6,7 +6,7 @@ from pathlib import Path
 from judgeaudit.io import read_jsonl, write_tsv_atomic
 from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.stats.corpus import attach_corpus, corpus_by_task
-from judgeaudit.stats.study_b import score_trials
+from judgeaudit.study_b.metrics import score_trials
 
 smk, log = start_job(globals())
 w = smk.wildcards

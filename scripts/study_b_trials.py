@@ -1,9 +1,9 @@
-"""Study B trials of one (task, shard). Thin: see judgeaudit.conditions.study_b.protocols."""
+"""Study B trials of one (task, shard). Thin: see judgeaudit.study_b.protocols."""
 
 from judgeaudit.conditions.corpus import tag_corpus
-from judgeaudit.conditions.study_b.build import trials_for
 from judgeaudit.io import write_jsonl_atomic
 from judgeaudit.scriptjob import finish_job, start_job
+from judgeaudit.study_b.build import trials_for
 
 smk, log = start_job(globals())
 templates = {"system": smk.input.system, smk.params.kind: smk.input.template}

@@ -1,13 +1,13 @@
-"""The writer-swap ablation table. Thin: see judgeaudit.conditions.study_b.writers."""
+"""The writer-swap ablation table. Thin: see judgeaudit.study_b.writers."""
 
 import json
 
 import pandas as pd
 
-from judgeaudit.conditions.study_b.writers import writer_ablation
 from judgeaudit.io import write_tsv_atomic
 from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.stats.corpus import attach_corpus, corpus_by_task
+from judgeaudit.study_b.writers import writer_ablation
 
 smk, log = start_job(globals())
 if smk.params.writer == smk.params.alt_writer:

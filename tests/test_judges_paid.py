@@ -232,8 +232,8 @@ def test_transport_failures_fail_the_shard_and_rerun_sends_only_them(tmp_path, m
 
 def test_outcome_counts_split_refusals_invalid_and_errors():
     from judgeaudit.render.tables import pivot_cells
-    from judgeaudit.stats import study_a as sa
     from judgeaudit.stats.outcomes import add_outcome_counts
+    from judgeaudit.study_a import metrics as sa
 
     statuses = ["valid", "refusal", "invalid_json", "invalid_label", "error", "valid"]
     trials = [{"trial_id": f"t{i}", "task": "emotion", "condition": "audio_only", "gold": "happy",
@@ -262,7 +262,7 @@ def test_outcome_counts_split_refusals_invalid_and_errors():
 def test_study_b_cell_splits_outcomes():
     import pandas as pd
 
-    from judgeaudit.stats.study_b import cell
+    from judgeaudit.study_b.metrics import cell
 
     f = pd.DataFrame({"status": ["valid", "valid", "refusal", "error", "invalid_label"],
                       "valid": [True, True, False, False, False],

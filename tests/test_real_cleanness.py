@@ -17,13 +17,13 @@ import soundfile as sf
 import yaml
 from real_layouts import ravdess_layout
 
-from judgeaudit.conditions.pair_sources import cleanness_pairs
 from judgeaudit.config import validate_config
 from judgeaudit.datasets.real import ingest
 from judgeaudit.datasets.real.degraded import build
 from judgeaudit.datasets.sources import corpus_sources, warn_fallbacks
 from judgeaudit.datasets.validate import validate_manifest
 from judgeaudit.io import write_tsv_atomic
+from judgeaudit.study_a.pair_sources import cleanness_pairs
 from judgeaudit.workflow import Plan, PlanError
 
 REPO = Path(__file__).resolve().parents[1]

@@ -7,17 +7,17 @@ import pandas as pd
 import pytest
 from ratecells import check_rate_cells
 
-from judgeaudit.conditions.study_a import (
+from judgeaudit.stats.ci import wilson
+from judgeaudit.study_a import metrics as sa
+from judgeaudit.study_a import render as RA
+from judgeaudit.study_a.classification import (
     ClipSet,
     blueprint_trials,
     conflict_trials,
     reference_trials,
 )
-from judgeaudit.render import study_a as RA
-from judgeaudit.render import study_b as RB
-from judgeaudit.stats import study_a as sa
-from judgeaudit.stats import study_b as SB
-from judgeaudit.stats.ci import wilson
+from judgeaudit.study_b import metrics as SB
+from judgeaudit.study_b import render as RB
 
 LANGS = ("en", "es", "fr", "de")
 

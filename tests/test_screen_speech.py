@@ -183,7 +183,7 @@ def test_screen_config_accepts_saved_model_settings():
 
 
 def test_study_a_clip_set_leaves_out_excluded_clips(tmp_path, caplog):
-    from judgeaudit.conditions.study_a_build import load_clipset
+    from judgeaudit.study_a.build import load_clipset
 
     m = pd.DataFrame({"clip_id": ["a", "b", "c"], "path": ["a.wav", "b.wav", "c.wav"],
                       "sha256": ["1", "2", "3"], "emotion": ["sad", "happy", "sad"],

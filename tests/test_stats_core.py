@@ -10,7 +10,7 @@ from scipy.stats import norm
 from judgeaudit.stats.ci import proportion, wilson
 from judgeaudit.stats.clustered import chance_level, cluster_bootstrap_bca
 from judgeaudit.stats.contrasts import holm
-from judgeaudit.stats.rates import pair_mode, pair_summary
+from judgeaudit.study_a.rates import pair_mode, pair_summary
 
 
 def wilson_closed_form(k, n, alpha=0.05):

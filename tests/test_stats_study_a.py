@@ -4,14 +4,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgeaudit.conditions.pairwise import Clip, Pair, pair_trials
-from judgeaudit.conditions.study_a import (
+from judgeaudit.study_a import metrics as sa
+from judgeaudit.study_a.classification import (
     ClipSet,
     blueprint_trials,
     conflict_trials,
     reference_trials,
 )
-from judgeaudit.stats import study_a as sa
+from judgeaudit.study_a.pairwise import Clip, Pair, pair_trials
 from judgeaudit.vocab.study_a import PLACEMENTS
 
 LANGS = ("en", "es", "fr", "de")

@@ -8,9 +8,18 @@ import pandas as pd
 import pytest
 import soundfile as sf
 
-from judgeaudit.conditions import pair_sources
 from judgeaudit.conditions.common import derangement, derangements, trial_id
-from judgeaudit.conditions.pairwise import (
+from judgeaudit.judges.request import AudioPart, Request, TextPart
+from judgeaudit.prompts import CONFLICT_FALLIBLE_TEXT, REFERENCE_FALLIBLE_TEXT
+from judgeaudit.study_a import pair_sources
+from judgeaudit.study_a.classification import (
+    RQ1_CONDITIONS,
+    ClipSet,
+    blueprint_trials,
+    conflict_trials,
+    reference_trials,
+)
+from judgeaudit.study_a.pairwise import (
     SEPARATOR_SILENCE_S,
     SEPARATOR_TONE_S,
     Clip,
@@ -19,15 +28,6 @@ from judgeaudit.conditions.pairwise import (
     pair_trials,
     split_concat,
 )
-from judgeaudit.conditions.study_a import (
-    RQ1_CONDITIONS,
-    ClipSet,
-    blueprint_trials,
-    conflict_trials,
-    reference_trials,
-)
-from judgeaudit.judges.request import AudioPart, Request, TextPart
-from judgeaudit.prompts import CONFLICT_FALLIBLE_TEXT, REFERENCE_FALLIBLE_TEXT
 from judgeaudit.vocab.labels import EMOTIONS
 from judgeaudit.vocab.study_a import PLACEMENTS
 

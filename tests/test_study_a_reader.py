@@ -5,17 +5,17 @@ import numpy as np
 import pandas as pd
 import soundfile as sf
 
-from judgeaudit.conditions.pairwise import Clip, Pair, pair_trials
-from judgeaudit.conditions.study_a import (
+from judgeaudit.io import sha256_file
+from judgeaudit.judges.embedded import judges as J
+from judgeaudit.judges.embedded.reader import read_request
+from judgeaudit.judges.request import Request, load_request_audio
+from judgeaudit.study_a.classification import (
     ClipSet,
     blueprint_trials,
     conflict_trials,
     reference_trials,
 )
-from judgeaudit.io import sha256_file
-from judgeaudit.judges.embedded import judges as J
-from judgeaudit.judges.embedded.reader import read_request
-from judgeaudit.judges.request import Request, load_request_audio
+from judgeaudit.study_a.pairwise import Clip, Pair, pair_trials
 from judgeaudit.vocab.study_a import PLACEMENTS
 
 LANGS = ("en", "es", "fr", "de")

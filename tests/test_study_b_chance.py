@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from judgeaudit.stats import chance as CH
-from judgeaudit.stats import study_b as SB
+from judgeaudit.study_b import chance as CH
+from judgeaudit.study_b import metrics as SB
 
 CLASSES = ["angry", "happy", "neutral", "sad"]
 
@@ -125,7 +125,7 @@ def test_gate_reports_above_chance_but_refuses_tiny_n():
 
 
 def test_states_table_and_figure_show_chance_beside_observed(tmp_path):
-    from judgeaudit.render import study_b as R
+    from judgeaudit.study_b import render as R
 
     items = [_single(i) for i in range(6)]
     st = SB.states(_random_judge(items, np.random.default_rng(1)), items)
@@ -141,7 +141,7 @@ def test_states_table_and_figure_show_chance_beside_observed(tmp_path):
 
 
 def test_potemkin_table_prints_the_reason_where_not_reported(tmp_path):
-    from judgeaudit.render import study_b as R
+    from judgeaudit.study_b import render as R
 
     pot, st, ch = _pot_and_states([1.0] * 8 + [0.0] * 24, 12)
     wide = R.potemkin_table(CH.gate_potemkin(pot, st, ch), tmp_path / "pot")

@@ -8,12 +8,12 @@ import hashlib
 import pandas as pd
 import pytest
 
-from judgeaudit.conditions.replies import ReplyBank, lexical_quality, politeness
-from judgeaudit.conditions.study_b import items as I
-from judgeaudit.conditions.study_b import protocols as PR
 from judgeaudit.judges.embedded import lexicon as L
 from judgeaudit.judges.request import LoadedRequest, Request
-from judgeaudit.stats import study_b as SB
+from judgeaudit.study_b import items as I
+from judgeaudit.study_b import metrics as SB
+from judgeaudit.study_b import protocols as PR
+from judgeaudit.study_b.replies import ReplyBank, lexical_quality, politeness
 
 EMOS = ("neutral", "calm", "happy", "sad", "angry", "fearful", "disgust", "surprised")
 
@@ -278,7 +278,7 @@ def test_positional_items_validate(bank):
 def test_states_figure_reads_states_from_tsv(tmp_path):
     """States written to TSV come back as integers ("010" -> 10); the figure must
     still stack every state."""
-    from judgeaudit.render import study_b as R
+    from judgeaudit.study_b import render as R
 
     dist = pd.DataFrame([{"judge": "j", "task": "single", "state": s, "estimate": e}
                          for s, e in (("111", 0.5), ("010", 0.25), ("011", 0.25))])
@@ -482,7 +482,7 @@ def test_second_writer_bank_agrees_with_the_lexicon_and_is_balanced(bank_b):
 
 @pytest.mark.parametrize("family", ["single", "positional"])
 def test_writer_swap_rewrites_only_the_replies(bank, bank_b, templates, family):
-    from judgeaudit.conditions.study_b import writers as WR
+    from judgeaudit.study_b import writers as WR
 
     if family == "single":
         items = I.single_items(_pairs(12), bank, ["v0"], seed=3)

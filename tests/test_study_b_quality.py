@@ -11,12 +11,12 @@ import re
 import pandas as pd
 import pytest
 
-from judgeaudit.conditions.study_b import quality as Q
-from judgeaudit.conditions.study_b.build import reply_voice
-from judgeaudit.conditions.study_b.protocols import Template
 from judgeaudit.judges.cache import ResponseCache
 from judgeaudit.judges.engine import ReplayMiss
-from judgeaudit.stats import study_b as SB
+from judgeaudit.study_b import metrics as SB
+from judgeaudit.study_b import quality as Q
+from judgeaudit.study_b.build import reply_voice
+from judgeaudit.study_b.protocols import Template
 from judgeaudit.testing.fakeserver import FakeProvider
 
 ITEMS = [{"item_id": f"cf{i}", "family": "single",
@@ -110,9 +110,9 @@ def test_reply_voice_is_drawn_per_item_and_shared_by_both_replies():
 
 def test_reply_quality_merges_the_scorer_and_the_table_flags_the_paper(tmp_path, monkeypatch,
                                                                        repo_root):
-    from judgeaudit.conditions.study_b.build import reply_quality
     from judgeaudit.io import write_jsonl_atomic
-    from judgeaudit.render import study_b as R
+    from judgeaudit.study_b import render as R
+    from judgeaudit.study_b.build import reply_quality
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-scorer")
     path = tmp_path / "items.jsonl"

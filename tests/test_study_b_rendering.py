@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from judgeaudit.conditions import tts
-from judgeaudit.conditions.replies import LLMReplyWriter, ReplyBankError
-from judgeaudit.conditions.study_b.rendering import render_items
+from judgeaudit.study_b import tts
+from judgeaudit.study_b.renderings import render_items
+from judgeaudit.study_b.replies import LLMReplyWriter, ReplyBankError
 
 KEY = "sk-test-study-b-123"
 
@@ -173,7 +173,7 @@ def test_llm_reply_writer_over_http(server, monkeypatch):
 
 
 def test_llm_replies_replace_template_replies(server, monkeypatch):
-    from judgeaudit.conditions.study_b.build import apply_llm_replies
+    from judgeaudit.study_b.build import apply_llm_replies
 
     monkeypatch.setenv("SB_TEST_KEY", KEY)
     w = LLMReplyWriter("gpt-test", api_key_env="SB_TEST_KEY", base_url=server)

@@ -2,9 +2,9 @@
 request and the embedded judges read back, each defined once, with the pattern
 that reads it next to it.
 
-This module sits at the bottom of the package: `judgeaudit.conditions` (the
-builders) and `judgeaudit.judges` (the embedded judges) both import it; it imports
-neither (only numpy, for the concat separator). A wording change made here reaches
+This module sits at the bottom of the package: the trial builders (`judgeaudit.study_a`,
+`judgeaudit.study_b`) and the embedded judges (`judgeaudit.judges`) import it; it imports
+none of them (only numpy, for the concat separator). A wording change made here reaches
 the builder and the reader together; the readers are tolerant of small variations
 (case, quotes, trailing punctuation), so an API judge sees natural text.
 

@@ -150,7 +150,7 @@ METHODS: dict[str, Method] = {m.key: m for m in (
         "highest / lowest placement RF), no interval; not computed with fewer than 5 "
         "clusters (method value ols_within_cr1_wald_f:too_few_clusters) or a rank-deficient "
         "cluster covariance (:rank_deficient)",
-        "judgeaudit.stats.study_a.placement_wald",
+        "judgeaudit.study_a.metrics.placement_wald",
         "statsmodels OLS(...).fit(cov_type='cluster', use_correction=True, "
         "df_correction=True).wald_test(use_f=True)",
         _CLUSTERED, "F(3, G-1)", kind="test"),
@@ -164,7 +164,7 @@ METHODS: dict[str, Method] = {m.key: m for m in (
         "are not independent, so the p-value is descriptive for a small panel; not "
         "computed with fewer than 5 cells (:too_few_cells) or a constant variable "
         "(:constant)",
-        "judgeaudit.stats.study_a.capability_test",
+        "judgeaudit.study_a.metrics.capability_test",
         "scipy.stats.kendalltau(alternative='less', method='exact' | 'asymptotic')",
         "none (each judge x task cell counted once; cells of one judge are not independent)",
         "exact permutation distribution of tau (asymptotic normal with ties)", kind="test",
@@ -174,7 +174,7 @@ METHODS: dict[str, Method] = {m.key: m for m in (
         "Holm's step-down adjustment of the p-values within each contrast family, over the "
         "audited judges only (control judges are reported with role 'control' and left out "
         "of the family); reject_holm at alpha = 0.05",
-        "judgeaudit.stats.contrasts.holm (via stats.study_a.contrasts_table)",
+        "judgeaudit.stats.contrasts.holm (via study_a.metrics.contrasts_table)",
         "statsmodels.stats.multitest.multipletests(method='holm')",
         "none (a correction over the family's p-values)", "alpha = 0.05 family-wise",
         kind="correction"),
@@ -184,7 +184,7 @@ METHODS: dict[str, Method] = {m.key: m for m in (
         "judge's rows of the table (every task x cue of the protocol gap and the text "
         "gap, every task x protocol x contrasted cue of the cue dependence); p_holm, "
         "reject_holm at alpha = 0.05, holm_m the family's number of finite p-values",
-        "judgeaudit.stats.study_b.add_holm (judgeaudit.stats.contrasts.holm)",
+        "judgeaudit.study_b.metrics.add_holm (judgeaudit.stats.contrasts.holm)",
         "statsmodels.stats.multitest.multipletests(method='holm')",
         "none (a correction over the family's p-values)", "alpha = 0.05 family-wise",
         kind="correction",
@@ -196,7 +196,7 @@ METHODS: dict[str, Method] = {m.key: m for m in (
         "exact binomial test of the P successes over renderings against max(uniform chance, "
         "best constant answer), alternative='greater', alpha from study_b.potemkin_gate, and "
         "when its denominator n(111) + n(110) reaches min_n",
-        "judgeaudit.stats.chance.gate_potemkin",
+        "judgeaudit.study_b.chance.gate_potemkin",
         "scipy.stats.binomtest(k, n, p, alternative='greater')",
         "none (renderings treated as independent; conservative against the mean chance)",
         "exact binomial", kind="test",
@@ -212,7 +212,7 @@ METHODS: dict[str, Method] = {m.key: m for m in (
         "successes, deff the CR2 design effect of the P bits clustered on items floored at "
         "1 (the largest cluster size when the rate is 0 or 1); against the mean chance "
         "where chance differs across renderings (conservative)",
-        "judgeaudit.stats.chance.clustered_binomtest (via stats.chance.gate_potemkin)",
+        "judgeaudit.study_b.chance.clustered_binomtest (via study_b.chance.gate_potemkin)",
         "scipy.stats.binomtest(k_eff, n_eff, p, alternative='greater'); deff from "
         "judgeaudit.stats.clustered.clustered_proportion",
         "the item (its two renderings are one cluster)", "exact binomial at n_eff",

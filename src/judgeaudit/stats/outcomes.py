@@ -21,7 +21,7 @@ from collections import Counter
 
 import pandas as pd
 
-from judgeaudit.stats.rates import PAIR_MODES
+from judgeaudit.vocab.study_a import PAIR_MODES
 
 OUTCOME_COLUMNS = ["n_refused", "n_invalid", "n_error"]
 ERROR_STATUSES = frozenset({"error", "budget", "unsupported"})

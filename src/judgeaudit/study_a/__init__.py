@@ -1,6 +1,7 @@
-"""Study A (Paper A: cue following in audio judges): its outputs registry
-(`outputs.py`) and the recipes computing its metric rows (`compute.py`).
-
-The study's other modules still live flat beside the other studies'
-(`conditions/study_a*.py`, `stats/study_a.py`, `render/study_a.py`); moving them
-here is left for later (issue 19), the registry names them by dotted path."""
+"""Study A (Paper A: cue following in audio judges), all of its code:
+trials (`classification` counter-conditions, `pairwise` A/B trials, `pair_sources`
+pairs from manifests, `build` shards from files), `metrics` (rows from trials and
+responses), `rates` (pairwise-order modes), `render` (tables and figures), its
+outputs registry (`outputs`) and the recipes computing its metric rows (`compute`).
+Shared machinery stays by stage (`conditions.common`, `stats.clustered`,
+`render.tables`, ...)."""

@@ -29,19 +29,19 @@ AUDIO_ONLY = "audio_only"  # the condition rf_adj reads the judge's own answers 
 
 def join_inputs(trials: Sequence[dict], responses: Sequence[dict], params: Mapping[str, Any]
                 ) -> dict[str, Any]:
-    """One row per trial with this judge's response (`stats.study_a.join`)."""
-    from judgeaudit.stats import study_a as sa
+    """One row per trial with this judge's response (`study_a.metrics.join`)."""
+    from judgeaudit.study_a import metrics as sa
 
     return {"df": sa.join(trials, responses, str(params["judge"]))}
 
 
 def judge_metrics(inputs: Mapping[str, Any], params: Mapping[str, Any]
                   ) -> dict[str, pd.DataFrame]:
-    """Every metric row of one judge (`stats.study_a.metrics` + the outcome counts of
+    """Every metric row of one judge (`study_a.metrics.metrics` + the outcome counts of
     `stats.outcomes.add_outcome_counts`) and its pre-specified paired contrasts
-    (`stats.study_a.contrast_rows`; Holm is applied across judges later)."""
-    from judgeaudit.stats import study_a as sa
+    (`study_a.metrics.contrast_rows`; Holm is applied across judges later)."""
     from judgeaudit.stats.outcomes import add_outcome_counts
+    from judgeaudit.study_a import metrics as sa
 
     df = inputs["df"]
     metrics = add_outcome_counts(sa.metrics(df, n_boot=int(params.get("n_boot", 0))), df)
@@ -67,7 +67,7 @@ def select_cell(inputs: Mapping[str, Any], row: Mapping[str, Any]
     """The trials behind one row: judge x task x (family) x condition (x seed unless
     pooled); rf_adj also reads the judge's audio-only answers of the task; a contrast
     row reads every trial of its task (its pairing spans conditions)."""
-    from judgeaudit.stats.study_a import POOLED
+    from judgeaudit.study_a.metrics import POOLED
 
     df = inputs["df"]
     mine = (df["task"] == row["task"]) if "task" in row else pd.Series(True, index=df.index)

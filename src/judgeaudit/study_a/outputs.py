@@ -22,8 +22,8 @@ METRICS_FILE = "results/metrics/A/metrics.tsv"
 CONTRASTS_FILE = "results/metrics/A/contrasts.tsv"
 PLANTED_FILE = "results/metrics/A/planted.tsv"
 JUDGE_RULE = "study_a_metrics_judge"
-SA = "judgeaudit.stats.study_a"
-RA = "judgeaudit.render.study_a"
+SA = "judgeaudit.study_a.metrics"
+RA = "judgeaudit.study_a.render"
 CLS_UNIT = ("the speaker (classification tasks: one speaker records many clips, each "
             "judged under several derangement seeds)")
 PAIR_UNIT = ("the pair's sampling unit (source clip / reference speaker / pair; both "
@@ -82,7 +82,7 @@ METRICS = (
     *(_m(mode, f"share of pairs (valid in both orders) in mode {mode}",
          f"{SA}.pairwise_metrics", PAIR_UNIT, PAIR_CELL) for mode in PAIR_METRICS[2:]),
     Metric("contrast", STUDY, "pre-specified paired difference a - b of a 0/1 outcome over "
-           "units valid under both conditions (stats.study_a.CONTRASTS)",
+           "units valid under both conditions (study_a.metrics.CONTRASTS)",
            f"{SA}.contrast_rows", "paired_t_cr2_bm",
            ("judge", "task", "family", "contrast"), "speaker / source clip / pair "
            "(cluster_unit column)", "cluster", CONTRASTS_FILE, JUDGE_RULE,
@@ -249,7 +249,7 @@ RECIPES = (
            rows_not_recomputed={"family": {
                "capability_dependence": "a panel-level test over every audited judge's "
                                         "seed-pooled metric rows (rule study_a_metrics, "
-                                        "stats.study_a.capability_test), not one judge's "
+                                        "study_a.metrics.capability_test), not one judge's "
                                         "trials; its cells are traced in "
                                         "study_a_capability"}}),
 )

@@ -3,8 +3,8 @@
 registry), and the cell selections the trace uses to recompute one row with them.
 
 Every compute function is f(inputs, params) -> {output name: DataFrame}; inputs:
-  scored   the scored trial rows (`stats.study_b.read_scored` of the scored shards)
-  items    the task items (`conditions.study_b.build.items_by_task`), states only
+  scored   the scored trial rows (`study_b.metrics.read_scored` of the scored shards)
+  items    the task items (`study_b.build.items_by_task`), states only
   quality  the reply-quality rows (balance only)
 params: n_boot, seed (and gate, p_scope for states). Every select function is
 f(inputs, row) -> (the inputs behind one table row, its trial ids, a note). The
@@ -47,9 +47,9 @@ def _p_scope(params: Mapping[str, Any]) -> str:
 # ------------------------------------------------------------------ scoring
 def rescore(trials: Sequence[dict], responses: Sequence[dict], judge: str, shard: str,
             what: str = "") -> pd.DataFrame:
-    """One shard scored as the metric rules read it: `stats.study_b.score_trials`
+    """One shard scored as the metric rules read it: `study_b.metrics.score_trials`
     (rule study_b_score) written as TSV and read back with `read_scored`."""
-    from judgeaudit.stats import study_b as SB
+    from judgeaudit.study_b import metrics as SB
 
     scored = SB.score_trials(trials, responses, judge, shard, what=what)
     buf = io.StringIO()
@@ -62,7 +62,7 @@ def load(scored: Sequence[pd.DataFrame], item_files: Sequence[str] = ()) -> dict
     """compute's inputs from scored frames (and the items files, for states)."""
     out: dict[str, Any] = {"scored": pd.concat(list(scored), ignore_index=True)}
     if item_files:
-        from judgeaudit.conditions.study_b.build import items_by_task
+        from judgeaudit.study_b.build import items_by_task
 
         out["items"] = items_by_task(list(item_files))
     return out
@@ -70,42 +70,42 @@ def load(scored: Sequence[pd.DataFrame], item_files: Sequence[str] = ()) -> dict
 
 # ------------------------------------------------------------------ compute
 def accuracy(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
-    """Accuracy per judge x task x protocol x cue and per probe (`stats.study_b.accuracy`)."""
-    from judgeaudit.stats import study_b as SB
+    """Accuracy per judge x task x protocol x cue and per probe (`study_b.metrics.accuracy`)."""
+    from judgeaudit.study_b import metrics as SB
 
     return {"accuracy": SB.accuracy(inputs["scored"])}
 
 
 def protocol_gap(inputs: Mapping[str, Any], params: Mapping[str, Any]
                  ) -> dict[str, pd.DataFrame]:
-    """Pairwise - Pointwise per judge x task x cue (`stats.study_b.protocol_gap`)."""
-    from judgeaudit.stats import study_b as SB
+    """Pairwise - Pointwise per judge x task x cue (`study_b.metrics.protocol_gap`)."""
+    from judgeaudit.study_b import metrics as SB
 
     return {"protocol_gap": SB.protocol_gap(inputs["scored"], **_boot(params))}
 
 
 def text_gap(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
     """Pointwise - Text (J - T: what listening adds) per judge x task x cue, Holm per
-    judge (`stats.study_b.text_gap`)."""
-    from judgeaudit.stats import study_b as SB
+    judge (`study_b.metrics.text_gap`)."""
+    from judgeaudit.study_b import metrics as SB
 
     return {"text_gap": SB.text_gap(inputs["scored"], **_boot(params))}
 
 
 def cue_dependence(inputs: Mapping[str, Any], params: Mapping[str, Any]
                    ) -> dict[str, pd.DataFrame]:
-    """acc(contrasted cue) - acc(NO_CUE) (`stats.study_b.cue_dependence`)."""
-    from judgeaudit.stats import study_b as SB
+    """acc(contrasted cue) - acc(NO_CUE) (`study_b.metrics.cue_dependence`)."""
+    from judgeaudit.study_b import metrics as SB
 
     return {"cue_dependence": SB.cue_dependence(inputs["scored"], **_boot(params))}
 
 
 def states(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
     """(P, O, J) states, their distribution, the chance distribution and the gated
-    conditional Potemkin rate (`stats.study_b.states` / `state_distribution` /
-    `potemkin`, `stats.chance.chance_distribution` / `gate_potemkin`)."""
-    from judgeaudit.stats import chance as CH
-    from judgeaudit.stats import study_b as SB
+    conditional Potemkin rate (`study_b.metrics.states` / `state_distribution` /
+    `potemkin`, `study_b.chance.chance_distribution` / `gate_potemkin`)."""
+    from judgeaudit.study_b import chance as CH
+    from judgeaudit.study_b import metrics as SB
 
     p_scope = _p_scope(params)
     st = SB.states(inputs["scored"], inputs["items"], p_scope)
@@ -120,12 +120,12 @@ def states(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, pd
 
 
 def balance(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
-    """R1 - R0 quality gaps per task x metric (`stats.study_b.balance`): the lexical
+    """R1 - R0 quality gaps per task x metric (`study_b.metrics.balance`): the lexical
     counts, the LLM scorer's ratings (flagged where |gap| exceeds the paper's) and
     DNSMOS, each where the reply-quality rows have it."""
-    from judgeaudit.conditions.study_b import quality as Q
-    from judgeaudit.conditions.study_b.build import LEXICAL_METRICS
-    from judgeaudit.stats import study_b as SB
+    from judgeaudit.study_b import metrics as SB
+    from judgeaudit.study_b import quality as Q
+    from judgeaudit.study_b.build import LEXICAL_METRICS
 
     rows = inputs["quality"]
     metrics = [m for m in (*LEXICAL_METRICS, *Q.LLM_METRICS, *BALANCE_DNSMOS)

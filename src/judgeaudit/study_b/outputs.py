@@ -18,8 +18,8 @@ from judgeaudit.vocab import study_b as vocab_b
 
 STUDY = "B"
 M = "results/metrics/B"
-SB = "judgeaudit.stats.study_b"
-RB = "judgeaudit.render.study_b"
+SB = "judgeaudit.study_b.metrics"
+RB = "judgeaudit.study_b.render"
 C = "judgeaudit.study_b.compute"
 ITEM = "the item (its two renderings and its two orders are one cluster)"
 CELL = ("judge", "task", "protocol", "cue")
@@ -82,7 +82,7 @@ METRICS = (
     Metric("writer_ablation", STUDY, "native Pointwise accuracy (cue none) per judge x task "
            "with the run's writer's replies and with a second writer's, and their paired "
            "difference second - run writer over items",
-           "judgeaudit.conditions.study_b.writers.writer_ablation", "wilson_cr2_bm",
+           "judgeaudit.study_b.writers.writer_ablation", "wilson_cr2_bm",
            ("judge", "task", "row", "writer"), ITEM, "item_id", FILES["writer_ablation"],
            "study_b_writer_ablation",
            ("wilson", "paired_t_cr2_bm", "cluster_bootstrap_bca", "sign_test_exact")),
@@ -139,14 +139,14 @@ TABLES = (
           "audio, reply order and question), and the paired difference second - run "
           "writer over items.",
           "Pointwise accuracy under each writer and their difference per judge x task",
-          "judgeaudit.conditions.study_b.writers.writer_ablation",
+          "judgeaudit.study_b.writers.writer_ablation",
           f"{RB}.writer_ablation_table", "wilson_cr2_bm", ITEM, "item_id",
           {"ablation": FILES["writer_ablation"]}, ("writer_ablation",), (),
           pivot=Pivot(("task", "judge"), ("row", "writer")),
           extra_methods=("wilson", "paired_t_cr2_bm", "cluster_bootstrap_bca",
                          "sign_test_exact"), recomputed=False,
           why_not="the second writer's trials are built and judged inside the rule "
-                  "(conditions.study_b.writers.writer_ablation; the answers live in the "
+                  "(study_b.writers.writer_ablation; the answers live in the "
                   "judge cache, no trial or response files are written); traced to its rule "
                   "chain and config",
           enabled_by="study_b.writer_ablation.enabled"),
@@ -173,7 +173,7 @@ TABLES = (
               "111", "110", "101", "100", "011", "010", "001", "000")),
           extra_methods=("wilson",), recomputed=False,
           why_not="the table interleaves each judge's states with chance-baseline rows "
-                  "(stats.chance.chance_distribution); the judge rows are "
+                  "(study_b.chance.chance_distribution); the judge rows are "
                   "results/metrics/B/state_distribution.tsv, traceable and recomputed there"),
 )
 

@@ -1,8 +1,9 @@
 """Thin adapter: simulated data -> the audit's own estimator calls.
 
 This is the only module of `judgeaudit.validation` that imports the estimators
-(`judgeaudit.stats`); if their API moves, only this file changes. It maps the
-simulator's trial frames onto the inputs the workflow's metric functions take
+(`judgeaudit.study_a.metrics`, `judgeaudit.study_b.metrics`); if their API moves, only
+this file changes. It maps the simulator's trial frames onto the inputs the
+workflow's metric functions take
 (the joined trial/response frame of Study A, the scored/state frames of Study B),
 calls those functions exactly as the metric rules do, and returns, per estimand,
 each interval the function reports:
@@ -11,10 +12,10 @@ each interval the function reports:
 - secondary intervals the function also reports (e.g. the clip-level cluster
   bootstrap `boot_low`/`boot_high` of Study A).
 
-Estimators under test (current `judgeaudit.stats`): `study_a.classification_metrics`
-(accuracy, rf, rf_norm = RF~, rf_adj), `study_a.pairwise_metrics` (lock, g, the four
-pair modes), `study_b.state_distribution` (Potemkin share = state 110),
-`study_b.potemkin` (conditional Potemkin), `study_b.protocol_gap`.
+Estimators under test: `study_a.metrics.classification_metrics` (accuracy, rf,
+rf_norm = RF~, rf_adj), `study_a.metrics.pairwise_metrics` (lock, g, the four pair
+modes), `study_b.metrics.state_distribution` (Potemkin share = state 110),
+`study_b.metrics.potemkin` (conditional Potemkin), `study_b.metrics.protocol_gap`.
 """
 
 from __future__ import annotations
@@ -25,16 +26,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from judgeaudit.stats import study_a as sa
-from judgeaudit.stats import study_b as sb
+from judgeaudit.study_a import metrics as sa
+from judgeaudit.study_b import metrics as sb
 from judgeaudit.vocab.study_b import NO_CUE
 
 JUDGE = "sim"
 BOOT_METHOD = "cluster_bootstrap_bca"  # the Study A cross-check columns boot_low/boot_high
 ESTIMATOR_SOURCE = {
-    "classification": "judgeaudit.stats.study_a.classification_metrics",
-    "pairwise": "judgeaudit.stats.study_a.pairwise_metrics",
-    "study_b": "judgeaudit.stats.study_b.state_distribution / potemkin / protocol_gap",
+    "classification": "judgeaudit.study_a.metrics.classification_metrics",
+    "pairwise": "judgeaudit.study_a.metrics.pairwise_metrics",
+    "study_b": "judgeaudit.study_b.metrics.state_distribution / potemkin / protocol_gap",
 }
 
 

@@ -76,3 +76,5 @@ __all__ = ["BLUEPRINT_CONDITIONS", "CLS_SHARDS", "CLS_TASKS", "CONFLICT_CONDITIO
            "CONFLICT_FALLIBLE", "CRITERION_KIND", "FALLIBLE_OF", "FALLIBLE_PLACEMENTS",
            "FALLIBLE_SUFFIX", "MATCH_CONDITION", "OPTIONAL_FALLIBLE", "REFERENCE_KNOBS", "SIM_ATTRIBUTES", "fallible_protocol", "PAIR_CRITERIA", "PAIR_FORMATS", "PAIR_PREFIX", "PLACEMENTS",
            "WRONG_BLUEPRINT_CONDITIONS", "pair_criterion", "pair_task"]
+# the four modes of an AB/BA pair (study_a.rates.pair_mode); lock = the two locked ones
+PAIR_MODES = ("consistent_correct", "consistent_wrong", "locked_first", "locked_second")

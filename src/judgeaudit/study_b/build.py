@@ -12,11 +12,11 @@ from typing import Any
 
 import pandas as pd
 
-from judgeaudit.conditions.replies import ReplyBank, lexical_quality
-from judgeaudit.conditions.study_b import items as I
-from judgeaudit.conditions.study_b import protocols as PR
-from judgeaudit.conditions.study_b.rendering import audio_map, render_items
 from judgeaudit.io import read_jsonl
+from judgeaudit.study_b import items as I
+from judgeaudit.study_b import protocols as PR
+from judgeaudit.study_b.renderings import audio_map, render_items
+from judgeaudit.study_b.replies import ReplyBank, lexical_quality
 
 log = logging.getLogger("judgeaudit.study_b")
 LEXICAL_METRICS = ("n_words", "n_chars", "flesch", "politeness")
@@ -65,7 +65,7 @@ def build_items(task: str, cfg: dict, seed: int, bank_path: str | Path,
             "study_b.tasks.%s.n_items=%s but %s yields only %d items", task, tcfg["n_items"],
             table_path, len(items))
     if cfg["replies"].get("source", "templates") == "llm":
-        from judgeaudit.conditions.replies import LLMReplyWriter
+        from judgeaudit.study_b.replies import LLMReplyWriter
 
         llm = cfg["replies"].get("llm", {})
         apply_llm_replies(items, LLMReplyWriter(llm.get("model", "gpt-4o-mini-2024-07-18"),
@@ -105,7 +105,7 @@ def render_task(items_path: str | Path, cfg: dict, sample_rate: int, seed: int,
                 specialist_path: str | Path, out_dir: str | Path
                 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     from judgeaudit import specialists
-    from judgeaudit.conditions.tts import make_renderer
+    from judgeaudit.study_b.tts import make_renderer
 
     items = read_jsonl(items_path)
     model = specialists.load("emotion", str(specialist_path))
@@ -135,12 +135,12 @@ def reply_quality(items_path: str | Path, speak: bool, sample_rate: int, seed: i
     spoken by a neutral espeak voice drawn per item from `n_voices` (`reply_voice`;
     column `reply_voice`) when `speak`; and, when `scorer` is given ({judge, spec,
     cache_dir, template, replay, budget_usd}), the LLM scores of
-    `conditions.study_b.quality` (llm_helpfulness, ...)."""
+    `study_b.quality` (llm_helpfulness, ...)."""
     items = read_jsonl(items_path)
     rows = []
     renderer = None
     if speak:
-        from judgeaudit.conditions.tts import EspeakRenderer
+        from judgeaudit.study_b.tts import EspeakRenderer
 
         renderer = EspeakRenderer(sample_rate=16000, seed=seed, n_voices=int(n_voices),
                                   jitter=False)
@@ -161,7 +161,7 @@ def reply_quality(items_path: str | Path, speak: bool, sample_rate: int, seed: i
             rows.append(row)
     frame = pd.DataFrame(rows)
     if scorer:
-        from judgeaudit.conditions.study_b.quality import llm_scores
+        from judgeaudit.study_b.quality import llm_scores
 
         llm = llm_scores(items, scorer["judge"], scorer["spec"], scorer["cache_dir"],
                          PR.Template.load(scorer["template"]), replay=bool(scorer.get("replay")),

@@ -23,13 +23,13 @@ from judgeaudit.stats.clustered import (
     METHOD_TEXT,
     caption_method,
 )
-from judgeaudit.stats.study_a import (
+from judgeaudit.study_a import outputs as study_a_outputs
+from judgeaudit.study_a.metrics import (
     CAPABILITY_TEST_TEXT,
     PLACEMENT_WALD_TEXT,
     capability_table,
     seed_stability,
 )
-from judgeaudit.study_a import outputs as study_a_outputs
 from judgeaudit.vocab import study_a as vocab_a
 
 RQ1 = list(vocab_a.BLUEPRINT_CONDITIONS)

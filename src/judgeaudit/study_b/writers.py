@@ -10,7 +10,7 @@ question; a change of accuracy is the writer's doing. The ablation judges the
 native Pointwise question (`pointwise-none`) with every Study B judge through the
 judging engine (cached like every judge call) and reports per judge x task x
 writer the accuracy (clustered on items) and the paired difference second - run
-writer over items (`stats.study_b.paired_item_diff`).
+writer over items (`study_b.metrics.paired_item_diff`).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import Any
 
 import pandas as pd
 
-from judgeaudit.conditions.replies import ReplyBank
-from judgeaudit.conditions.study_b import items as I
-from judgeaudit.conditions.study_b import protocols as PR
+from judgeaudit.study_b import items as I
+from judgeaudit.study_b import protocols as PR
+from judgeaudit.study_b.replies import ReplyBank
 
 SHARD = "pointwise-none"
 
@@ -85,7 +85,7 @@ def ablation_table(main: pd.DataFrame, alt: pd.DataFrame, main_writer: str, alt_
                    n_boot: int = 0, seed: int = 0) -> pd.DataFrame:
     """Per judge x task: accuracy under each writer and the paired difference (alt -
     main) over items. `main` / `alt`: scored pointwise-none trials (score_trials)."""
-    from judgeaudit.stats import study_b as SB
+    from judgeaudit.study_b import metrics as SB
 
     rows = []
     for (judge, task), g in main.groupby(["judge", "task"]):
@@ -108,10 +108,10 @@ def writer_ablation(tasks: Mapping[str, Mapping[str, str]], judges: Mapping[str,
                     ) -> pd.DataFrame:
     """`tasks`: task -> {items, renderings, scored: {judge: main pointwise-none TSV}};
     `judges`: judge -> task -> spec. Returns `ablation_table`."""
-    from judgeaudit.conditions.study_b.build import _read_tsv
-    from judgeaudit.conditions.study_b.rendering import audio_map
     from judgeaudit.io import read_jsonl
-    from judgeaudit.stats import study_b as SB
+    from judgeaudit.study_b import metrics as SB
+    from judgeaudit.study_b.build import _read_tsv
+    from judgeaudit.study_b.renderings import audio_map
 
     bank = ReplyBank.load(alt_bank)
     tmpl = {k: PR.Template.load(v) for k, v in templates.items()}

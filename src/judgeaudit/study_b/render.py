@@ -46,8 +46,8 @@ from judgeaudit.vocab.study_b import CONTRASTED_CUES, CUES, NO_CUE, PROTOCOLS, T
 TASK_LABEL = {"single": "Single", "positional": "Positional", "conversation": "Conversation"}
 TASK_ORDER = TASKS
 CUE_ORDER = CUES
-HOLM_KEY = "holm_per_judge"  # p_holm of the gap tables (stats.study_b.add_holm)
-GATE_KEY = "binomial_gate_clustered"  # the Potemkin chance gate (stats.chance)
+HOLM_KEY = "holm_per_judge"  # p_holm of the gap tables (study_b.metrics.add_holm)
+GATE_KEY = "binomial_gate_clustered"  # the Potemkin chance gate (study_b.chance)
 STATE_ORDER = ("111", "110", "101", "100", "011", "010", "001", "000")
 STATE_COLORS = {"111": "#1a9850", "110": "#d73027", "101": "#91cf60", "100": "#fc8d59",
                 "011": "#d9ef8b", "010": "#fee08b", "001": "#c7eae5", "000": "#7f7f7f"}
@@ -271,7 +271,7 @@ def balance_table(bal: pd.DataFrame, base: str | Path) -> pd.DataFrame:
 def potemkin_table(pot: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     tidy = pot.copy()
     tidy["cell"] = [fmt_rate_cell(r, invalid=True) for r in tidy.to_dict("records")]
-    if "reported" in tidy:  # the chance gate (stats.chance.gate_potemkin)
+    if "reported" in tidy:  # the chance gate (study_b.chance.gate_potemkin)
         unrep = tidy["reported"].astype(str).str.lower().eq("false")
         tidy.loc[unrep, "cell"] = "not reported: " + tidy.loc[unrep, "reason"].astype(str)
     wide = tidy.pivot_table(index=["judge", "task"], columns="metric", values="cell",

@@ -43,7 +43,7 @@ from judgeaudit.stats.clustered import (
 )
 from judgeaudit.stats.contrasts import holm
 from judgeaudit.stats.methods import describe
-from judgeaudit.stats.rates import PAIR_MODES, pair_mode
+from judgeaudit.study_a.rates import PAIR_MODES, pair_mode
 from judgeaudit.vocab.study_a import (
     CLS_SHARDS,
     CONFLICT_CONDITION,

@@ -17,7 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-PAIR_MODES = ("consistent_correct", "consistent_wrong", "locked_first", "locked_second")
+from judgeaudit.vocab.study_a import PAIR_MODES
+
 SLOTS = ("A", "B")
 
 

@@ -42,8 +42,8 @@ GATE_METHOD = ("one-sided exact binomial (scipy binomtest) of P vs max(uniform, 
 
 
 def _span(item: Mapping, scope: str = "trajectory") -> list[int]:
-    """Turns whose P answers make the P bit (as in stats.study_b._p_bits)."""
-    from judgeaudit.stats.study_b import p_turns
+    """Turns whose P answers make the P bit (as in study_b.metrics._p_bits)."""
+    from judgeaudit.study_b.metrics import p_turns
 
     return p_turns(item, scope)
 

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from judgeaudit.conditions.study_b.items import gold_slot, slots
 from judgeaudit.io import sha256_bytes, sha256_json
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Request, TextPart
 from judgeaudit.prompts import (
@@ -45,6 +44,7 @@ from judgeaudit.prompts import (
     reply_line,
     turn_line,
 )
+from judgeaudit.study_b.items import gold_slot, slots
 from judgeaudit.vocab.study_b import CUES, NO_CUE, PROBE_PREFIX, PROBES, PROTOCOLS
 
 REPLY_ANSWER = AnswerSpec(key=STUDY_B_ANSWER_KEY, allowed=REPLY_SLOTS, reasoning=True)

@@ -15,16 +15,16 @@ from typing import Any
 
 import pandas as pd
 
-from judgeaudit.conditions import pair_sources
 from judgeaudit.conditions.common import stable_seed
-from judgeaudit.conditions.pairwise import pair_trials
-from judgeaudit.conditions.study_a import (
+from judgeaudit.study_a import pair_sources
+from judgeaudit.study_a.classification import (
     ClipSet,
     blueprint_trials,
     conflict_trials,
     reference_trials,
     select_balanced,
 )
+from judgeaudit.study_a.pairwise import pair_trials
 from judgeaudit.vocab.study_a import CLS_SHARDS, CLS_TASKS, PAIR_CRITERIA, PAIR_FORMATS
 
 log = logging.getLogger(__name__)

@@ -26,7 +26,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgeaudit.conditions.replies import ReplyBank
+from judgeaudit.study_b.replies import ReplyBank
 from judgeaudit.vocab.study_b import TASKS
 
 FAMILIES = TASKS

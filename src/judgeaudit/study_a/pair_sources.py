@@ -12,7 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from judgeaudit.conditions.common import rng_for
-from judgeaudit.conditions.pairwise import Clip, Pair
+from judgeaudit.study_a.pairwise import Clip, Pair
 
 CLEAN_VALUES = ("clean", "none", "")
 

@@ -2,7 +2,7 @@
 item rated by a judge of the panel on helpfulness, relevance, specificity and
 naturalness (1-5), through the judging engine (content-addressed cache, spend
 ledger and budget, replay-only mode), so a rerun costs nothing and a replayed run
-makes no call. The lexical counts (`conditions.replies.lexical_quality`) stay the
+makes no call. The lexical counts (`study_b.replies.lexical_quality`) stay the
 offline default (config study_b.replies.scorer: null).
 
 One request per item x reply x criterion: the system text, the template
@@ -23,8 +23,8 @@ from typing import Any
 
 import pandas as pd
 
-from judgeaudit.conditions.study_b.protocols import Template, context_text
 from judgeaudit.judges.request import AnswerSpec, Request, TextPart
+from judgeaudit.study_b.protocols import Template, context_text
 
 log = logging.getLogger("judgeaudit.study_b")
 
