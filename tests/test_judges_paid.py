@@ -581,11 +581,11 @@ def test_speaker_layout_is_chosen_per_judge_from_its_audio_input_limit(tmp_path,
     import numpy as np
     import soundfile as sf
 
-    from judgeaudit.conditions.pairwise import Clip, Pair, pair_trials
     from judgeaudit.io import sha256_file
     from judgeaudit.judges import budget
-    from judgeaudit.render.study_a import _layout_note
-    from judgeaudit.stats import study_a as SA
+    from judgeaudit.study_a import metrics as SA
+    from judgeaudit.study_a.pairwise import Clip, Pair, pair_trials
+    from judgeaudit.study_a.render import _layout_note
 
     monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "x")
     clips = []

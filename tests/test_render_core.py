@@ -50,9 +50,9 @@ def test_every_study_a_table_showing_a_twin_judge_is_labelled_a_simulation(tmp_p
     """A table whose rows include a twin judge (planted table `simulates`) says in its
     caption that those rows are a SIMULATION OF THE PUBLISHED FIGURES; a table without
     twin rows does not."""
-    from judgeaudit.render.study_a import _TWINS, twins_of
-    from judgeaudit.render.study_a import write_table as study_a_write_table
     from judgeaudit.render.tables import simulation_note
+    from judgeaudit.study_a.render import _TWINS, twins_of
+    from judgeaudit.study_a.render import write_table as study_a_write_table
 
     planted = pd.DataFrame({"judge": ["twin-af3", "sim-x"], "simulates": ["Audio-Flamingo-3", ""]})
     assert twins_of(planted) == {"twin-af3": "Audio-Flamingo-3"}

@@ -379,9 +379,9 @@ def test_planted_targets_read_the_config_not_the_simulator(repo_root):
     import yaml
 
     from judgeaudit.judges.embedded.judges import SimKnobs
-    from judgeaudit.stats import study_a as SA
+    from judgeaudit.study_a import metrics as SA
 
-    src = (repo_root / "src" / "judgeaudit" / "stats" / "study_a.py").read_text()
+    src = (repo_root / "src" / "judgeaudit" / "study_a" / "metrics.py").read_text()
     assert "judges.embedded" not in src
     n = 0
     for f in ["config.yaml", *sorted(glob.glob(str(repo_root / "configs" / "*.yaml")))]:

@@ -321,13 +321,13 @@ def test_speaker_layouts_for_judges_limited_to_one_or_two_audio_inputs(tmp_path)
     naming the cues; the embedded reader recovers the reference and both slots. Under
     `auto` (default) each trial carries the joined request as its alternate and a judge
     gets the layout its audio-input limit takes."""
-    from judgeaudit.conditions.pairwise import spoken_cue
     from judgeaudit.io import sha256_file
     from judgeaudit.judges.embedded.audio import decode_wav
     from judgeaudit.judges.embedded.reader import read_request
     from judgeaudit.judges.request import load_request_audio
     from judgeaudit.judges.shard import select_request
     from judgeaudit.prompts import JOINED_CUES, REFERENCE_JOINED_TEXT
+    from judgeaudit.study_a.pairwise import spoken_cue
     clips = [Clip(f"c{i}", str(_wav(tmp_path / f"c{i}.wav", 0.4 + 0.1 * i, 200 + 50 * i)), "")
              for i in range(3)]
     clips = [Clip(c.clip_id, c.path, sha256_file(c.path)) for c in clips]
