@@ -264,9 +264,10 @@ def _check(match: Any) -> str:
 
 def write_table_pages(stem: str, tsv: str, frame: pd.DataFrame, root: Path, out: Path,
                       store: Store, stats: Counter, style: str, back: str,
-                      trace: bool = True) -> str:
+                      trace: bool = True, banner: str = "") -> str:
     """Write `cells/<stem>.html` and `cells/<stem>.data.js` (its trials go to `store`);
-    return the page path relative to `out`."""
+    return the page path relative to `out`. `banner`: a notice printed under the title
+    (e.g. that rows are a SIMULATION OF THE PUBLISHED FIGURES)."""
     cell_dir = out / "cells"
     data = TableData(store)
     keys = key_columns(frame)
@@ -314,7 +315,8 @@ def write_table_pages(stem: str, tsv: str, frame: pd.DataFrame, root: Path, out:
             f" · from the shell: <code>judgeaudit trace {_e(tsv)} --row &lt;row&gt; --column "
             "&lt;column&gt;</code></p>"
             f"<h1>Trace of {_e(stem)} ({len(frame)} rows)</h1>"
-            "<p>Each row lists its numbers and their recomputation from the raw judge "
+            + (f"<p class='bad'><b>{_e(banner)}.</b></p>" if banner else "")
+            + "<p>Each row lists its numbers and their recomputation from the raw judge "
             "responses. Open a row (or follow a link from the report) to see its rule "
             "chain, the config values that shaped it and, per trial, the request as sent, "
             "the audio, every label shown to the judge, the gold answer, the parsed answer "

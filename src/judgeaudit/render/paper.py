@@ -689,8 +689,9 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
         frame = frames[stem]
         tsv = root / paths[stem]
         section, caption, fig_stems = TABLES.get(stem, ("other", _md_caption(tsv, stem), ()))
+        sim = simulation_note(frame, twins)
         page = write_table_pages(stem, paths[stem], frame, root, out, store, stats,
-                                 STYLE, f"../index.html#{stem}", trace)
+                                 STYLE, f"../index.html#{stem}", trace, banner=sim)
         n_table += 1
         number = PAPER_TABLE.get(stem) or f"Table {n_table}"
         links = [f"<a href='{_e(page)}'>trace of every row</a>"]
@@ -701,7 +702,6 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
         if prov.exists():
             links.append(f"<a href='{os.path.relpath(prov, out)}'>provenance record</a>")
         stats_txt = _stats_sentence(frame, "cell")
-        sim = simulation_note(frame, twins)
         if sim:
             caption = f"{caption.rstrip('.')}. {sim}."
         block = [f"<div class='tbl' id='{_e(stem)}'><p class='cap'><b>{_e(number)}.</b> "
