@@ -569,3 +569,72 @@ def test_redact_secret_masks_every_fragment_of_eight_or_more():
     assert redact_secret("tail jklmnop end", key) == "tail jklmnop end"  # 7 chars: kept
     assert redact_secret(f"{key[:10]}{key[6:]}", key) == "***"  # overlapping pieces
     assert redact_secret("nothing here", "") == "nothing here"
+
+
+def test_speaker_layout_is_chosen_per_judge_from_its_audio_input_limit(tmp_path, monkeypatch):
+    """`reference_layout: auto` (default): before any call the pre-flight says which
+    layout each judge's speaker concat trials take (joined for a one-input judge,
+    separate for a two-input one) and lists speaker native (3 inputs) as not runnable
+    for both; a real HTTP run of the one-input judge sends exactly one audio part per
+    request (the joined recording with its spoken cues) and records `layout: joined`
+    on every response row, which the pairwise metrics and Table IV's caption carry."""
+    import numpy as np
+    import soundfile as sf
+
+    from judgeaudit.io import sha256_file
+    from judgeaudit.judges import budget
+    from judgeaudit.study_a import metrics as SA
+    from judgeaudit.study_a.pairwise import Clip, Pair, pair_trials
+    from judgeaudit.study_a.render import _layout_note
+
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", "x")
+    clips = []
+    for i in range(4):
+        path = tmp_path / f"c{i}.wav"
+        t = np.arange(int((0.3 + 0.05 * i) * 16000)) / 16000
+        sf.write(path, 0.2 * np.sin(2 * np.pi * (180 + 40 * i) * t), 16000, subtype="PCM_16")
+        clips.append(Clip(f"c{i}", str(path), sha256_file(path)))
+    pairs = [Pair("p0", "speaker", clips[0], clips[1], reference=clips[2]),
+             Pair("p1", "speaker", clips[1], clips[3], reference=clips[0])]
+    shard_dir = tmp_path / "results" / "trials" / "A" / "pair_speaker"
+    shard_dir.mkdir(parents=True)
+    files = {}
+    for fmt in ("concat", "native"):
+        trials = pair_trials("pair_speaker", pairs, fmt, 1, concat_dir=shard_dir / "audio")
+        files[fmt] = shard_dir / f"{fmt}.jsonl"
+        files[fmt].write_text("".join(json.dumps(t) + "\n" for t in trials))
+    with FakeProvider() as srv:
+        srv.reply_fn = lambda text: json.dumps({"choice": "A"})
+        base = {"provider": "openai_compatible", "base_url": srv.url + "/v1",
+                "max_attempts": 1, "timeout_s": 10}
+        af3 = {**base, "model": "compat-af3", "max_audio_inputs": 1}
+        qwen = {**base, "model": "compat-qwen", "max_audio_inputs": 2}
+        rep = budget.estimate([(j, f) for j in ("af3", "qwen") for f in files.values()],
+                              {"af3": af3, "qwen": qwen}, tmp_path / "cache")
+        assert srv.requests == 0  # the pre-flight sends nothing
+        for j, layout in (("af3", "joined"), ("qwen", "separate")):
+            r = rep["judges"][j]
+            assert [(c["task"], c["format"]) for c in r["not_runnable"]] == [
+                ("pair_speaker", "native")]
+            assert r["layouts"] == [{"task": "pair_speaker", "format": "concat",
+                                     "layouts": {layout: 4}}]
+        text = budget.describe(rep, None)
+        assert "LAYOUT af3 pair_speaker/concat: 4 trials joined" in text
+        assert "LAYOUT qwen" not in text and "NOT RUNNABLE af3 pair_speaker/native" in text
+        out = tmp_path / "responses" / "concat.jsonl"
+        run_shards([(files["concat"], out)], "af3", af3, tmp_path / "cache", progress=False)
+    rows = read_jsonl(out)
+    assert [r["layout"] for r in rows] == ["joined"] * 4
+    assert all(r["status"] == "valid" for r in rows)
+    trials = read_jsonl(files["concat"])
+    joined_sha = {t["trial_id"]: next(p["sha256"] for p in t["alt_requests"]["joined"]
+                                      ["request"]["parts"] if p["kind"] == "audio")
+                  for t in trials}
+    sent = [[v for k, v in tr["parts"] if k == "audio"] for tr in srv.traces]
+    assert len(sent) == 4 and all(len(a) == 1 for a in sent)  # one audio part each
+    assert sorted(a[0] for a in sent) == sorted(joined_sha.values())  # the joined wav
+    df = SA.join(trials, rows, "af3")
+    m = SA.metrics(df)
+    assert set(m["layout"]) == {"joined"}
+    note = _layout_note(m.rename(columns={"condition": "format"}))
+    assert "af3 pair_speaker/concat" in note and "spoken espeak-ng cue" in note

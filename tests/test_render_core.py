@@ -44,3 +44,29 @@ def test_figures_written_and_reproducible(tmp_path):
                        "judge": ["a", "b"], "fmt": ["concat", "native"]})
     p3 = save_figure(xy_errorbars(xy, "lock", "g", "judge", "fmt"), tmp_path / "f3")
     assert p3[0].read_bytes()[:4] == b"\x89PNG"
+
+
+def test_every_study_a_table_showing_a_twin_judge_is_labelled_a_simulation(tmp_path):
+    """A table whose rows include a twin judge (planted table `simulates`) says in its
+    caption that those rows are a SIMULATION OF THE PUBLISHED FIGURES; a table without
+    twin rows does not."""
+    from judgeaudit.render.tables import simulation_note
+    from judgeaudit.study_a.render import _TWINS, twins_of
+    from judgeaudit.study_a.render import write_table as study_a_write_table
+
+    planted = pd.DataFrame({"judge": ["twin-af3", "sim-x"], "simulates": ["Audio-Flamingo-3", ""]})
+    assert twins_of(planted) == {"twin-af3": "Audio-Flamingo-3"}
+    frame = pd.DataFrame({"judge": ["twin-af3", "listener"], "task": ["emotion"] * 2,
+                          "x": [0.1, 0.2]})
+    note = simulation_note(frame, twins_of(planted))
+    assert "SIMULATION OF THE PUBLISHED FIGURES" in note and "twin-af3 (Audio-Flamingo-3)" in note
+    assert simulation_note(frame.iloc[1:], twins_of(planted)) == ""
+    _TWINS.update(twins_of(planted))
+    try:
+        study_a_write_table(frame, tmp_path / "t", "A caption.")
+        study_a_write_table(frame.iloc[1:], tmp_path / "u", "Other caption.")
+    finally:
+        _TWINS.clear()
+    for ext in (".md", ".tex"):
+        assert "SIMULATION OF THE PUBLISHED FIGURES" in (tmp_path / f"t{ext}").read_text()
+        assert "SIMULATION" not in (tmp_path / f"u{ext}").read_text()

@@ -368,3 +368,35 @@ def test_capability_test_reads_the_panel_honestly():
     assert sa.capability_test(cap([(0.1 * i, 0.1 * i) for i in range(6)]))["pvalue"] > 0.99
     small = sa.capability_test(cap([(0.1, 0.9), (0.9, 0.1)]))
     assert np.isnan(small["pvalue"]) and small["method"].endswith("too_few_cells")
+
+
+def test_planted_targets_read_the_config_not_the_simulator(repo_root):
+    """The planted table derives each simulated judge's knobs from the config on its own
+    (no call into judges/embedded/judges.py); on every simulated judge shipped it agrees
+    with the simulator's merge, and a per-attribute override reaches only its attribute."""
+    import glob
+
+    import yaml
+
+    from judgeaudit.judges.embedded.judges import SimKnobs
+    from judgeaudit.study_a import metrics as SA
+
+    src = (repo_root / "src" / "judgeaudit" / "study_a" / "metrics.py").read_text()
+    assert "judges.embedded" not in src
+    n = 0
+    for f in ["config.yaml", *sorted(glob.glob(str(repo_root / "configs" / "*.yaml")))]:
+        panel = (yaml.safe_load(open(repo_root / f)).get("judges") or {}).get("panel") or {}
+        for spec in panel.values():
+            sim = (spec or {}).get("simulated")
+            for task in ("emotion", "language", "pair_speaker", "pair_naturalness") if sim else ():
+                k = SimKnobs.from_spec(sim).for_attribute(task.removeprefix("pair_"))
+                assert SA.effective_knobs(sim, task) == {
+                    "audio_accuracy": k.audio_accuracy, "follow_block": dict(k.follow_block),
+                    "follow_reference": dict(k.follow_reference), "lock": k.lock,
+                    "precedence": k.precedence}
+                n += 1
+    assert n >= 40
+    spec = {"follow_block": {"framed": 0.5}, "attributes": {"language": {"follow_block":
+                                                                         {"framed": 0.1}}}}
+    assert SA.effective_knobs(spec, "emotion")["follow_block"]["framed"] == 0.5
+    assert SA.effective_knobs(spec, "language")["follow_block"]["framed"] == 0.1

@@ -316,36 +316,72 @@ def test_trials_name_their_sampling_unit():
 
 def test_speaker_layouts_for_judges_limited_to_one_or_two_audio_inputs(tmp_path):
     """Two-input judges: the speaker `concat` layout has <= 2 audio parts (reference +
-    joined pair). One-input judges: `reference_layout="joined"` puts reference, A and B
-    in one audio part, and the embedded reader recovers the reference and both slots."""
+    joined pair). One-input judges: the joined layout puts reference, A and B in one
+    audio part, each announced by a real espeak-ng cue at the recorded offsets, the text
+    naming the cues; the embedded reader recovers the reference and both slots. Under
+    `auto` (default) each trial carries the joined request as its alternate and a judge
+    gets the layout its audio-input limit takes."""
     from judgeaudit.io import sha256_file
     from judgeaudit.judges.embedded.audio import decode_wav
     from judgeaudit.judges.embedded.reader import read_request
     from judgeaudit.judges.request import load_request_audio
-    from judgeaudit.prompts import REFERENCE_JOINED_TEXT
+    from judgeaudit.judges.shard import select_request
+    from judgeaudit.prompts import JOINED_CUES, REFERENCE_JOINED_TEXT
+    from judgeaudit.study_a.pairwise import spoken_cue
     clips = [Clip(f"c{i}", str(_wav(tmp_path / f"c{i}.wav", 0.4 + 0.1 * i, 200 + 50 * i)), "")
              for i in range(3)]
     clips = [Clip(c.clip_id, c.path, sha256_file(c.path)) for c in clips]
     pairs = [Pair("p0", "speaker", clips[0], clips[1], reference=clips[2])]
-    two = pair_trials("pair_speaker", pairs, "concat", 1, concat_dir=tmp_path / "c2")
+    two = pair_trials("pair_speaker", pairs, "concat", 1, concat_dir=tmp_path / "c2",
+                      reference_layout="separate")
     one = pair_trials("pair_speaker", pairs, "concat", 1, concat_dir=tmp_path / "c1",
                       reference_layout="joined")
-    assert all(Request.from_json(t["request"]).n_audio <= 2 for t in two)
+    auto = pair_trials("pair_speaker", pairs, "concat", 1, concat_dir=tmp_path / "ca")
+    assert all(Request.from_json(t["request"]).n_audio == 2 for t in two)
+    assert all("alt_requests" not in t for t in two + one)
+    for cue in JOINED_CUES.values():  # the prompt names every spoken cue
+        assert f'"{cue}"' in REFERENCE_JOINED_TEXT
+    cue_pcm = {slot: spoken_cue(slot, 16000) for slot in JOINED_CUES}
+    assert all(len(x) > 0.3 * 16000 and np.abs(x).max() > 3000 for x in cue_pcm.values())
+    assert not np.array_equal(cue_pcm["A"], cue_pcm["B"])  # "Clip A" vs "Clip B"
     for t in one:
         req = Request.from_json(t["request"])
         assert req.n_audio == 1 and t["facts"]["reference_layout"] == "joined"
         assert REFERENCE_JOINED_TEXT in texts(req)
+        wav, _ = sf.read(next(p.path for p in req.parts if isinstance(p, AudioPart)),
+                         dtype="int16")
+        segs = {name: (a, b) for name, a, b in t["facts"]["joined_segments"]}
+        assert list(segs) == ["cue_reference", "reference", "cue_A", "A", "cue_B", "B"]
+        for slot in JOINED_CUES:  # the espeak cue samples sit at the recorded offsets
+            a, b = segs[f"cue_{slot}"]
+            assert np.array_equal(wav[a:b], cue_pcm[slot])
+        slot_a = clips[0] if t["facts"]["clip_a"] == "c0" else clips[1]
+        a, b = segs["A"]
+        assert np.array_equal(wav[a:b], sf.read(slot_a.path, dtype="int16")[0])
         view = read_request(load_request_audio(req))
         assert view.audio_format == "concat" and len(view.clips) == 2
         ref_pcm, _ = decode_wav(view.reference_clip.wav)
         want, _ = sf.read(clips[2].path, dtype="int16")
-        assert np.array_equal(ref_pcm, want)  # the reference, not slot A
+        assert np.array_equal(ref_pcm, want)  # the reference, not a cue or slot A
         a_pcm, _ = decode_wav(view.clips[0].wav)
-        slot_a = clips[0] if t["facts"]["clip_a"] == "c0" else clips[1]
         assert np.array_equal(a_pcm, sf.read(slot_a.path, dtype="int16")[0])
-    # the default layout's trial ids are unchanged by the option
-    assert [t["trial_id"] for t in two] == [
-        t["trial_id"] for t in pair_trials("pair_speaker", pairs, "concat", 1,
-                                           concat_dir=tmp_path / "c3")]
+    # `auto`: the separate request (same trial ids as `separate`) plus the joined
+    # alternate; a judge gets what its limit takes, and the layout is named
+    assert [t["trial_id"] for t in auto] == [t["trial_id"] for t in two]
+    for t, j in zip(auto, one, strict=True):
+        assert Request.from_json(t["alt_requests"]["joined"]["request"]).content_hash() == \
+            Request.from_json(j["request"]).content_hash()
+        assert t["alt_requests"]["joined"]["facts"]["joined_segments"] == \
+            j["facts"]["joined_segments"]
+        for limit, n_audio, layout in ((None, 2, "separate"), (2, 2, "separate"),
+                                       (1, 1, "joined")):
+            req, got = select_request(t, limit)
+            assert (req.n_audio, got) == (n_audio, layout)
+        assert select_request(t, 0)[0].n_audio == 2  # nothing fits: recorded unsupported
+    # native speaker stays three inputs in every layout; non-speaker pairs get no layout
+    native = pair_trials("pair_speaker", pairs, "native", 1)
+    assert all(Request.from_json(t["request"]).n_audio == 3 and "alt_requests" not in t
+               for t in native)
+    assert select_request(native[0], 1)[1] is None
     with pytest.raises(ValueError, match="reference_layout"):
         pair_trials("pair_speaker", pairs, "concat", 1, concat_dir=tmp_path, reference_layout="x")

@@ -97,10 +97,21 @@ PAIR_QUESTIONS = {
 PAIR_FORMAT_TEXT = 'Answer "A" or "B". Reply as {"choice": "<A or B>"}.'
 CONCAT_TEXT = ("Clips A and B in one recording: clip A, then a short tone, then clip B:")
 REFERENCE_CLIP_TEXT = "Reference clip:"
-# speaker similarity for judges limited to one audio input (reference_layout: joined):
-# the reference, A and B in one recording, split by the same separator
-REFERENCE_JOINED_TEXT = ("Reference clip, clip A and clip B in one recording: the reference "
-                         "clip, then a short tone, then clip A, then a short tone, then clip B:")
+# speaker similarity for judges limited to one audio input (reference_layout: joined,
+# or `auto` for such a judge): the reference, A and B in one recording, each announced
+# by a spoken slot cue (espeak-ng voice JOINED_CUE_VOICE saying JOINED_CUES[slot], the
+# names the separate layout's text parts give the clips: REFERENCE_CLIP_TEXT,
+# SLOT_TEXT), with the concat separator after every cue and every clip but the last:
+#   cue "Reference clip" | sep | reference | sep | cue "Clip A" | sep | A | sep | cue "Clip B" | sep | B
+JOINED_CUES = {"reference": "Reference clip", "A": "Clip A", "B": "Clip B"}
+JOINED_CUE_ORDER = ("reference", "A", "B")
+JOINED_CUE_VOICE = "en"  # espeak-ng's British English voice: none of the corpora's en-us speakers
+JOINED_CUE_RATE = 165  # words per minute
+REFERENCE_JOINED_TEXT = (
+    "Reference clip, clip A and clip B in one recording. A voice announces each clip: "
+    "you hear \"Reference clip\", a short tone, the reference clip, a short tone, "
+    "\"Clip A\", a short tone, clip A, a short tone, \"Clip B\", a short tone, "
+    "then clip B:")
 REFERENCE_CLIP_MARKER = "Reference"
 SLOT_TEXT = "Clip {slot}:"
 
@@ -195,6 +206,7 @@ __all__ = [
     "FALLIBLE_INSTRUCTION", "FALLIBLE_RE", "FRAMED_BLOCK", "FRAMED_RE", "IN_TURN",
     "ORACLE_EMOTION", "ORACLE_EMOTION_TEXT", "ORACLE_SHIFT", "ORACLE_SHIFT_TEXT",
     "ORACLE_TURN_EMOTION_TEXT", "PAIR_FORMAT_TEXT", "PAIR_QUESTIONS", "PAIR_SLOTS",
+    "JOINED_CUES", "JOINED_CUE_ORDER", "JOINED_CUE_RATE", "JOINED_CUE_VOICE",
     "REFERENCE_CLIP_MARKER", "REFERENCE_CLIP_TEXT", "REFERENCE_JOINED_TEXT", "REFERENCE_RE",
     "REFERENCE_LABEL_TEXT",
     "REPLY_LINE", "REPLY_SLOTS", "RUBRIC_PREFIX", "RUBRIC_TEXT", "SEPARATOR_SILENCE_S",

@@ -479,7 +479,7 @@ class Plan:
     def study_a_pair_params(self) -> str:
         pw = self.config["study_a"]["pairwise"]
         keep = {k: pw[k] for k in ("n_pairs", "split", "min_score_gap")}
-        if pw.get("reference_layout", "separate") != "separate":  # default: params unchanged
+        if pw.get("reference_layout", "auto") != "auto":  # default: params unchanged
             keep["reference_layout"] = pw["reference_layout"]
         return as_param({"pairwise": keep, "seed": self.config["seed"]})
 

@@ -73,7 +73,7 @@ def estimate(jobs: Iterable[tuple[str, str | Path]], panel: Mapping[str, Mapping
              scope: str | None = None) -> dict[str, Any]:
     """Per-judge estimate over (judge, trials path) pairs, minus what the cache holds;
     with `scope`, also what the study's earlier runs already spent (the ledger)."""
-    from judgeaudit.judges.shard import read_trials
+    from judgeaudit.judges.shard import read_trial_requests
 
     by_judge: dict[str, list[Path]] = {}
     for judge, path in jobs:
@@ -91,11 +91,13 @@ def estimate(jobs: Iterable[tuple[str, str | Path]], panel: Mapping[str, Mapping
             cells: dict[tuple[str, str], dict[str, Any]] = {}
             for path in sorted(set(by_judge[judge])):
                 cell = trial_cell(path)
-                for _, req in read_trials(path):
+                for _, req, layout in read_trial_requests(path, adapter.max_audio_inputs):
                     trials += 1
                     c = cells.setdefault(cell, {"trials": 0, "unsupported": 0, "reason": None,
-                                                "max_audio_parts": 0})
+                                                "max_audio_parts": 0, "layouts": {}})
                     c["trials"] += 1
+                    if layout is not None:  # the request chosen for this judge's limit
+                        c["layouts"][layout] = c["layouts"].get(layout, 0) + 1
                     c["max_audio_parts"] = max(c["max_audio_parts"], req.n_audio)
                     why = adapter.unsupported_reason(req)
                     if why:
@@ -130,6 +132,10 @@ def estimate(jobs: Iterable[tuple[str, str | Path]], panel: Mapping[str, Mapping
                      "trials": c["trials"], "max_audio_parts": c["max_audio_parts"],
                      "reason": c["reason"]}
                     for (t, f), c in sorted(cells.items()) if c["unsupported"]],
+                # the cells whose trials offer a layout choice (Study A speaker concat),
+                # with the layout this judge's limit takes: {"joined": n} etc.
+                "layouts": [{"task": t, "format": f, "layouts": dict(sorted(c["layouts"].items()))}
+                            for (t, f), c in sorted(cells.items()) if c["layouts"]],
             }
             report["total_est_cost_usd"] += cost
             report["total_new_calls"] += new
@@ -182,6 +188,12 @@ def describe(report: Mapping[str, Any], budget_usd: float | None) -> str:
                 f"    NOT RUNNABLE {j} {c['task']}/{c['format']}: {c['unsupported']} of "
                 f"{c['trials']} trials (requests carry up to {c['max_audio_parts']} audio "
                 f"inputs; judge limit {r.get('max_audio_inputs')}): {c['reason']}")
+        for c in r.get("layouts") or []:
+            if set(c["layouts"]) - {"separate"}:
+                lines.append(
+                    f"    LAYOUT {j} {c['task']}/{c['format']}: " + ", ".join(
+                        f"{n} trials {lay}" for lay, n in c["layouts"].items())
+                    + f" (judge limit {r.get('max_audio_inputs')} audio inputs)")
     lines.append(f"  total: {report['total_new_calls']} new calls, est. "
                  f"${report['total_est_cost_usd']:.4f}; already spent in budget scope "
                  f"{report.get('budget_scope')!r}: ${float(report.get('spent_usd') or 0):.4f}; "

@@ -28,19 +28,55 @@ from judgeaudit.judges.request import Request
 log = logging.getLogger("judgeaudit.judges")
 
 
-def read_trials(path: str | Path) -> list[tuple[str, Request]]:
+def select_request(row: dict[str, Any], max_audio_inputs: int | None = None
+                   ) -> tuple[Request, str | None]:
+    """The request one judge gets for a trial row, and its layout (None when the
+    trial offers no layout choice). A row may carry alternates `alt_requests`
+    {layout: {"request", "facts"}} (Study A speaker `concat` under `reference_layout:
+    auto`): the judge gets `request` when its audio-input limit takes it, else the
+    alternate with the fewest audio parts that fits (ties by layout name); when none
+    fits, `request` (then recorded `unsupported`)."""
+    req = Request.from_json(row["request"])
+    alts = row.get("alt_requests") or {}
+    if not alts:
+        return req, (row.get("facts") or {}).get("reference_layout")
+    primary = (row.get("facts") or {}).get("reference_layout") or "separate"
+    if max_audio_inputs is None or req.n_audio <= int(max_audio_inputs):
+        return req, primary
+    fits = []
+    for name in sorted(alts):
+        alt = Request.from_json(alts[name]["request"])
+        if alt.n_audio <= int(max_audio_inputs):
+            fits.append((alt.n_audio, name, alt))
+    if not fits:
+        return req, primary
+    _, name, alt = min(fits, key=lambda f: (f[0], f[1]))
+    return alt, name
+
+
+def read_trial_requests(path: str | Path, max_audio_inputs: int | None = None
+                        ) -> list[tuple[str, Request, str | None]]:
+    """(trial_id, the request this judge gets, its layout) per trial (`select_request`)."""
     items = []
     for i, row in enumerate(read_jsonl(path), 1):
         if "trial_id" not in row or "request" not in row:
             raise ValueError(f"{path}: trial {i} lacks 'trial_id' or 'request' (CONTRACTS section 3)")
         try:
-            items.append((str(row["trial_id"]), Request.from_json(row["request"])))
+            req, layout = select_request(row, max_audio_inputs)
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{path}: trial {row['trial_id']}: bad request ({exc})") from exc
-    ids = [t for t, _ in items]
+        items.append((str(row["trial_id"]), req, layout))
+    ids = [t for t, _, _ in items]
     if len(set(ids)) != len(ids):
         raise ValueError(f"{path}: duplicate trial_id values")
     return items
+
+
+def read_trials(path: str | Path, max_audio_inputs: int | None = None
+                ) -> list[tuple[str, Request]]:
+    """(trial_id, request) per trial, the request chosen for a judge whose audio-input
+    limit is `max_audio_inputs` (None = the trial's own request)."""
+    return [(t, r) for t, r, _ in read_trial_requests(path, max_audio_inputs)]
 
 
 class ShardIncomplete(RuntimeError):
@@ -70,8 +106,10 @@ def run_shards(
     written as responses arrive. A shard whose requests did not all get an answer
     is not written; the others still run, then ShardIncomplete names every
     incomplete shard (a rerun replays everything answered from the cache)."""
-    items = [(t, o, read_trials(t)) for t, o in shards]  # every shard validated first
     adapter = make_adapter(judge_name, spec)
+    limit = adapter.max_audio_inputs
+    # every shard validated first; each trial's request chosen for this judge's limit
+    items = [(t, o, read_trial_requests(t, limit)) for t, o in shards]
     if hasattr(adapter, "perception_store"):
         # specialist outputs shared across judges and shards (embedded judges only)
         adapter.perception_store = str(Path(cache_dir) / "perception.sqlite")
@@ -85,7 +123,11 @@ def run_shards(
     with ResponseCache(cache_dir) as cache:
         for trials_path, out_path, shard_items in items:
             engine = Engine(adapter, cache, options)
-            rows = engine.run(shard_items)
+            rows = engine.run([(t, r) for t, r, _ in shard_items])
+            layouts = {t: lay for t, _, lay in shard_items if lay is not None}
+            for r in rows:  # which layout this judge got (CONTRACTS section 4)
+                if r["trial_id"] in layouts:
+                    r["layout"] = layouts[r["trial_id"]]
             st = engine.stats
             counts: dict[str, int] = {}
             for r in rows:

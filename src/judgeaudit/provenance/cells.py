@@ -332,15 +332,19 @@ def trial_row(t: Mapping[str, Any], r: Mapping[str, Any]) -> dict[str, Any]:
     """One trial of a cell trace with its response: nothing cut (see
     docs/notes: registry_interface)."""
     facts = t.get("facts", {}) or {}
-    parts = request_parts(t.get("request"))
+    request = t.get("request")
+    alt = (t.get("alt_requests") or {}).get(r.get("layout"))
+    if alt:  # the judge got the trial's alternate layout (judges.shard.select_request)
+        request, facts = alt.get("request"), {**facts, **(alt.get("facts") or {})}
+    parts = request_parts(request)
     source = f"{r['_file']}:{r['_line']}" if r.get("_file") else None
     return {"trial_id": t["trial_id"], "task": t.get("task"),
             "condition": t.get("condition"), "gold": t.get("gold"), "facts": facts,
             "judge": r.get("judge"), "status": r.get("status"), "parsed": r.get("parsed"),
             "request_key": r.get("request_key"), "cache_hit": r.get("cache_hit"),
             "model_version": r.get("model_version"), "raw_text": r.get("raw_text"),
-            "request_system": (t.get("request") or {}).get("system"),
-            "request_parts": parts, "request_text": request_text(t.get("request")),
+            "request_system": (request or {}).get("system"), "layout": r.get("layout"),
+            "request_parts": parts, "request_text": request_text(request),
             "audio": [p["path"] for p in parts if p["kind"] == "audio"],
             "labels_shown": {k: facts[k] for k in LABEL_FACTS
                              if facts.get(k) is not None and facts.get(k) != ""},

@@ -257,7 +257,10 @@ class Store:
 
     def _trial(self, ts: _TaskStore, r: Mapping[str, Any]) -> int:
         tid = str(r["trial_id"])
-        got = ts._trials.get(tid)
+        # a judge limited in audio inputs got the trial's alternate layout (its own
+        # request and facts): one stored trial per (trial, layout) sent
+        key = f"{tid}|{r.get('layout') or ''}"
+        got = ts._trials.get(key)
         if got is not None:
             return got
         enc = []
@@ -267,7 +270,7 @@ class Store:
             else:
                 enc.append(ts.t(p.get("text", "")))
         system = r.get("request_system")
-        got = ts._trials[tid] = len(ts.facts)
+        got = ts._trials[key] = len(ts.facts)
         T = ts.trials
         T["id"].append(tid)
         T["condition"].append(ts.t(r.get("condition")))
@@ -390,10 +393,12 @@ def _cell(i: int, column: str, t: Any, frame: pd.DataFrame) -> str:
 
 def write_table_pages(stem: str, tsv: str, frame: pd.DataFrame, root: Path, out: Path,
                       store: Store, stats: Counter, style: str, back: str,
-                      trace: bool = True, traced: Sequence[Any] | None = None) -> str:
+                      trace: bool = True, traced: Sequence[Any] | None = None,
+                      banner: str = "") -> str:
     """Write `cells/<stem>.html` and `cells/<stem>.data.js` (its trials go to `store`);
     return the page path relative to `out`. `traced`: the table's row traces already
-    computed by `trace_table` (else each row is traced here)."""
+    computed by `trace_table` (else each row is traced here). `banner`: a notice printed
+    under the title (e.g. that rows are a SIMULATION OF THE PUBLISHED FIGURES)."""
     cell_dir = out / "cells"
     data = TableData(store)
     keys = key_columns(frame)
@@ -440,7 +445,8 @@ def write_table_pages(stem: str, tsv: str, frame: pd.DataFrame, root: Path, out:
             f" · from the shell: <code>judgeaudit trace {_e(tsv)} --row &lt;row&gt; --column "
             "&lt;column&gt;</code></p>"
             f"<h1>Trace of {_e(stem)} ({len(frame)} rows)</h1>"
-            "<p>One line per table row, one cell per number. Each number was recomputed "
+            + (f"<p class='bad'><b>{_e(banner)}.</b></p>" if banner else "")
+            + "<p>One line per table row, one cell per number. Each number was recomputed "
             "from the raw judge responses with the row's recipe: <span class=ok>green</span>"
             " it matches (the recomputed value is printed beside it, after ~, only where "
             "it prints differently), <span class=bad>red</span> it does not (printed value "

@@ -47,6 +47,7 @@ from judgeaudit.render.cellpages import (
 from judgeaudit.render.layout import MAX_ROWS, Printed, fmt, printed_pivots
 from judgeaudit.render.layout import is_control as _is_control
 from judgeaudit.render.published import for_table
+from judgeaudit.render.tables import simulation_note
 from judgeaudit.stats.methods import METHODS as _METHODS
 from judgeaudit.stats.methods import describe as _describe
 from judgeaudit.stats.methods import keys_of as _keys_of
@@ -690,6 +691,10 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
     panel = judges_cfg.get("panel") or {}
     active = list(judges_cfg.get("active") or sorted(panel))
     store = Store(root, out)
+    # simulated twins of published judges (configs/paper_a_twin.yaml): labelled on the
+    # page, in every table caption that shows them and under every figure
+    twins = {j: str((panel.get(j) or {}).get("simulated", {}).get("twin_of"))
+             for j in active if ((panel.get(j) or {}).get("simulated") or {}).get("twin_of")}
 
     order = [x[0] for x in SECTIONS]
     placed_figs: set[str] = set()
@@ -711,9 +716,11 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
         frame = frames[stem]
         tsv = root / paths[stem]
         section, caption, fig_stems = TABLES.get(stem, ("other", _md_caption(tsv, stem), ()))
+        sim = simulation_note(frame, twins)
         page = write_table_pages(stem, paths[stem], frame, root, out, store, stats,
                                  STYLE, f"../index.html#{stem}", trace,
-                                 traced[stem].result() if stem in traced else None)
+                                 traced[stem].result() if stem in traced else None,
+                                 banner=sim)
         n_table += 1
         number = PAPER_TABLE.get(stem) or f"Table {n_table}"
         links = [f"<a href='{_e(page)}'>trace of every row</a>"]
@@ -724,6 +731,8 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
         if prov.exists():
             links.append(f"<a href='{os.path.relpath(prov, out)}'>provenance record</a>")
         stats_txt = _stats_sentence(frame, "cell")
+        if sim:
+            caption = f"{caption.rstrip('.')}. {sim}."
         block = [f"<div class='tbl' id='{_e(stem)}'><p class='cap'><b>{_e(number)}.</b> "
                  f"{_e(caption)} {stats_txt} Cells: estimate [95% interval] (* one-sided "
                  "bound); control judges are shaded, under their own header. "
@@ -743,7 +752,8 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
                 n_fig += 1
                 block.append(_figure_html(fs, root / figs[fs], fig_dir, out, n_fig,
                                           FIGURES.get(fs, fs.replace("_", " ")),
-                                          _figure_stats(fs, frame)))
+                                          _figure_stats(fs, frame)
+                                          + (f" {sim}." if sim else "")))
         block.append("</div>")
         section_html[section].append("\n".join(block))
     for fs, f in sorted(figs.items()):
@@ -787,6 +797,12 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
              f"{_dt.datetime.now(_dt.UTC).strftime('%Y-%m-%d %H:%M UTC')} · config "
              f"<code>{digest[:12]}</code> (<a href='config.yaml'>resolved config</a>) · code "
              f"{_e(', '.join(sorted(commits)))}</p>",
+             *([f"<p class='bad'><b>SIMULATION OF THE PUBLISHED FIGURES.</b> "
+                f"{_e(', '.join(f'{j} ({t})' for j, t in sorted(twins.items())))} are "
+                "simulated judges planted with Paper A's printed figures "
+                "(configs/paper_a_twin.yaml): their rows in every table and figure show what "
+                "this design recovers at the paper's sample sizes, never a measurement of "
+                "those judges.</p>"] if twins else []),
              "<h2 id='abstract'>Abstract</h2><div class='abstract'>",
              f"<p>This run audits {len(active)} judges ({_e(', '.join(active))}; controls of "
              f"known behaviour: {_e(', '.join(controls) or 'none')}) on {len(corpora)} corpora "

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pandas as pd
@@ -163,3 +163,17 @@ def pivot_cells(df: pd.DataFrame, index: Sequence[str], columns: str, digits: in
         keep = [c for c in order if c in wide.columns]
         wide = wide[[*index, *keep]]
     return wide.fillna("-")
+
+
+def simulation_note(frame: pd.DataFrame | None, twins: Mapping[str, str]) -> str:
+    """The label of a table (or figure) showing twin judges (judge -> the published
+    judge it simulates, `simulated.twin_of`): a SIMULATION OF THE PUBLISHED FIGURES,
+    never a measurement of the judges they are planted from."""
+    if frame is None or "judge" not in frame or not twins:
+        return ""
+    shown = sorted({str(j) for j in frame["judge"].dropna()} & set(twins))
+    if not shown:
+        return ""
+    return ("Rows of " + ", ".join(f"{j} ({twins[j]})" for j in shown) + " are a "
+            "SIMULATION OF THE PUBLISHED FIGURES (configs/paper_a_twin.yaml: simulated judges "
+            "planted with Paper A's printed figures), never a measurement of those judges")

@@ -120,4 +120,4 @@ def pair_shard(criterion: str, fmt: str, pcfg: dict[str, Any], manifest: str | P
     pairs = build_pairs(criterion, pcfg, manifest, seed)
     return pair_trials(f"pair_{criterion}", pairs, fmt, stable_seed(seed, "order"),
                        concat_dir=concat_dir,
-                       reference_layout=pcfg.get("reference_layout") or "separate")
+                       reference_layout=pcfg.get("reference_layout") or "auto")

@@ -50,6 +50,7 @@ from judgeaudit.vocab.study_a import (
     CONFLICT_FALLIBLE,
     FALLIBLE_OF,
     FALLIBLE_PLACEMENTS,
+    PAIR_FORMATS,
     PLACEMENTS,
     WRONG_BLUEPRINT_CONDITIONS,
     fallible_protocol,
@@ -83,6 +84,8 @@ def join(trials: Iterable[dict], responses: Iterable[dict], judge: str) -> pd.Da
                "condition": t["condition"], "gold": t["gold"],
                "parsed": r.get("parsed"), "status": r.get("status"), "error": r.get("error")}
         row.update({c: f.get(c) for c in FACT_COLUMNS})
+        # the speaker-concat layout this judge got (response `layout`, judges.shard)
+        row["layout"] = r.get("layout") or f.get("reference_layout")
         if row["cluster"] is None:
             unit = "pair" if f.get("pair_id") is not None else "clip"
             row["cluster"] = f.get("pair_id") if unit == "pair" else f.get("clip_id")
@@ -234,8 +237,10 @@ def pairwise_metrics(df: pd.DataFrame, n_boot: int = 0) -> list[dict[str, Any]]:
             rows.append(rate(keys, mode, pairs, pairs["mode"] == mode, n_boot))
         # g over single judgments; both orders of a pair share its cluster
         rows.append(rate(keys, "g", grp, grp["parsed"] == grp["gold"], n_boot))
+        lays = sorted({str(x) for x in grp.get("layout", pd.Series(dtype=object)).dropna()})
         for r in rows[start:]:
             r["n_unsupported"] = unsupported
+            r["layout"] = "+".join(lays)  # "" when the cell offers no layout choice
     return rows
 
 
@@ -245,13 +250,16 @@ def metrics(df: pd.DataFrame, n_boot: int = 0) -> pd.DataFrame:
     rows = classification_metrics(df, n_boot) + pairwise_metrics(df, n_boot)
     out = pd.DataFrame(rows)
     if out.empty:
-        return pd.DataFrame(columns=[*METRIC_COLUMNS, "n_unsupported", "k"])
+        return pd.DataFrame(columns=[*METRIC_COLUMNS, "n_unsupported", "k", "layout"])
     if "n_unsupported" not in out:
         out["n_unsupported"] = 0
     if "k" not in out:
         out["k"] = math.nan  # classes of a classification task (NaN for pairs)
+    if "layout" not in out:
+        out["layout"] = ""
     out["n_unsupported"] = out["n_unsupported"].fillna(0).astype(int)
-    return out[[*METRIC_COLUMNS, "n_unsupported", "k"]]
+    out["layout"] = out["layout"].fillna("")
+    return out[[*METRIC_COLUMNS, "n_unsupported", "k", "layout"]]
 
 
 # ---------------------------------------------------------------- contrasts
@@ -493,14 +501,30 @@ def _attribute_of(task: str) -> str:
 
 
 def effective_knobs(spec: dict[str, Any], task: str) -> dict[str, Any]:
-    """A simulated judge's knobs for one task: top level merged with
-    `attributes.<attribute>` (the judge's own merge, `SimKnobs.for_attribute`)."""
-    from judgeaudit.judges.embedded.judges import SimKnobs
-
-    k = SimKnobs.from_spec(spec).for_attribute(_attribute_of(task))
-    return {"audio_accuracy": k.audio_accuracy, "follow_block": dict(k.follow_block),
-            "follow_reference": dict(k.follow_reference), "lock": k.lock,
-            "precedence": k.precedence}
+    """A simulated judge's knobs for one task, read from its config: the defaults of
+    `judges.panel.<name>.simulated` (every follow rate and lock 0, audio accuracy 1,
+    precedence block), the top-level knobs, then `attributes.<attribute>`. Written from
+    the config's documented semantics, NOT by calling the simulator
+    (judges/embedded/judges.py): the table that validates the simulated judges shares no
+    code with them, so a merge bug there shows here as a miss instead of being shared."""
+    out: dict[str, Any] = {
+        "audio_accuracy": 1.0, "precedence": "block",
+        "follow_block": {"framed": 0.0, "unframed": 0.0, "with_audio": 0.0},
+        "follow_reference": {p: 0.0 for p in PLACEMENTS},
+        "lock": {f: {"first": 0.0, "second": 0.0} for f in PAIR_FORMATS}}
+    layers = [spec, ((spec.get("attributes") or {}).get(_attribute_of(task)) or {})]
+    for layer in layers:
+        if layer.get("audio_accuracy") is not None:
+            out["audio_accuracy"] = float(layer["audio_accuracy"])
+        for table in ("follow_block", "follow_reference"):
+            out[table].update({k: v for k, v in (layer.get(table) or {}).items()
+                               if v is not None})
+        for fmt, sides in (layer.get("lock") or {}).items():
+            out["lock"].setdefault(fmt, {"first": 0.0, "second": 0.0}).update(
+                {s: r for s, r in (sides or {}).items() if r is not None})
+        if layer.get("precedence") is not None:
+            out["precedence"] = str(layer["precedence"])
+    return out
 
 
 def planted_targets(spec: dict[str, Any], task: str | None = None, k_classes: int | None = None,

@@ -11,11 +11,21 @@ SEPARATOR_TONE_HZ with peak SEPARATOR_TONE_AMPLITUDE (int16 PCM), the same silen
 again. Clips are joined as int16 PCM so the tone samples are exact.
 
 Speaker similarity adds a reference clip as the first audio input after a text part
-`Reference clip:` (in both formats; the reference is never concatenated).
+`Reference clip:` (in both formats; the reference is never concatenated), except in
+the joined layout of `concat` (`reference_layout`, per judge under `auto`): reference,
+A and B in ONE audio input, each announced by a spoken slot cue synthesised with
+espeak-ng (`spoken_cue`: "Reference clip", "Clip A", "Clip B", the names the separate
+layout's text parts give the clips), the separator after every cue and every clip but
+the last, and a text part (prompts.REFERENCE_JOINED_TEXT) naming the cues in order.
+Under `auto` (default) a speaker `concat` trial carries the joined request as an
+alternate (`alt_requests.joined`, with the sample offsets of every cue and clip); the
+judging step sends it only to a judge whose audio-input limit cannot take the separate
+layout's two inputs (`judgeaudit.judges.shard.select_request`).
 """
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,6 +40,10 @@ from judgeaudit.io import sha256_bytes, sha256_json, write_bytes_atomic
 from judgeaudit.judges.request import AnswerSpec, AudioPart, Part, Request, TextPart
 from judgeaudit.prompts import (
     CONCAT_TEXT,
+    JOINED_CUE_ORDER,
+    JOINED_CUE_RATE,
+    JOINED_CUE_VOICE,
+    JOINED_CUES,
     PAIR_FORMAT_TEXT,
     PAIR_QUESTIONS,
     PAIR_SLOTS,
@@ -50,8 +64,12 @@ from judgeaudit.vocab.study_a import PAIR_FORMATS
 STUDY = "A"
 ANSWER_KEY = "choice"
 ORDERS = ("AB", "BA")
-__all__ = ["SEPARATOR_SILENCE_S", "SEPARATOR_TONE_AMPLITUDE", "SEPARATOR_TONE_HZ",
-           "SEPARATOR_TONE_S", "Clip", "Pair", "concat_wav", "pair_trials", "split_concat"]
+# speaker `concat` layouts: `auto` = separate, plus the joined request as an alternate
+# for judges limited to one audio input
+REFERENCE_LAYOUTS = ("auto", "separate", "joined")
+__all__ = ["REFERENCE_LAYOUTS", "SEPARATOR_SILENCE_S", "SEPARATOR_TONE_AMPLITUDE",
+           "SEPARATOR_TONE_HZ", "SEPARATOR_TONE_S", "Clip", "Pair", "concat_wav",
+           "joined_wav", "pair_trials", "split_concat", "spoken_cue"]
 
 # every fixed sentence of these requests is the prompt contract's (judgeaudit.prompts)
 
@@ -113,6 +131,56 @@ def concat_wav(a: bytes, b: bytes, where: str = "concat") -> bytes:
     return buf.getvalue()
 
 
+@functools.lru_cache(maxsize=16)
+def _cue_pcm(slot: str, sr: int) -> bytes:
+    from judgeaudit.datasets.synth.common import trim_silence
+    from judgeaudit.datasets.synth.tts import synthesize
+
+    x, _ = synthesize(JOINED_CUES[slot], JOINED_CUE_VOICE, rate=JOINED_CUE_RATE,
+                      sample_rate=sr)
+    x = trim_silence(x, sr)
+    return np.round(np.clip(x, -1.0, 1.0) * 32767).astype(np.int16).tobytes()
+
+
+def spoken_cue(slot: str, sr: int) -> np.ndarray:
+    """The spoken slot cue of `slot` (reference | A | B) as int16 PCM at `sr`: real
+    espeak-ng speech of prompts.JOINED_CUES[slot] in voice JOINED_CUE_VOICE, edge
+    silence trimmed (deterministic: the same samples in every request)."""
+    if slot not in JOINED_CUES:
+        raise ValueError(f"spoken_cue: unknown slot {slot!r} (expected one of {JOINED_CUE_ORDER})")
+    return np.frombuffer(_cue_pcm(slot, int(sr)), dtype=np.int16)
+
+
+def joined_wav(reference: bytes, a: bytes, b: bytes,
+               where: str = "joined") -> tuple[bytes, list[list]]:
+    """WAV bytes (16-bit PCM mono) of cue, sep, reference, sep, cue, sep, A, sep, cue,
+    sep, B, and the segments [[name, start, end], ...] in samples (names cue_reference,
+    reference, cue_A, A, cue_B, B). The three clips need one sample rate."""
+    clips = {}
+    rates = set()
+    for slot, data in zip(JOINED_CUE_ORDER, (reference, a, b), strict=True):
+        clips[slot], sr = _read_pcm(data, f"{where} {slot} clip")
+        rates.add(sr)
+    if len(rates) != 1:
+        raise ValueError(f"{where}: clips have different sample rates ({sorted(rates)} Hz)")
+    sr = rates.pop()
+    sep = separator_pcm(sr)
+    pieces: list[tuple[str, np.ndarray]] = []
+    for slot in JOINED_CUE_ORDER:
+        pieces += [(f"cue_{slot}", spoken_cue(slot, sr)), (slot, clips[slot])]
+    out, segments, pos = [], [], 0
+    for i, (name, x) in enumerate(pieces):
+        if i:
+            out.append(sep)
+            pos += len(sep)
+        out.append(x)
+        segments.append([name, pos, pos + len(x)])
+        pos += len(x)
+    buf = io.BytesIO()
+    sf.write(buf, np.concatenate(out), sr, subtype="PCM_16", format="WAV")
+    return buf.getvalue(), segments
+
+
 def split_concat(samples: np.ndarray, sr: int) -> tuple[np.ndarray, np.ndarray]:
     """Inverse of `concat_wav` on int16 samples: (A, B), cut at the exact separator."""
     pieces = split_pcm(np.asarray(samples, dtype=np.int16), sr)
@@ -135,20 +203,43 @@ def _audio(clip: Clip) -> AudioPart:
     return AudioPart(clip.sha256, "wav", clip.path)
 
 
+def _write_audio(data: bytes, concat_dir: str | Path) -> AudioPart:
+    digest = sha256_bytes(data)
+    path = Path(concat_dir) / f"{digest[:20]}.wav"
+    if not path.exists():
+        write_bytes_atomic(path, data)
+    return AudioPart(digest, "wav", str(path))
+
+
+def _joined_request(pair: Pair, slot_a: Clip, slot_b: Clip, concat_dir, read_bytes
+                    ) -> tuple[Request, dict[str, Any]]:
+    """The joined-layout speaker request (one audio part) and its layout facts."""
+    data, segments = joined_wav(read_bytes(pair.reference.path), read_bytes(slot_a.path),
+                                read_bytes(slot_b.path), f"pair {pair.pair_id} (joined)")
+    parts = (TextPart(f"{_question(pair)} {PAIR_FORMAT_TEXT}"),
+             TextPart(REFERENCE_JOINED_TEXT), _write_audio(data, concat_dir))
+    req = Request(system=SYSTEM_TEXT, parts=parts, answer=AnswerSpec(ANSWER_KEY, PAIR_SLOTS))
+    return req, {"reference_layout": "joined", "joined_segments": segments,
+                 "cue_voice": JOINED_CUE_VOICE}
+
+
 def pair_trials(task: str, pairs: Sequence[Pair], fmt: str, seed: int,
                 concat_dir: str | Path | None = None,
                 read_bytes=lambda p: Path(p).read_bytes(),
-                reference_layout: str = "separate") -> list[dict]:
+                reference_layout: str = "auto") -> list[dict]:
     """Trials for one format: every pair in AB and BA order.
 
     The AB order puts the better clip first in a seeded half of the pairs, so gold
     is balanced over slots. `concat` writes the joined audio (content-addressed file
-    names) into `concat_dir`. `reference_layout="joined"` (speaker similarity in
-    `concat`): the reference, A and B in ONE audio input (reference, separator, A,
-    separator, B, announced by REFERENCE_JOINED_TEXT), for judges that take one audio
-    input; `separate` (default) sends the reference as its own input (2 inputs)."""
-    if reference_layout not in ("separate", "joined"):
-        raise ValueError(f"reference_layout must be 'separate' or 'joined', got "
+    names) into `concat_dir`. Speaker similarity in `concat`: `separate` sends the
+    reference as its own input (2 inputs); `joined` sends reference, A and B in ONE
+    audio input with spoken slot cues (`joined_wav`, announced by
+    REFERENCE_JOINED_TEXT); `auto` (default) sends the separate layout and carries the
+    joined one as the trial's alternate `alt_requests.joined` (request + layout facts),
+    taken by judges limited to one audio input. Trial ids of `auto` and `separate` are
+    the same (the alternate is not part of the facts)."""
+    if reference_layout not in REFERENCE_LAYOUTS:
+        raise ValueError(f"reference_layout must be one of {REFERENCE_LAYOUTS}, got "
                          f"{reference_layout!r}")
     if fmt not in PAIR_FORMATS:
         raise ValueError(f"pair format must be one of {PAIR_FORMATS}, got {fmt!r}")
@@ -161,28 +252,30 @@ def pair_trials(task: str, pairs: Sequence[Pair], fmt: str, seed: int,
         for order in ORDERS:
             slot_a, slot_b = (first, second) if order == "AB" else (second, first)
             gold = "A" if slot_a == pair.better else "B"
-            parts: list[Part] = [TextPart(f"{_question(pair)} {PAIR_FORMAT_TEXT}")]
-            joined_ref = (pair.reference is not None and fmt == "concat"
-                          and reference_layout == "joined")
-            if pair.reference is not None and not joined_ref:
-                parts += [TextPart(REFERENCE_CLIP_TEXT), _audio(pair.reference)]
-            if fmt == "native":
-                parts += [TextPart(SLOT_TEXT.format(slot="A")), _audio(slot_a),
-                          TextPart(SLOT_TEXT.format(slot="B")), _audio(slot_b)]
+            speaker_concat = pair.reference is not None and fmt == "concat"
+            layout_facts: dict[str, Any] = {}
+            alt: dict[str, Any] = {}
+            if speaker_concat and reference_layout == "joined":
+                req, layout_facts = _joined_request(pair, slot_a, slot_b, concat_dir,
+                                                    read_bytes)
             else:
-                joined = concat_wav(read_bytes(slot_a.path), read_bytes(slot_b.path),
-                                    f"pair {pair.pair_id}")
-                if joined_ref:
-                    joined = concat_wav(read_bytes(pair.reference.path), joined,
-                                        f"pair {pair.pair_id} (reference joined)")
-                digest = sha256_bytes(joined)
-                path = Path(concat_dir) / f"{digest[:20]}.wav"
-                if not path.exists():
-                    write_bytes_atomic(path, joined)
-                parts += [TextPart(REFERENCE_JOINED_TEXT if joined_ref else CONCAT_TEXT),
-                          AudioPart(digest, "wav", str(path))]
-            req = Request(system=SYSTEM_TEXT, parts=tuple(parts),
-                          answer=AnswerSpec(ANSWER_KEY, PAIR_SLOTS))
+                parts: list[Part] = [TextPart(f"{_question(pair)} {PAIR_FORMAT_TEXT}")]
+                if pair.reference is not None:
+                    parts += [TextPart(REFERENCE_CLIP_TEXT), _audio(pair.reference)]
+                if fmt == "native":
+                    parts += [TextPart(SLOT_TEXT.format(slot="A")), _audio(slot_a),
+                              TextPart(SLOT_TEXT.format(slot="B")), _audio(slot_b)]
+                else:
+                    joined = concat_wav(read_bytes(slot_a.path), read_bytes(slot_b.path),
+                                        f"pair {pair.pair_id}")
+                    parts += [TextPart(CONCAT_TEXT), _write_audio(joined, concat_dir)]
+                req = Request(system=SYSTEM_TEXT, parts=tuple(parts),
+                              answer=AnswerSpec(ANSWER_KEY, PAIR_SLOTS))
+                if speaker_concat and reference_layout == "auto":
+                    alt_req, alt_facts = _joined_request(pair, slot_a, slot_b, concat_dir,
+                                                         read_bytes)
+                    alt = {"joined": {"request": alt_req.to_json(), "facts": {
+                        **alt_facts, "request_sha256": alt_req.content_hash()}}}
             facts = {
                 "family": "pairwise", "pair_id": pair.pair_id, "criterion": pair.criterion,
                 "format": fmt, "order": order, "better_slot": gold,
@@ -193,8 +286,11 @@ def pair_trials(task: str, pairs: Sequence[Pair], fmt: str, seed: int,
                 "emotion": pair.emotion, "seed": int(seed), "prompt_sha256": prompt_sha256(),
                 "cluster": pair.pair_id, "cluster_unit": "pair",
                 **dict(pair.meta),
-                **({"reference_layout": "joined"} if joined_ref else {}),
+                **layout_facts,
             }
-            trials.append(make_trial(STUDY, task, fmt, req, gold, facts))
+            trial = make_trial(STUDY, task, fmt, req, gold, facts)
+            if alt:
+                trial["alt_requests"] = alt
+            trials.append(trial)
     check_unique_ids(trials, f"study A {task} {fmt}")
     return trials

@@ -14,8 +14,9 @@ from judgeaudit.render.tables import (
     INVALID_LEGEND,
     fmt_ci,
     pivot_cells,
-    write_table,
+    simulation_note,
 )
+from judgeaudit.render.tables import write_table as _write_table_files
 from judgeaudit.stats.clustered import (
     METHOD_DIFFERENCE,
     METHOD_PROPORTION,
@@ -46,6 +47,27 @@ FOLLOW_NOTE = ("RF = P(answer = the wrong label), null 0; rf_adj = RF among tria
                "wrong label differs from the judge's own audio-only answer; RF~ = "
                "(RF - c)/(1 - c), c = 1/(K-1), unclipped (negative = below the chance rate "
                "c; the paper clips at 0), its interval RF's mapped through the same map")
+
+
+# judge -> the published judge it simulates (configs/paper_a_twin.yaml), read from the
+# planted table while `all_tables` writes: every table showing such a judge says so
+_TWINS: dict[str, str] = {}
+
+
+def write_table(frame: pd.DataFrame, base, caption: str = "", digits: int = 2,
+                tsv_frame: pd.DataFrame | None = None):
+    note = simulation_note(frame if tsv_frame is None else tsv_frame, _TWINS)
+    if note and "SIMULATION OF THE PUBLISHED FIGURES" not in caption:
+        caption = f"{caption.rstrip('.')}. {note}." if caption else f"{note}."
+    return _write_table_files(frame, base, caption, digits, tsv_frame)
+
+
+def twins_of(planted: pd.DataFrame) -> dict[str, str]:
+    """judge -> `simulates` (twin_of) from the planted table."""
+    if "simulates" not in planted or not len(planted):
+        return {}
+    sim = planted[planted["simulates"].fillna("").astype(str) != ""]
+    return dict(zip(sim["judge"].astype(str), sim["simulates"].astype(str), strict=True))
 
 
 def _pooled(m: pd.DataFrame) -> pd.DataFrame:
@@ -159,7 +181,24 @@ def table_pairwise(m: pd.DataFrame, base: Path) -> None:
                             invalid=True), base,
                 _caption("Study A Table V analogue: pairwise position lock, gold-aligned rate "
                          "g (over single judgments) and pair modes (over pairs judged validly "
-                         "in both orders) by format", d, invalid=True), tsv_frame=d)
+                         "in both orders) by format", d, invalid=True,
+                         note=_layout_note(d)), tsv_frame=d)
+
+
+def _layout_note(d: pd.DataFrame) -> str:
+    """Which speaker-concat cells used the joined layout (per judge, `auto`)."""
+    if "layout" not in d or not len(d):
+        return ""
+    lay = d[d["layout"].fillna("").astype(str).str.contains("joined")]
+    cells = sorted({f"{j} {t}/{f}" + (" (mixed)" if "+" in str(x) else "")
+                    for j, t, f, x in zip(lay["judge"], lay["task"], lay["format"],
+                                          lay["layout"], strict=True)})
+    if not cells:
+        return ""
+    return ("Joined layout (reference, A and B in one recording, each announced by a "
+            "spoken espeak-ng cue, for judges whose audio-input limit cannot take the "
+            "reference as its own input): " + "; ".join(cells) + ". Every other speaker "
+            "concat cell sends the reference as its own audio input")
 
 
 def table_contrasts(c: pd.DataFrame, base: Path) -> None:
@@ -293,6 +332,16 @@ def table_seed_stability(m: pd.DataFrame, base: Path) -> None:
 def all_tables(metrics: pd.DataFrame, contrasts: pd.DataFrame, planted: pd.DataFrame,
                out_dir: str | Path) -> None:
     out = Path(out_dir)
+    _TWINS.clear()
+    _TWINS.update(twins_of(planted))
+    try:
+        _all_tables(metrics, contrasts, planted, out)
+    finally:
+        _TWINS.clear()
+
+
+def _all_tables(metrics: pd.DataFrame, contrasts: pd.DataFrame, planted: pd.DataFrame,
+                out: Path) -> None:
     table_blueprint(metrics, out / "study_a_table2_blueprint")
     table_follow_blueprint(metrics, out / "study_a_follow_blueprint")
     table_reference(metrics, out / "study_a_table3_reference")

@@ -143,9 +143,10 @@ def read_request(loaded: LoadedRequest) -> RequestView:
         return view
     if task == "pairwise":
         ref = None
-        if len(per_part) == 1 and len(per_part[0][1]) == 3:
-            # reference_layout "joined": reference, A, B in one recording
-            ref, rest = per_part[0][1][0], per_part[0][1][1:]
+        if len(per_part) == 1 and len(per_part[0][1]) == 6:
+            # reference_layout "joined": cue, reference, cue, A, cue, B in one
+            # recording (the spoken slot cues are pieces 0, 2, 4; REFERENCE_JOINED_TEXT)
+            ref, rest = per_part[0][1][1], [per_part[0][1][3], per_part[0][1][5]]
         elif len(per_part) >= 2 and _marks_reference(req, per_part[0][0]) \
                 or len(per_part) == 3 or (len(per_part) == 2 and per_part[1][2]):
             ref = per_part[0][1][0]
