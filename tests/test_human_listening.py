@@ -205,7 +205,7 @@ def test_browser_answers_download_import_and_report(run, tmp_path):
     assert "Study B single (pointwise-none): accuracy 0.70 [" in lim
     assert "Study A emotion (blueprint, audio_only): accuracy 0.80 [" in lim
     # ... and the report shows it under Limitations
-    from judgeaudit.render.paper import build_paper
+    from judgeaudit.report.paper import build_paper
 
     cfg = {"judges": {"active": ["listener"], "panel": {"listener": {"provider": "listener"}}}}
     summary = build_paper([], [], cfg, root=root, trace=False)

@@ -11,7 +11,7 @@ import pandas as pd
 
 from judgeaudit.outputs import caption_of
 from judgeaudit.provenance import write_records
-from judgeaudit.render.paper import build_paper, write_redirect
+from judgeaudit.report.paper import build_paper, write_redirect
 
 CONFIG = {"seed": 3, "judges": {"active": ["listener", "gpt"],
                                 "panel": {"listener": {"provider": "listener"},
@@ -108,7 +108,7 @@ def test_limitations_name_a_specialist_target_met_by_the_estimate_only():
 
     import pandas as pd
 
-    from judgeaudit.render import paper
+    from judgeaudit.report import paper
 
     spec = pd.DataFrame([
         {"specialist": "speaker", "dataset": "synth_speaker", "metric": "eer",

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from judgeaudit.render.abstract import abstract
-from judgeaudit.render.layout import fill, pivots_of, states_as_text
-from judgeaudit.render.paper import _printed_html
+from judgeaudit.report.abstract import abstract
+from judgeaudit.report.layout import fill, pivots_of, states_as_text
+from judgeaudit.report.paper import _printed_html
 
 PANEL = {"listener": {"provider": "listener"}, "label-reader": {"provider": "label_reader"},
          "sim-a": {"provider": "simulated"}, "sim-b": {"provider": "simulated"}}

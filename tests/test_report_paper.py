@@ -172,7 +172,7 @@ def test_report_in_headless_chromium(run, tmp_path):
     assert "Synthetic corpora" in dom and "Embedded judges" in dom
 
 
-# the abstract's research questions (render/abstract.py FINDINGS) the tiny run must state
+# the abstract's research questions (report/abstract.py FINDINGS) the tiny run must state
 RESEARCH_QUESTIONS = ("rq1", "rq2", "conflict", "rq3", "b_accuracy", "b_states")
 
 
@@ -181,7 +181,7 @@ def test_report_reads_like_the_papers_in_chromium(run, tmp_path):
     if chromium() is None:
         pytest.skip("Debian's `chromium` is not installed (`apt-get install -y chromium`; "
                     ".ci/run installs it)")
-    from judgeaudit.render.paper import method_text
+    from judgeaudit.report.paper import method_text
     from judgeaudit.stats.methods import method_keys
 
     clone, _ = run
@@ -275,7 +275,7 @@ def test_trace_pages_rebuild_every_stored_request_as_sent_in_chromium(run, tmp_p
     from browser import eval_js
 
     from judgeaudit.provenance.cells import LABEL_FACTS, request_text
-    from judgeaudit.render.cellpages import CELL_JS, expand_strides
+    from judgeaudit.report.cellpages import CELL_JS, expand_strides
 
     clone, _ = run
     cells = clone / "results" / "report" / "cells"

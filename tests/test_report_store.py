@@ -1,4 +1,4 @@
-"""The report's trial store (render/cellpages.py): every trial and response once per
+"""The report's trial store (report/cellpages.py): every trial and response once per
 task, column-coded, rows referring to them by index runs. Checked from both ends: the
 Python codecs undo themselves, and the page's own script (run in headless Chromium)
 rebuilds from the written files, for every stored response, exactly the trace record
@@ -17,7 +17,7 @@ import pytest
 from browser import chromium, eval_js
 
 from judgeaudit.provenance.cells import CellTrace, request_text, trial_row
-from judgeaudit.render.cellpages import (
+from judgeaudit.report.cellpages import (
     CELL_JS,
     Store,
     TableData,

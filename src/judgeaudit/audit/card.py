@@ -11,11 +11,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from judgeaudit.render.published import PUBLISHED as _PAPERS_PUBLISHED
+from judgeaudit.report.published import PUBLISHED as _PAPERS_PUBLISHED
 
 CARD_VERSION = 1
 # The papers' published numbers for their judges: the one list the report prints too
-# (render/published.py), shown beside the card under the protocol they speak to,
+# (report/published.py), shown beside the card under the protocol they speak to,
 # marked published (never recomputed here).
 _PROTOCOL_OF_TABLE = {"study_a_table2_blueprint": "blueprint",
                       "study_a_table3_reference": "reference",

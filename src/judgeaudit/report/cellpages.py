@@ -46,7 +46,7 @@ from judgeaudit.provenance.cells import (
     trace_row,
     value_columns,
 )
-from judgeaudit.render.layout import states_as_text
+from judgeaudit.report.layout import states_as_text
 
 RULES_FILE = "_rules"  # cells/store/_rules.js: the rule nodes and configs, once
 JSON_SEP = (",", ":")

@@ -3,8 +3,8 @@
 Read like the papers: an abstract generated from the numbers (one finding per research
 question, each with its estimate and 95% interval, linking to its trace); per research
 question the table in the paper's layout (one row per judge, the conditions as
-columns, `est [lo, hi]`; control judges apart; `render/layout.py`), the long-format TSV
-one link away, the papers' published figures beside the run's (`render/published.py`),
+columns, `est [lo, hi]`; control judges apart; `report/layout.py`), the long-format TSV
+one link away, the papers' published figures beside the run's (`report/published.py`),
 each figure full width under its table with a caption saying what is plotted, the n,
 the interval method and the sampling unit; methods generated from the resolved config
 and the run's files (corpora, specialists, judges, conditions and sample sizes, the
@@ -12,7 +12,7 @@ interval methods in the words of the method registry); limitations; the full pro
 texts in an appendix.
 
 Every number links to its table's trace page (`cells/<table>.html#r<row>.<column>`,
-one page per table, `render/cellpages.py`) showing the rule chain, the config values,
+one page per table, `report/cellpages.py`) showing the rule chain, the config values,
 the exact trials (request as sent, audio, labels shown) and raw responses behind it and
 its recomputation from them.
 """
@@ -36,18 +36,18 @@ from judgeaudit.io import read_jsonl, sha256_file, write_text_atomic
 from judgeaudit.judges.adapters import providers
 from judgeaudit.provenance import CONFIG_STORE, record_path, save_resolved_config
 from judgeaudit.provenance.cells import read_table, request_text
-from judgeaudit.render.abstract import abstract
-from judgeaudit.render.cellpages import (
+from judgeaudit.render.tables import simulation_note
+from judgeaudit.report.abstract import abstract
+from judgeaudit.report.cellpages import (
     Store,
     _e,
     number_text,
     trace_table,
     write_table_pages,
 )
-from judgeaudit.render.layout import MAX_ROWS, Printed, fmt, printed_pivots
-from judgeaudit.render.layout import is_control as _is_control
-from judgeaudit.render.published import for_table
-from judgeaudit.render.tables import simulation_note
+from judgeaudit.report.layout import MAX_ROWS, Printed, fmt, printed_pivots
+from judgeaudit.report.layout import is_control as _is_control
+from judgeaudit.report.published import for_table
 from judgeaudit.stats.methods import METHODS as _METHODS
 from judgeaudit.stats.methods import describe as _describe
 from judgeaudit.stats.methods import keys_of as _keys_of
@@ -471,7 +471,7 @@ def _long_html(stem: str, frame: pd.DataFrame, limit: int = MAX_ROWS - 1) -> str
     stated once above it, empty columns dropped, estimate and interval in one cell,
     at most LONG_MAX_COLUMNS columns and `limit` rows (the rest are in the TSV)."""
     from judgeaudit.provenance.cells import value_columns
-    from judgeaudit.render.layout import states_as_text
+    from judgeaudit.report.layout import states_as_text
 
     frame = states_as_text(frame)
     nums = set(value_columns(frame))
@@ -541,7 +541,7 @@ def _select(frame: pd.DataFrame, sel: Mapping[str, Any]) -> pd.DataFrame:
 def _published_html(stem: str, frame: pd.DataFrame) -> str:
     """The papers' published figures for their judges beside this run's estimates of
     the same quantity (its judges)."""
-    from judgeaudit.render.layout import states_as_text
+    from judgeaudit.report.layout import states_as_text
 
     pubs = for_table(stem)
     if not pubs:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgeaudit.render.layout import is_control, states_as_text
+from judgeaudit.report.layout import is_control, states_as_text
 
 Link = Callable[[str, int, str], str]  # (table stem, long-table row, column) -> href
 
