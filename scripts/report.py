@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from judgeaudit.provenance import save_resolved_config
-from judgeaudit.render.paper import build_paper, write_redirect
+from judgeaudit.report.paper import build_paper, write_redirect
 from judgeaudit.scriptjob import finish_job, start_job
 
 smk, log = start_job(globals())
