@@ -46,20 +46,20 @@ def _jobs(text):
     return out
 
 
-@pytest.mark.slow
-def test_cue_change_reruns_only_its_shards(tmp_path, repo_root, snakemake_exe):
-    repo, work = tmp_path / "repo", tmp_path / "work"
-    repo.mkdir()
+def _copy_source(repo_root, dest):
+    """The workflow's source, as a clone holds it, under `dest`."""
+    dest.mkdir()
     for name in ("Snakefile", "rules", "schemas", "scripts", "templates", "profiles", "envs"):
         src = repo_root / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, repo / name)
-    shutil.copytree(repo_root / "src" / "judgeaudit", repo / "src" / "judgeaudit",
+        (shutil.copytree if src.is_dir() else shutil.copy)(src, dest / name)
+    shutil.copytree(repo_root / "src" / "judgeaudit", dest / "src" / "judgeaudit",
                     ignore=shutil.ignore_patterns("__pycache__"))
-    work.mkdir()
-    (work / "config.yaml").write_text(CONFIG)
 
-    # pretend a full run happened: every file of the DAG exists, touched in DAG order
-    summary = _smk(snakemake_exe, repo, work, "--summary", *TARGETS)
+
+def _pretend_run(exe, repo, work, targets):
+    """Pretend a full run happened: every file of the DAG exists, touched in DAG
+    order, and a dry run then has no job."""
+    summary = _smk(exe, repo, work, "--summary", *targets)
     for line in summary.splitlines():
         parts = line.split("\t")
         if len(parts) < 3 or parts[0] == "output_file":
@@ -70,8 +70,17 @@ def test_cue_change_reruns_only_its_shards(tmp_path, repo_root, snakemake_exe):
         else:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.touch()
-    _smk(snakemake_exe, repo, work, "--touch", *TARGETS)
-    assert _jobs(_smk(snakemake_exe, repo, work, "-n", *TARGETS)) == []
+    _smk(exe, repo, work, "--touch", *targets)
+    assert _jobs(_smk(exe, repo, work, "-n", *targets)) == []
+
+
+@pytest.mark.slow
+def test_cue_change_reruns_only_its_shards(tmp_path, repo_root, snakemake_exe):
+    repo, work = tmp_path / "repo", tmp_path / "work"
+    _copy_source(repo_root, repo)
+    work.mkdir()
+    (work / "config.yaml").write_text(CONFIG)
+    _pretend_run(snakemake_exe, repo, work, TARGETS)
 
     (repo / "templates/study_b/cues/soft.txt").write_text("Listen to the voice, please.\n")
     jobs = _jobs(_smk(snakemake_exe, repo, work, "-n", *TARGETS))
@@ -109,27 +118,10 @@ def test_a_moved_run_folder_reruns_nothing(tmp_path, repo_root, snakemake_exe):
     """A run folder holding its own source (the usual clone) is copied elsewhere: no
     input or param names the old absolute path, so the dry run there has no job."""
     first, moved = tmp_path / "first", tmp_path / "moved"
-    first.mkdir()
-    for name in ("Snakefile", "rules", "schemas", "scripts", "templates", "profiles", "envs"):
-        src = repo_root / name
-        (shutil.copytree if src.is_dir() else shutil.copy)(src, first / name)
-    shutil.copytree(repo_root / "src" / "judgeaudit", first / "src" / "judgeaudit",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    _copy_source(repo_root, first)
     (first / "config.yaml").write_text(CONFIG.replace("study_a: {enabled: false}\n", ""))
     targets = [*TARGETS, "results/trials/A/emotion/blueprint.jsonl"]
-    summary = _smk(snakemake_exe, first, first, "--summary", *targets)
-    for line in summary.splitlines():
-        parts = line.split("\t")
-        if len(parts) < 3 or parts[0] == "output_file":
-            continue
-        path = first / parts[0]
-        if parts[2] == "study_b_render" and path.name == "audio":
-            path.mkdir(parents=True, exist_ok=True)
-        else:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.touch()
-    _smk(snakemake_exe, first, first, "--touch", *targets)
-    assert _jobs(_smk(snakemake_exe, first, first, "-n", *targets)) == []
+    _pretend_run(snakemake_exe, first, first, targets)
     shutil.copytree(first, moved, symlinks=True)
     shutil.rmtree(first)
     assert _jobs(_smk(snakemake_exe, moved, moved, "-n", *targets)) == []
