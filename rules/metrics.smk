@@ -196,7 +196,8 @@ rule study_b_writer_ablation:
             }
         ),
         cost_fields=sorted(JUDGE_COST_FIELDS),
-        writer=config["study_b"]["replies"]["writer"],
+        # a lambda: the name (e.g. `templates`) reads to the linter as a path prefix
+        writer=lambda wc: config["study_b"]["replies"]["writer"],
         alt_writer=lambda wc: study_b_alt_writer(),
         replay=lambda wc: bool(config["judges"]["replay"]),
         n_boot=config["study_b"]["bootstrap"],
