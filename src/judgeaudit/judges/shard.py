@@ -72,13 +72,6 @@ def read_trial_requests(path: str | Path, max_audio_inputs: int | None = None
     return items
 
 
-def read_trials(path: str | Path, max_audio_inputs: int | None = None
-                ) -> list[tuple[str, Request]]:
-    """(trial_id, request) per trial, the request chosen for a judge whose audio-input
-    limit is `max_audio_inputs` (None = the trial's own request)."""
-    return [(t, r) for t, r, _ in read_trial_requests(path, max_audio_inputs)]
-
-
 class ShardIncomplete(RuntimeError):
     """Some requests of a shard have no answer yet; a rerun retries exactly those."""
 

@@ -40,19 +40,17 @@ def outcome(status: str) -> str:
     return "invalid"
 
 
-def _subset(df: pd.DataFrame, row: pd.Series,
-            as_text: dict[str, pd.Series] | None = None) -> pd.DataFrame:
+def _subset(df: pd.DataFrame, row: pd.Series, as_text: dict[str, pd.Series]) -> pd.DataFrame:
     """The trials of `df` behind one metric row (its judge/task/family/condition/seed,
-    compared as text). `as_text`: the key columns already cast with astype(str) (a
-    caller subsetting one frame for many rows casts them once)."""
+    compared as text). `as_text`: `df`'s key columns cast with astype(str) once for
+    all rows."""
     mask = pd.Series(True, index=df.index)
     for key in _KEYS:
         if key not in row or key not in df:
             continue
         if key == "seed" and row[key] == "all":
             continue
-        col = as_text[key] if as_text is not None else df[key].astype(str)
-        mask &= col == str(row[key])
+        mask &= as_text[key] == str(row[key])
     return df[mask]
 
 
