@@ -397,6 +397,16 @@ _CELL_MEMO: dict[tuple, Any] = {}
 _ROWS_MEMO: dict[tuple, list] = {}
 
 
+def _memoised(store: dict, key: Any, make: Any, limit: int = 64) -> Any:
+    """`store[key]`, made once by `make()`; a store past `limit` entries starts afresh
+    (a report traces one table after another, so old entries are not read again)."""
+    if key not in store:
+        if len(store) > limit:
+            store.clear()
+        store[key] = make()
+    return store[key]
+
+
 def _scored_shards(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path):
     """The scored shards of this judge and task (of every task of the row's family,
     when the recipe names one), re-scored from their trials and responses with the
@@ -465,13 +475,8 @@ def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
     if recipe.source == "trials_responses":
         trials, resp, files = _trials_responses(recipe, row, ch, root)
         load_key = (recipe.load, files, json.dumps(params, sort_keys=True, default=str))
-        if load_key not in _LOAD_MEMO:
-            if len(_LOAD_MEMO) > 64:
-                _LOAD_MEMO.clear()
-            _LOAD_MEMO[load_key] = resolve(recipe.load)(
-                trials, [resp[t["trial_id"]] for t in trials if t["trial_id"] in resp],
-                params)
-        inputs = _LOAD_MEMO[load_key]
+        inputs = _memoised(_LOAD_MEMO, load_key, lambda: resolve(recipe.load)(
+            trials, [resp[t["trial_id"]] for t in trials if t["trial_id"] in resp], params))
     elif recipe.source == "scored_shards":
         inputs, trials, resp = _scored_shards(recipe, row, ch, root)
     else:
@@ -487,26 +492,20 @@ def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
                     for v in cell_inputs.values())):
         same = (recipe.compute, load_key, tuple((k, tuple(v.index))
                                                 for k, v in sorted(cell_inputs.items())))
-    if same is not None and same in _CELL_MEMO:
-        outputs = _CELL_MEMO[same]
-    else:
+    if same is None:
         outputs = _compute(recipe, cell_inputs, params, key)
-        if same is not None:
-            if len(_CELL_MEMO) > 64:
-                _CELL_MEMO.clear()
-            _CELL_MEMO[same] = outputs
+    else:
+        outputs = _memoised(_CELL_MEMO, same,
+                            lambda: _compute(recipe, cell_inputs, params, key))
     shown = {k: v for k, v in sorted(params.items()) if k in ("n_boot", "seed", "gate")}
     how = (f"{recipe.compute}({', '.join(f'{k}={v}' for k, v in shown.items())}) on "
            f"{recipe.select} of {recipe.load}: {note}")
-    rows_key = None if load_key is None else (load_key, frozenset(ids))
-    if rows_key is not None and rows_key in _ROWS_MEMO:
-        return outputs, _ROWS_MEMO[rows_key], how
-    rows = _trial_rows([t for t in trials if t["trial_id"] in ids], resp)
-    if rows_key is not None:
-        if len(_ROWS_MEMO) > 64:
-            _ROWS_MEMO.clear()
-        _ROWS_MEMO[rows_key] = rows
-    return outputs, rows, how
+    def rows() -> list:
+        return _trial_rows([t for t in trials if t["trial_id"] in ids], resp)
+
+    if load_key is None:
+        return outputs, rows(), how
+    return outputs, _memoised(_ROWS_MEMO, (load_key, frozenset(ids)), rows), how
 
 
 _MEMO: dict[tuple, tuple] = {}
