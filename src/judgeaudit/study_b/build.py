@@ -144,20 +144,18 @@ def reply_quality(items_path: str | Path, speak: bool, sample_rate: int, seed: i
 
         renderer = EspeakRenderer(sample_rate=16000, seed=seed, n_voices=int(n_voices),
                                   jitter=False)
+    # templated replies repeat: a reply text spoken in the same voice is the same
+    # samples, so its DNSMOS is computed once (keyed by the samples themselves)
+    scored: dict[bytes, dict[str, float]] = {}
     for it in items:
         voice = reply_voice(it["item_id"], renderer.voice_ids(), seed) if renderer else ""
         for r, text in enumerate(it["replies"]):
             row: dict[str, Any] = {"item_id": it["item_id"], "task": it["family"], "reply": r,
                                    "text": text, **lexical_quality(text)}
             if renderer is not None:
-                from judgeaudit import dnsmos_session
-
                 audio = renderer.render(text, "neutral", voice, -1,
                                         f"reply|{it['item_id']}|{r}")
-                res = dnsmos_session.score(audio.samples.astype("float64"), sr=16000)
-                row.update({"reply_voice": voice, "dnsmos_ovrl": float(res["ovrl_mos"]),
-                            "dnsmos_sig": float(res["sig_mos"]),
-                            "dnsmos_bak": float(res["bak_mos"])})
+                row.update({"reply_voice": voice, **_dnsmos_of(audio.samples, scored)})
             rows.append(row)
     frame = pd.DataFrame(rows)
     if scorer:
@@ -169,6 +167,21 @@ def reply_quality(items_path: str | Path, speak: bool, sample_rate: int, seed: i
         frame = frame.merge(llm.drop(columns=["task"]), on=["item_id", "reply"], how="left",
                             validate="one_to_one")
     return frame
+
+
+def _dnsmos_of(samples, scored: dict[bytes, dict[str, float]]) -> dict[str, float]:
+    import hashlib
+
+    from judgeaudit import dnsmos_session
+
+    x = samples.astype("float64")
+    key = hashlib.sha256(x.tobytes()).digest()
+    if key not in scored:
+        res = dnsmos_session.score(x, sr=16000)
+        scored[key] = {"dnsmos_ovrl": float(res["ovrl_mos"]),
+                       "dnsmos_sig": float(res["sig_mos"]),
+                       "dnsmos_bak": float(res["bak_mos"])}
+    return scored[key]
 
 
 def trials_for(items_path: str | Path, renderings_path: str | Path, shard: str,
