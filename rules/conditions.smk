@@ -95,6 +95,7 @@ rule study_b_items:
         "logs/conditions/study_b_items/{task}.log",
     benchmark:
         "logs/benchmarks/study_b_items/{task}.tsv"
+    priority: 50
     conda:
         CONDA_ENV
     params:
@@ -119,6 +120,7 @@ rule study_b_render:
         "logs/conditions/study_b_render/{task}.log",
     benchmark:
         "logs/benchmarks/study_b_render/{task}.tsv"
+    priority: 30
     conda:
         CONDA_ENV
     threads: 1
@@ -147,6 +149,9 @@ rule study_b_reply_quality:
         "logs/conditions/study_b_reply_quality/{task}.log",
     benchmark:
         "logs/benchmarks/study_b_reply_quality/{task}.tsv"
+    # priority: the run's longest serial chain (dialogue -> items -> DNSMOS of every
+    # reply -> balance) starts first, so the leaf jobs (validation) fill around it
+    priority: 50
     conda:
         CONDA_ENV
     params:

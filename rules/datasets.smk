@@ -19,6 +19,7 @@ for _name in SYNTH_DATASETS:
             f"logs/datasets/{_name}.log",
         benchmark:
             f"logs/benchmarks/{_name}.tsv"
+        priority: 50
         conda:
             CONDA_ENV
         threads: 1

@@ -14,6 +14,9 @@ rule features_table:
         "logs/features/features_table/{dataset}.log",
     benchmark:
         "logs/benchmarks/features_table/{dataset}.tsv"
+    # priority: heads of the Study A chains (features -> specialists -> judges), run
+    # before the leaf jobs so the run's tail is not one chain on one core
+    priority: 40
     conda:
         CONDA_ENV
     threads: 2

@@ -31,6 +31,7 @@ rule specialists_train:
         "logs/specialists/specialists_train/{kind}/{dataset}.log",
     benchmark:
         "logs/benchmarks/specialists_train/{kind}/{dataset}.tsv"
+    priority: 40
     conda:
         CONDA_ENV
     threads: 2
@@ -59,6 +60,7 @@ rule specialists_predict:
         "logs/specialists/specialists_predict/{kind}/{dataset}.log",
     benchmark:
         "logs/benchmarks/specialists_predict/{kind}/{dataset}.tsv"
+    priority: 40
     conda:
         CONDA_ENV
     threads: 2
