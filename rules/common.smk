@@ -453,6 +453,13 @@ def report_inputs(ext):
     )
 
 
+def report_traces():
+    """One `report_trace` output per report table, in `report_inputs(".tsv")` order."""
+    return [
+        f"results/report_traces/{Path(t).stem}.pickle" for t in report_inputs(".tsv")
+    ]
+
+
 TARGETS["report"] = lambda: ["results/report/index.html", "results/report.html"]
 # <<< report helpers
 

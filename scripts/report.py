@@ -1,5 +1,6 @@
 """Rule `report`: the paper-like report (results/report/index.html), a static trace
-page per table row, and the old results/report.html as a redirect to it."""
+page per table row (from the `report_trace` jobs' traces), and the old
+results/report.html as a redirect to it."""
 
 import json
 from pathlib import Path
@@ -13,7 +14,8 @@ save_resolved_config(smk.config)  # the report copies it beside index.html
 summary = build_paper(list(smk.input.tables), list(smk.input.figures), smk.config,
                       out_dir=str(Path(smk.output.html).parent),
                       datasets_used=json.loads(smk.params.datasets_used),
-                      min_n=int(smk.params.min_n), workers=int(smk.threads))
+                      min_n=int(smk.params.min_n), workers=int(smk.threads),
+                      traces=dict(zip(smk.input.tables, smk.input.traces, strict=True)))
 write_redirect(smk.output.redirect, "report/index.html")
 log.info("report: %d tables, %d figures, %d numbers traced (%d matched, %d mismatched, "
          "%d not recomputed, %d rows failed)", summary["tables"], summary["figures"],

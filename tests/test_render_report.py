@@ -126,3 +126,36 @@ def test_limitations_name_a_specialist_target_met_by_the_estimate_only():
         "Specialist target met by the estimate only: speaker eer 0.025 [0.009, 0.076] vs "
         "target 0.05")
     assert any(t.startswith("Specialist target not met: language") for t in lims)
+
+
+def test_traces_from_report_trace_jobs_give_the_same_pages(tmp_path):
+    """The workflow traces each table in its own `report_trace` job (a pickle the
+    report reads): the trace pages are the same bytes as when the report traces the
+    tables itself, and the report then traces nothing (a broken tracer is not called)."""
+    from pathlib import Path
+
+    from judgeaudit.report import cellpages, paper
+
+    tables, figures = _setup(tmp_path)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        build_paper(tables, figures, CONFIG, out_dir="results/self")
+        traces = {t: f"results/traces/{Path(t).stem}.pickle" for t in tables}
+        for t, p in traces.items():
+            assert len(cellpages.write_traces(t, p)) == len(pd.read_csv(t, sep="\t"))
+        real = paper.trace_table
+        paper.trace_table = None  # the report must not trace a table it was given
+        try:
+            build_paper(tables, figures, CONFIG, out_dir="results/read", traces=traces,
+                        workers=2)
+        finally:
+            paper.trace_table = real
+    finally:
+        os.chdir(cwd)
+    mine, read = tmp_path / "results" / "self" / "cells", tmp_path / "results" / "read" / "cells"
+    names = sorted(p.name for p in mine.iterdir() if p.is_file())
+    assert names == sorted(p.name for p in read.iterdir() if p.is_file())
+    assert any(n.endswith(".data.js") for n in names)
+    for n in names:
+        assert (mine / n).read_bytes() == (read / n).read_bytes(), n

@@ -29,6 +29,7 @@ import html
 import json
 import math
 import os
+import pickle
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -36,7 +37,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgeaudit.io import write_text_atomic
+from judgeaudit.io import write_bytes_atomic, write_text_atomic
 from judgeaudit.provenance import RECORD_SUFFIX
 from judgeaudit.provenance.cells import (
     LABEL_FACTS,
@@ -372,6 +373,21 @@ def trace_table(tsv: str, root: Path) -> list:
         except TRACE_ERRORS as exc:
             out.append(TraceFailed(str(exc)))
     return out
+
+
+def write_traces(tsv: str, path: str | os.PathLike, root: Path = Path(".")) -> list:
+    """`trace_table(tsv, root)` written to `path` (pickle, atomically): the input of
+    `read_traces` in the report job."""
+    traces = trace_table(tsv, root)
+    write_bytes_atomic(path, pickle.dumps(traces, protocol=pickle.HIGHEST_PROTOCOL))
+    return traces
+
+
+def read_traces(path: str | os.PathLike) -> list:
+    """A table's traces as `write_traces` wrote them (the report's own workflow output,
+    so unpickling it runs no foreign code)."""
+    with open(path, "rb") as fh:
+        return pickle.load(fh)
 
 
 _CHECK = {False: "bad", None: "nr"}

@@ -42,6 +42,7 @@ from judgeaudit.report.cellpages import (
     Store,
     _e,
     number_text,
+    read_traces,
     trace_table,
     write_table_pages,
 )
@@ -669,11 +670,14 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
                 out_dir: str | os.PathLike = "results/report", root: str | os.PathLike = ".",
                 datasets_used: Mapping[str, str] | None = None, trace: bool = True,
                 min_n: int = 30, title: str = "Auditing audio-language-model judges of "
-                "speech", workers: int = 1) -> dict[str, Any]:
+                "speech", workers: int = 1,
+                traces: Mapping[str, str | os.PathLike] | None = None) -> dict[str, Any]:
     """Write `<out_dir>/index.html`, `cells/<table>.html|.data.js` and `figures/*`;
-    return a summary. `workers` > 1 traces the tables' rows in that many worker
-    processes (tables are independent; the pages are assembled here, in table order,
-    so the files are the same bytes as with one)."""
+    return a summary. `traces` (table path -> file `cellpages.write_traces` wrote, the
+    workflow's rule `report_trace`): those tables' row traces are read, not computed.
+    `workers` > 1 traces the other tables' rows in that many worker processes (tables
+    are independent; the pages are assembled here, in table order, so the files are
+    the same bytes either way)."""
     root = Path(root)
     out = root / out_dir
     out.mkdir(parents=True, exist_ok=True)
@@ -701,14 +705,15 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
     section_html: dict[str, list[str]] = defaultdict(list)
     n_table = n_fig = 0
     pool, traced = None, {}
-    if trace and workers > 1 and len(frames) > 1:
+    done = {Path(t).stem: read_traces(p) for t, p in (traces or {}).items()} if trace else {}
+    if trace and workers > 1 and len(set(frames) - set(done)) > 1:
         import multiprocessing
         from concurrent.futures import ProcessPoolExecutor
 
         pool = ProcessPoolExecutor(max_workers=min(workers, len(frames)),
                                    mp_context=multiprocessing.get_context("fork"))
         # the longest tables first, so the workers finish together
-        for stem in sorted(frames, key=lambda s: (-len(frames[s]), s)):
+        for stem in sorted(set(frames) - set(done), key=lambda s: (-len(frames[s]), s)):
             traced[stem] = pool.submit(trace_table, paths[stem], root)
     for stem in sorted(frames, key=lambda s: (order.index(TABLES.get(s, ("other",))[0]),
                                               list(TABLES).index(s) if s in TABLES else 99,
@@ -719,7 +724,8 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
         sim = simulation_note(frame, twins)
         page = write_table_pages(stem, paths[stem], frame, root, out, store, stats,
                                  STYLE, f"../index.html#{stem}", trace,
-                                 traced[stem].result() if stem in traced else None,
+                                 done[stem] if stem in done
+                                 else traced[stem].result() if stem in traced else None,
                                  banner=sim)
         n_table += 1
         number = PAPER_TABLE.get(stem) or f"Table {n_table}"
