@@ -73,25 +73,28 @@ def classification_frame(df: pd.DataFrame) -> pd.DataFrame:
     """Simulated classification trials -> trial and response records in the workflow's
     formats, joined by the product's own `study_a.join` (not a frame built here): the
     trial's `cluster` fact is its speaker, as the conditions stage writes it."""
-    lab = [f"c{i}" for i in range(int(df["k"].iloc[0]))]
-    valid = df["valid"].to_numpy(bool)
-    ans, shown = df["answer"].to_numpy(), df["shown"].to_numpy()
-    gold, der = df["gold"].to_numpy(), df["derangement"].to_numpy()
-    cond, clip = df["condition"].to_numpy(), df["clip"].to_numpy()
-    spk, k = df["speaker"].to_numpy(), int(df["k"].iloc[0])
+    k = int(df["k"].iloc[0])
+    lab = [f"c{i}" for i in range(k)]
     trials, responses = [], []
-    for i in range(len(df)):
+    # Python scalars (tolist) and the label / id strings looked up, not formatted per row
+    clip_ids = [f"clip{i}" for i in range(int(df["clip"].max()) + 1)] if len(df) else []
+    spk_ids = [f"spk{i}" for i in range(int(df["speaker"].max()) + 1)] if len(df) else []
+    for i, (valid, ans, shown, gold, der, cond, clip, spk) in enumerate(zip(
+            df["valid"].to_numpy(bool).tolist(), df["answer"].to_numpy().tolist(),
+            df["shown"].to_numpy().tolist(), df["gold"].to_numpy().tolist(),
+            df["derangement"].to_numpy().tolist(), df["condition"].to_numpy().tolist(),
+            df["clip"].to_numpy().tolist(), df["speaker"].to_numpy().tolist(), strict=True)):
         tid = str(i)
-        trials.append({"trial_id": tid, "study": "A", "task": "sim", "condition": str(cond[i]),
-                       "gold": lab[int(gold[i])],
+        trials.append({"trial_id": tid, "study": "A", "task": "sim", "condition": str(cond),
+                       "gold": lab[gold],
                        "facts": {"family": "blueprint",
-                                 "seed": int(der[i]) if der[i] > 0 else None,
-                                 "clip_id": f"clip{int(clip[i])}", "k": k,
-                                 "wrong_label": lab[int(shown[i])] if shown[i] >= 0 else None,
-                                 "cluster": f"spk{int(spk[i])}", "cluster_unit": "speaker"}})
+                                 "seed": der if der > 0 else None,
+                                 "clip_id": clip_ids[clip], "k": k,
+                                 "wrong_label": lab[shown] if shown >= 0 else None,
+                                 "cluster": spk_ids[spk], "cluster_unit": "speaker"}})
         responses.append({"trial_id": tid,
-                          "parsed": lab[int(ans[i])] if valid[i] else None,
-                          "status": "valid" if valid[i] else "refusal", "error": None})
+                          "parsed": lab[ans] if valid else None,
+                          "status": "valid" if valid else "refusal", "error": None})
     return sa.join(trials, responses, JUDGE)
 
 
@@ -146,9 +149,11 @@ def pairwise(df: pd.DataFrame, n_boot: int, seed: int = 0) -> list[dict[str, Any
 
 # ------------------------------------------------------------------ Study B
 def states_frame(rend: pd.DataFrame) -> pd.DataFrame:
-    bits = rend[["P", "O", "J"]]
-    defined = bits.notna().all(axis=1)
-    state = np.where(defined, bits.fillna(0).astype(int).astype(str).agg("".join, axis=1), "")
+    bits = rend[["P", "O", "J"]].to_numpy(dtype=float)
+    defined = ~np.isnan(bits).any(axis=1)
+    # the "POJ" digits of each rendering's 0/1 bits ("" when some probe is undefined)
+    code = np.nan_to_num(bits).astype(int) @ np.array([4, 2, 1])
+    state = np.where(defined, np.array([f"{c:03b}" for c in range(8)], dtype=object)[code], "")
     return pd.DataFrame({"judge": JUDGE, "task": "single", "item_id": "item" + rend["item"].astype(str),
                          "rendering": rend["rendering"], "P": rend["P"], "O": rend["O"],
                          "J": rend["J"], "state": state, "staging": np.nan})
