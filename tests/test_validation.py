@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from judgeaudit.validation import estimators as est
 from judgeaudit.validation import simulate as sim
 from judgeaudit.validation import study
 
@@ -183,3 +184,15 @@ def test_validation_workflow_target(tmp_path, repo_root, snakemake_exe):
         assert (work / "results" / "tables" / f"estimator_validation.{ext}").stat().st_size > 0
     assert (work / "figures" / "estimator_validation.pdf").exists()
     assert (work / "results" / "tables" / "estimator_validation.tsv.prov.json").exists()
+
+
+def test_states_frame_codes_each_rendering_by_its_three_bits():
+    """The adapter's POJ state: the three 0/1 bits as a string, "" when one is NaN."""
+    rng = np.random.default_rng(0)
+    bits = rng.integers(0, 2, size=(200, 3)).astype(float)
+    bits[rng.random((200, 3)) < 0.1] = np.nan
+    rend = pd.DataFrame({"item": np.repeat(np.arange(100), 2), "rendering": np.tile([0, 1], 100),
+                         "P": bits[:, 0], "O": bits[:, 1], "J": bits[:, 2]})
+    got = est.states_frame(rend)["state"].tolist()
+    want = ["" if np.isnan(b).any() else "".join(str(int(x)) for x in b) for b in bits]
+    assert got == want and "" in got and {"111", "000", "110"} <= set(got)
