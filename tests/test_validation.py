@@ -196,3 +196,18 @@ def test_states_frame_codes_each_rendering_by_its_three_bits():
     got = est.states_frame(rend)["state"].tolist()
     want = ["" if np.isnan(b).any() else "".join(str(int(x)) for x in b) for b in bits]
     assert got == want and "" in got and {"111", "000", "110"} <= set(got)
+
+
+def test_balanced_labels_draw_what_one_permutation_per_speaker_draws():
+    """The simulator shuffles slices of one array in place: the same draws, the same
+    labels and the same generator state after as `rng.permutation` per speaker."""
+    for seed in range(20):
+        sizes = np.random.default_rng(100 + seed).integers(1, 25, 60)
+        k = 2 + seed % 7
+        r1, r2 = np.random.default_rng(seed), np.random.default_rng(seed)
+        want = np.concatenate([r1.permutation(np.arange(c) % k) for c in sizes])
+        ends = np.cumsum(sizes)
+        within = np.arange(ends[-1]) - np.repeat(ends - sizes, sizes)
+        got = sim.balanced_labels(r2, within, ends, k)
+        assert np.array_equal(got, want) and got.dtype == want.dtype
+        assert r1.random() == r2.random()
