@@ -21,6 +21,7 @@ modes), `study_b.metrics.state_distribution` (Potemkin share = state 110),
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -46,7 +47,10 @@ def _f(x) -> float:
         return math.nan
 
 
-def _intervals(row: pd.Series, estimand: str, cluster_label: str) -> list[dict[str, Any]]:
+def _intervals(row: Mapping[str, Any], estimand: str, cluster_label: str
+               ) -> list[dict[str, Any]]:
+    """The primary (and bootstrap) interval of one metric row (a row dict of the
+    estimator or a row of its frame)."""
     base = {"estimand": estimand, "estimate": _f(row["estimate"]), "n": _f(row.get("n")),
             "n_clusters": _f(row.get("n_clusters")), "deff": _f(row.get("deff")),
             "one_sided": str(row.get("one_sided") or "") if pd.notna(row.get("one_sided"))
@@ -110,13 +114,11 @@ CLS_KEYS = {  # (condition, metric) -> estimand
 
 
 def classification(df: pd.DataFrame, n_boot: int, seed: int = 0) -> list[dict[str, Any]]:
-    rows = pd.DataFrame(sa.classification_metrics(classification_frame(df), n_boot=n_boot))
-    rows = rows[rows["seed"] == sa.POOLED]
     out = []
-    for r in rows.itertuples(index=False):
-        key = CLS_KEYS.get((r.condition, r.metric))
+    for r in sa.classification_metrics(classification_frame(df), n_boot=n_boot):
+        key = CLS_KEYS.get((r["condition"], r["metric"])) if r["seed"] == sa.POOLED else None
         if key:
-            out += _intervals(pd.Series(r._asdict()), key, str(r.cluster_unit))
+            out += _intervals(r, key, str(r["cluster_unit"]))
     return out
 
 
@@ -139,11 +141,10 @@ PAIR_METRICS = ("lock", "g", "consistent_correct", "consistent_wrong", "locked_f
 
 
 def pairwise(df: pd.DataFrame, n_boot: int, seed: int = 0) -> list[dict[str, Any]]:
-    rows = pd.DataFrame(sa.pairwise_metrics(pairwise_frame(df), n_boot=n_boot))
     out = []
-    for r in rows.itertuples(index=False):
-        if r.metric in PAIR_METRICS:
-            out += _intervals(pd.Series(r._asdict()), r.metric, str(r.cluster_unit))
+    for r in sa.pairwise_metrics(pairwise_frame(df), n_boot=n_boot):
+        if r["metric"] in PAIR_METRICS:
+            out += _intervals(r, r["metric"], str(r["cluster_unit"]))
     return out
 
 
