@@ -371,12 +371,18 @@ def state_distribution(st: pd.DataFrame) -> pd.DataFrame:
     for (judge, task), g in st.groupby(["judge", "task"]):
         defined = g[g["state"] != ""]
         n_inv = int((g["state"] == "").sum())
+        # the group's columns read once (8 states share them); `==` on the object
+        # values is pandas' (a missing state equals no state)
+        state = np.where(defined["state"].notna().to_numpy(), defined["state"].to_numpy(
+            dtype=object), None)
+        items = np.asarray(defined["item_id"], dtype=object).astype(str)
+        t_bits = defined["T"].to_numpy(dtype=float) if "T" in defined else None
         for s in STATES:
-            hit = (defined["state"] == s).to_numpy(dtype=float)
+            is_s = state == s
             row = {"judge": judge, "task": task, "state": s, "name": STATE_NAMES[s],
-                   **clustered_rate(hit, defined["item_id"], n_inv)}
-            if "T" in defined:
-                tb = defined.loc[defined["state"] == s, "T"].dropna()
+                   **clustered_rate(is_s.astype(float), items, n_inv)}
+            if t_bits is not None:
+                tb = t_bits[is_s & ~np.isnan(t_bits)]
                 row.update({"t_right": float(tb.mean()) if len(tb) else math.nan,
                             "t_n": int(len(tb))})
             out.append(row)
