@@ -87,6 +87,27 @@ def _reference_pair_table(grp):
                                       "cluster_unit", "mode"])
 
 
+def _reference_pairwise(df, n_boot):
+    rows = []
+    pw = df[df["family"] == "pairwise"]
+    for (judge, task, fmt), grp in pw.groupby(["judge", "task", "condition"], sort=True):
+        keys = {"judge": judge, "task": task, "family": "pairwise", "condition": fmt,
+                "seed": sa.POOLED}
+        unsupported = int((grp["status"] == "unsupported").sum())
+        pairs = _reference_pair_table(grp).assign(valid=lambda d: d["mode"].notna())
+        start = len(rows)
+        rows.append(_reference_rate(keys, "lock", pairs, pairs["mode"].isin(
+            ["locked_first", "locked_second"]), n_boot))
+        for mode in sa.PAIR_MODES:
+            rows.append(_reference_rate(keys, mode, pairs, pairs["mode"] == mode, n_boot))
+        rows.append(_reference_rate(keys, "g", grp, grp["parsed"] == grp["gold"], n_boot))
+        lays = sorted({str(x) for x in grp.get("layout", pd.Series(dtype=object)).dropna()})
+        for r in rows[start:]:
+            r["n_unsupported"] = unsupported
+            r["layout"] = "+".join(lays)
+    return rows
+
+
 def _same_rows(got, want):
     assert len(got) == len(want)
     for g, w in zip(got, want, strict=True):
@@ -138,3 +159,6 @@ def test_pair_table_equals_the_groupby_loop(tmp_path):
     got, want = sa.pair_table(df), _reference_pair_table(df)
     pd.testing.assert_frame_equal(got, want, check_exact=True)
     assert sa.pair_table(df.iloc[0:0]).empty and _reference_pair_table(df.iloc[0:0]).empty
+    trials += pair_trials("pair_naturalness", pairs, "concat", 1, concat_dir=tmp_path / "cc")
+    df = sa.join(trials, respond(trials, _noisy(4)), "noisy")
+    _same_rows(sa.pairwise_metrics(df, n_boot=30), _reference_pairwise(df, n_boot=30))

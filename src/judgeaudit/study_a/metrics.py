@@ -291,12 +291,17 @@ def pairwise_metrics(df: pd.DataFrame, n_boot: int = 0) -> list[dict[str, Any]]:
         unsupported = int((grp["status"] == "unsupported").sum())
         pairs = pair_table(grp).assign(valid=lambda d: d["mode"].notna())
         start = len(rows)
-        rows.append(rate(keys, "lock", pairs,
-                         pairs["mode"].isin(["locked_first", "locked_second"]), n_boot))
+        # every pair-level rate reads the one pair table (`_Group`: columns read once)
+        per_pair, every = _Group(pairs), np.ones(len(pairs), dtype=bool)
+        rows.append(per_pair.rate(keys, "lock", every, pairs["mode"].isin(
+            ["locked_first", "locked_second"]).to_numpy(), n_boot))
         for mode in PAIR_MODES:
-            rows.append(rate(keys, mode, pairs, pairs["mode"] == mode, n_boot))
+            rows.append(per_pair.rate(keys, mode, every, (pairs["mode"] == mode).to_numpy(),
+                                      n_boot))
         # g over single judgments; both orders of a pair share its cluster
-        rows.append(rate(keys, "g", grp, grp["parsed"] == grp["gold"], n_boot))
+        single = _Group(grp)
+        rows.append(single.rate(keys, "g", np.ones(len(grp), dtype=bool), single.hit("gold"),
+                                n_boot))
         lays = sorted({str(x) for x in grp.get("layout", pd.Series(dtype=object)).dropna()})
         for r in rows[start:]:
             r["n_unsupported"] = unsupported
