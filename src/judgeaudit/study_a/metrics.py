@@ -94,7 +94,9 @@ def join(trials: Iterable[dict], responses: Iterable[dict], judge: str) -> pd.Da
     if missing:
         raise ValueError(f"judge {judge}: {len(missing)} trials have no response "
                          f"(e.g. {missing[:3]}); every trial needs exactly one response row")
-    df = pd.DataFrame(rows)
+    # every row has the same keys in the same order: name them (pandas then skips
+    # collecting the union of the rows' keys)
+    df = pd.DataFrame(rows, columns=list(rows[0])) if rows else pd.DataFrame(rows)
     if not df.empty:
         df["valid"] = df["status"] == "valid"
         df["seed"] = df["seed"].map(lambda s: POOLED if s is None or
