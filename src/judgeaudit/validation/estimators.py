@@ -65,14 +65,6 @@ def _intervals(row: Mapping[str, Any], estimand: str, cluster_label: str
 
 
 # ------------------------------------------------------------------ Study A
-def _plain(frame: pd.DataFrame) -> pd.DataFrame:
-    """Text columns as Python objects, as `study_a.join` builds them from dicts."""
-    for col in frame.columns:
-        if frame[col].dtype.kind not in "biuf":
-            frame[col] = frame[col].astype(object)
-    return frame
-
-
 def classification_frame(df: pd.DataFrame) -> pd.DataFrame:
     """Simulated classification trials -> trial and response records in the workflow's
     formats, joined by the product's own `study_a.join` (not a frame built here): the
@@ -123,17 +115,24 @@ def classification(df: pd.DataFrame, n_boot: int, seed: int = 0) -> list[dict[st
 
 
 def pairwise_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """Simulated pair judgments -> the joined frame the pairwise metrics read: every
+    text column of Python objects (a missing answer NaN), `valid` bool."""
     valid = df["valid"].to_numpy(bool)
-    return _plain(pd.DataFrame({
-        "judge": JUDGE, "trial_id": np.arange(len(df)).astype(str), "task": "pair_sim",
+    n = len(df)
+    frame = pd.DataFrame({
+        "judge": JUDGE, "trial_id": [str(i) for i in range(n)], "task": "pair_sim",
         "family": "pairwise", "condition": "concat", "seed": sa.POOLED,
-        "pair_id": "pair" + df["pair"].astype(str), "order": df["order"].to_numpy(),
-        "better_slot_ab": df["better_ab"].to_numpy(), "gold": df["better"].to_numpy(),
-        "parsed": np.where(valid, df["choice"].to_numpy(), None),
-        "status": np.where(valid, "valid", "invalid_label"), "valid": valid,
+        "pair_id": [f"pair{p}" for p in df["pair"].tolist()],
+        "order": df["order"].to_numpy(dtype=object),
+        "better_slot_ab": df["better_ab"].to_numpy(dtype=object),
+        "gold": df["better"].to_numpy(dtype=object),
+        "parsed": np.where(valid, df["choice"].to_numpy(dtype=object), np.nan),
+        "status": np.where(valid, "valid", "invalid_label").astype(object), "valid": valid,
         # the sampling unit the conditions stage names for cleanness pairs
-        "cluster": "src" + df["source"].astype(str), "cluster_unit": "source clip",
-    }))
+        "cluster": [f"src{s}" for s in df["source"].tolist()], "cluster_unit": "source clip",
+    }, dtype=object)
+    frame["valid"] = valid
+    return frame
 
 
 PAIR_METRICS = ("lock", "g", "consistent_correct", "consistent_wrong", "locked_first",
