@@ -297,3 +297,18 @@ def test_equal_cluster_means_up_to_rounding_give_deff_one_not_zero_width():
     z_lo, z_hi = proportion_confint(4, 14, alpha=0.05, method="wilson")
     # t(1) critical value widens the z-based Wilson interval
     assert est.lo < z_lo and est.hi > z_hi
+
+
+def test_critical_values_are_scipy_stats_ppf_bit_for_bit():
+    """_tcrit evaluates scipy.special.stdtrit / ndtri directly: the values must be the
+    ones scipy.stats.t.ppf / norm.ppf return (the printed intervals stay byte-identical)."""
+    from judgeaudit.stats.clustered import _tcrit
+
+    rng = np.random.default_rng(5)
+    for df in [*rng.uniform(0.05, 3, 200), *rng.uniform(1, 400, 400), 1.0, 23.0, 1e7]:
+        for alpha, one in ((0.05, False), (0.05, True), (0.01, False), (0.1, True)):
+            q = 1 - alpha if one else 1 - alpha / 2
+            assert _tcrit(alpha, float(df), one) == float(t.ppf(q, float(df)))
+    for df in (math.nan, 0.0, -1.0, math.inf):
+        assert _tcrit(0.05, df) == float(norm.ppf(0.975))
+        assert _tcrit(0.05, df, True) == float(norm.ppf(0.95))

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from judgeaudit.validation import estimators as est
 from judgeaudit.validation import simulate as sim
 from judgeaudit.validation import study
 
@@ -183,3 +184,30 @@ def test_validation_workflow_target(tmp_path, repo_root, snakemake_exe):
         assert (work / "results" / "tables" / f"estimator_validation.{ext}").stat().st_size > 0
     assert (work / "figures" / "estimator_validation.pdf").exists()
     assert (work / "results" / "tables" / "estimator_validation.tsv.prov.json").exists()
+
+
+def test_states_frame_codes_each_rendering_by_its_three_bits():
+    """The adapter's POJ state: the three 0/1 bits as a string, "" when one is NaN."""
+    rng = np.random.default_rng(0)
+    bits = rng.integers(0, 2, size=(200, 3)).astype(float)
+    bits[rng.random((200, 3)) < 0.1] = np.nan
+    rend = pd.DataFrame({"item": np.repeat(np.arange(100), 2), "rendering": np.tile([0, 1], 100),
+                         "P": bits[:, 0], "O": bits[:, 1], "J": bits[:, 2]})
+    got = est.states_frame(rend)["state"].tolist()
+    want = ["" if np.isnan(b).any() else "".join(str(int(x)) for x in b) for b in bits]
+    assert got == want and "" in got and {"111", "000", "110"} <= set(got)
+
+
+def test_balanced_labels_draw_what_one_permutation_per_speaker_draws():
+    """The simulator shuffles slices of one array in place: the same draws, the same
+    labels and the same generator state after as `rng.permutation` per speaker."""
+    for seed in range(20):
+        sizes = np.random.default_rng(100 + seed).integers(1, 25, 60)
+        k = 2 + seed % 7
+        r1, r2 = np.random.default_rng(seed), np.random.default_rng(seed)
+        want = np.concatenate([r1.permutation(np.arange(c) % k) for c in sizes])
+        ends = np.cumsum(sizes)
+        within = np.arange(ends[-1]) - np.repeat(ends - sizes, sizes)
+        got = sim.balanced_labels(r2, within, ends, k)
+        assert np.array_equal(got, want) and got.dtype == want.dtype
+        assert r1.random() == r2.random()

@@ -94,7 +94,9 @@ def join(trials: Iterable[dict], responses: Iterable[dict], judge: str) -> pd.Da
     if missing:
         raise ValueError(f"judge {judge}: {len(missing)} trials have no response "
                          f"(e.g. {missing[:3]}); every trial needs exactly one response row")
-    df = pd.DataFrame(rows)
+    # every row has the same keys in the same order: name them (pandas then skips
+    # collecting the union of the rows' keys)
+    df = pd.DataFrame(rows, columns=list(rows[0])) if rows else pd.DataFrame(rows)
     if not df.empty:
         df["valid"] = df["status"] == "valid"
         df["seed"] = df["seed"].map(lambda s: POOLED if s is None or
@@ -117,21 +119,33 @@ def estimate_row(keys: dict, metric: str, est: Estimate, n_invalid: int, unit: s
 
 
 def _unit(grp: pd.DataFrame) -> str:
-    units = sorted({str(u) for u in grp["cluster_unit"].dropna()}) if len(grp) else []
+    units = sorted({str(u) for u in grp["cluster_unit"].dropna().unique()}) if len(grp) else []
     return "/".join(units) if units else "trial"
+
+
+def _rate_valid(keys: dict, metric: str, y: np.ndarray, clusters: np.ndarray, n_invalid: int,
+                unit: str, n_boot: int = 0, boot_seed: int = 0) -> dict[str, Any]:
+    """The rate row from the valid rows' 0/1 values `y` and their clusters (str)."""
+    est = clustered_proportion(y, clusters)
+    boot = None
+    if n_boot > 0 and est.n > 0 and est.n_clusters >= 2:
+        boot = cluster_bootstrap_bca(y, clusters, n_resamples=n_boot, seed=boot_seed)
+    return estimate_row(keys, metric, est, n_invalid, unit, boot)
 
 
 def rate(keys: dict, metric: str, grp: pd.DataFrame, hit: pd.Series, n_boot: int = 0,
          boot_seed: int = 0) -> dict[str, Any]:
     """Share of `hit` among the valid rows of `grp`, clustered on `grp.cluster`."""
     valid = grp["valid"].astype(bool)
-    y = hit[valid].astype(int).to_numpy()
-    clusters = grp.loc[valid, "cluster"].astype(str).to_numpy()
-    est = clustered_proportion(y, clusters)
-    boot = None
-    if n_boot > 0 and est.n > 0 and est.n_clusters >= 2:
-        boot = cluster_bootstrap_bca(y, clusters, n_resamples=n_boot, seed=boot_seed)
-    return estimate_row(keys, metric, est, int((~valid).sum()), _unit(grp), boot)
+    if hit.index.equals(grp.index):  # row i of hit is row i of grp: plain arrays
+        v = valid.to_numpy()
+        y = hit.to_numpy()[v].astype(int)
+        clusters = grp["cluster"].astype(str).to_numpy()[v]
+    else:  # pandas aligns hit on the index
+        y = hit[valid].astype(int).to_numpy()
+        clusters = grp.loc[valid, "cluster"].astype(str).to_numpy()
+    return _rate_valid(keys, metric, y, clusters, int((~valid).sum()), _unit(grp), n_boot,
+                       boot_seed)
 
 
 def rf_norm_row(rf: dict[str, Any], k_classes: int) -> dict[str, Any]:
@@ -152,7 +166,41 @@ def rf_norm_row(rf: dict[str, Any], k_classes: int) -> dict[str, Any]:
 def _own_audio_answers(df: pd.DataFrame) -> dict[tuple[str, str], str]:
     """(task, clip_id) -> the judge's valid answer on `audio_only` for that clip."""
     a = df[(df["condition"] == "audio_only") & df["valid"]]
-    return {(t, c): p for t, c, p in zip(a["task"], a["clip_id"], a["parsed"], strict=True)}
+    return {(t, c): p for t, c, p in zip(a["task"].to_numpy(), a["clip_id"].to_numpy(),
+                                         a["parsed"].to_numpy(), strict=True)}
+
+
+class _Group:
+    """One judge x task x family x condition group as arrays: each rate of a subset
+    (a boolean mask over the group's rows) reads them, so the columns are compared
+    once per group (pandas semantics: a missing value equals nothing) and not once
+    per subset; every value is the one the per-subset pandas code computes."""
+
+    def __init__(self, grp: pd.DataFrame):
+        self.grp = grp
+        self.valid = grp["valid"].astype(bool).to_numpy()
+        self.clusters = grp["cluster"].astype(str).to_numpy()
+        units = grp["cluster_unit"]
+        self.units = units.to_numpy()
+        self.has_unit = units.notna().to_numpy()
+        self._hits: dict[str, np.ndarray] = {}
+
+    def hit(self, col: str) -> np.ndarray:
+        """parsed == col (False where either is missing), over the whole group."""
+        if col not in self._hits:
+            self._hits[col] = (self.grp["parsed"] == self.grp[col]).to_numpy()
+        return self._hits[col]
+
+    def unit(self, mask: np.ndarray) -> str:
+        units = sorted({str(u) for u in self.units[mask & self.has_unit]}) if mask.any() else []
+        return "/".join(units) if units else "trial"
+
+    def rate(self, keys: dict, metric: str, mask: np.ndarray, hit: np.ndarray,
+             n_boot: int) -> dict[str, Any]:
+        """`rate` of the subset `mask` (same rows, same values)."""
+        valid = mask & self.valid
+        return _rate_valid(keys, metric, hit[valid].astype(int), self.clusters[valid],
+                           int(np.count_nonzero(mask & ~self.valid)), self.unit(mask), n_boot)
 
 
 def classification_metrics(df: pd.DataFrame, n_boot: int = 0) -> list[dict[str, Any]]:
@@ -169,40 +217,41 @@ def classification_metrics(df: pd.DataFrame, n_boot: int = 0) -> list[dict[str, 
     own = _own_audio_answers(df)
     for (judge, task, family, cond), grp in cls.groupby(
             ["judge", "task", "family", "condition"], sort=True):
+        g = _Group(grp)
         seeds = sorted(s for s in grp["seed"].unique() if s != POOLED)
-        subsets = [(POOLED, grp)] + ([(s, grp[grp["seed"] == s]) for s in seeds]
-                                     if seeds else [])
+        subsets = [(POOLED, np.ones(len(grp), dtype=bool))] + (
+            [(s, (grp["seed"] == s).to_numpy()) for s in seeds] if seeds else [])
         k_classes = int(grp["k"].iloc[0])
+        wrong = cond in WRONG_CONDITIONS or cond in PLACEMENTS or cond in FALLIBLE_PLACEMENTS
+        if wrong:
+            heard = pd.Series([own.get((t, c)) for t, c in zip(
+                grp["task"].to_numpy(), grp["clip_id"].to_numpy(), strict=True)],
+                index=grp.index, dtype=object)
+            eligible = (heard.notna() & (heard != grp["wrong_label"])).to_numpy()
+        if family == "conflict":
+            shares = {"follow_block": g.hit("block_label"),
+                      "follow_reference": g.hit("reference_label"),
+                      "follow_gold": g.hit("gold")}
+            shares["follow_other"] = ~(shares["follow_block"] | shares["follow_reference"]
+                                       | shares["follow_gold"])
         for seed, sub in subsets:
             keys = {"judge": judge, "task": task, "family": family, "condition": cond,
                     "seed": seed, "k": k_classes}
             boot = n_boot if seed == POOLED else 0
-            rows.append(rate(keys, "accuracy", sub, sub["parsed"] == sub["gold"], boot))
-            if cond in WRONG_CONDITIONS or cond in PLACEMENTS or cond in FALLIBLE_PLACEMENTS:
-                label = sub["wrong_label"]
-                rf = rate(keys, "rf", sub, sub["parsed"] == label, boot)
+            rows.append(g.rate(keys, "accuracy", sub, g.hit("gold"), boot))
+            if wrong:
+                rf = g.rate(keys, "rf", sub, g.hit("wrong_label"), boot)
                 rows.append(rf)
                 rows.append(rf_norm_row(rf, k_classes))
-                heard = [own.get((t, c)) for t, c in zip(sub["task"], sub["clip_id"], strict=True)]
-                heard = pd.Series(heard, index=sub.index, dtype=object)
-                eligible = heard.notna() & (heard != label)
-                if eligible.any():
-                    adj = sub[eligible]
-                    rows.append(rate(keys, "rf_adj", adj, adj["parsed"] == adj["wrong_label"],
-                                     boot))
+                adj = sub & eligible
+                if adj.any():
+                    rows.append(g.rate(keys, "rf_adj", adj, g.hit("wrong_label"), boot))
             if cond == "match":
-                rows.append(rate(keys, "follow_true_reference", sub,
-                                 sub["parsed"] == sub["reference_label"], boot))
+                rows.append(g.rate(keys, "follow_true_reference", sub,
+                                   g.hit("reference_label"), boot))
             if family == "conflict":
-                shares = {
-                    "follow_block": sub["parsed"] == sub["block_label"],
-                    "follow_reference": sub["parsed"] == sub["reference_label"],
-                    "follow_gold": sub["parsed"] == sub["gold"],
-                }
-                shares["follow_other"] = ~(shares["follow_block"] | shares["follow_reference"]
-                                           | shares["follow_gold"])
                 for metric, hit in shares.items():
-                    rows.append(rate(keys, metric, sub, hit, boot))
+                    rows.append(g.rate(keys, metric, sub, hit, boot))
     return rows
 
 
@@ -210,13 +259,26 @@ def pair_table(grp: pd.DataFrame) -> pd.DataFrame:
     """One row per pair of one judge x task x format: choice in AB and BA order (None
     when invalid), better_ab, cluster, mode (None unless both orders are valid)."""
     out = []
-    for pid, p in grp.groupby("pair_id", sort=True):
+    # the groups of groupby("pair_id", sort=True) (sorted ids, missing ids dropped, rows
+    # in frame order within a pair) from one factorisation, not one frame per pair
+    codes, ids = pd.factorize(grp["pair_id"].to_numpy(), sort=True)
+    order = np.argsort(codes, kind="stable")
+    order = order[codes[order] >= 0]
+    starts = np.flatnonzero(np.r_[True, np.diff(codes[order]) != 0])
+    bounds = zip(starts, np.r_[starts[1:], order.size], strict=True) if order.size else ()
+    cols = {c: grp[c].to_numpy() for c in ("order", "parsed", "valid", "better_slot_ab",
+                                           "cluster", "cluster_unit")}
+    for a, b in bounds:
+        rows = order[a:b]
         choice = {o: (c if v else None) for o, c, v in
-                  zip(p["order"], p["parsed"], p["valid"], strict=True)}
-        better = str(p["better_slot_ab"].iloc[0])
-        out.append({"pair_id": pid, "ab": choice.get("AB"), "ba": choice.get("BA"),
-                    "better_ab": better, "cluster": str(p["cluster"].iloc[0]),
-                    "cluster_unit": p["cluster_unit"].iloc[0],
+                  zip(cols["order"][rows], cols["parsed"][rows], cols["valid"][rows],
+                      strict=True)}
+        first = rows[0]
+        better = str(cols["better_slot_ab"][first])
+        out.append({"pair_id": ids[codes[first]], "ab": choice.get("AB"),
+                    "ba": choice.get("BA"), "better_ab": better,
+                    "cluster": str(cols["cluster"][first]),
+                    "cluster_unit": cols["cluster_unit"][first],
                     "mode": pair_mode(choice.get("AB"), choice.get("BA"), better)})
     return pd.DataFrame(out, columns=["pair_id", "ab", "ba", "better_ab", "cluster",
                                       "cluster_unit", "mode"])
@@ -231,12 +293,17 @@ def pairwise_metrics(df: pd.DataFrame, n_boot: int = 0) -> list[dict[str, Any]]:
         unsupported = int((grp["status"] == "unsupported").sum())
         pairs = pair_table(grp).assign(valid=lambda d: d["mode"].notna())
         start = len(rows)
-        rows.append(rate(keys, "lock", pairs,
-                         pairs["mode"].isin(["locked_first", "locked_second"]), n_boot))
+        # every pair-level rate reads the one pair table (`_Group`: columns read once)
+        per_pair, every = _Group(pairs), np.ones(len(pairs), dtype=bool)
+        rows.append(per_pair.rate(keys, "lock", every, pairs["mode"].isin(
+            ["locked_first", "locked_second"]).to_numpy(), n_boot))
         for mode in PAIR_MODES:
-            rows.append(rate(keys, mode, pairs, pairs["mode"] == mode, n_boot))
+            rows.append(per_pair.rate(keys, mode, every, (pairs["mode"] == mode).to_numpy(),
+                                      n_boot))
         # g over single judgments; both orders of a pair share its cluster
-        rows.append(rate(keys, "g", grp, grp["parsed"] == grp["gold"], n_boot))
+        single = _Group(grp)
+        rows.append(single.rate(keys, "g", np.ones(len(grp), dtype=bool), single.hit("gold"),
+                                n_boot))
         lays = sorted({str(x) for x in grp.get("layout", pd.Series(dtype=object)).dropna()})
         for r in rows[start:]:
             r["n_unsupported"] = unsupported

@@ -185,18 +185,30 @@ def add_holm(frame: pd.DataFrame, table: str, by: str = "judge") -> pd.DataFrame
     rows of one table: every task x cue of the protocol gap, every task x protocol of
     the cue dependence): p_holm, reject_holm (at 0.05), holm_family, holm_m."""
     out = frame.copy()
-    for col, default in (("p_holm", math.nan), ("reject_holm", False), ("holm_family", ""),
-                         ("holm_m", 0)):
-        out[col] = default
-    out["reject_holm"] = out["reject_holm"].astype(object)
     if out.empty:
+        for col, default in (("p_holm", math.nan), ("reject_holm", False),
+                             ("holm_family", ""), ("holm_m", 0)):
+            out[col] = default
+        out["reject_holm"] = out["reject_holm"].astype(object)
         return out
-    for key, idx in out.groupby(by).groups.items():
-        adj, rej = holm(out.loc[idx, "pvalue"].tolist())
-        out.loc[idx, "p_holm"] = adj
-        out.loc[idx, "reject_holm"] = rej
-        out.loc[idx, "holm_family"] = f"{table}|{key}"
-        out.loc[idx, "holm_m"] = int(np.isfinite(out.loc[idx, "pvalue"].astype(float)).sum())
+    # the four columns filled per family as arrays, then set once each (rows outside
+    # every family, e.g. a missing `by`, keep NaN / False / "" / 0)
+    n = len(out)
+    p_holm, reject = np.full(n, math.nan), [False] * n
+    family, m = [""] * n, np.zeros(n, dtype=np.int64)
+    pvalues = out["pvalue"].to_numpy(dtype=object)
+    finite = np.isfinite(out["pvalue"].astype(float).to_numpy())
+    for key, pos in out.groupby(by).indices.items():
+        adj, rej = holm(pvalues[pos].tolist())
+        p_holm[pos] = adj
+        for i, r in zip(pos.tolist(), rej, strict=True):
+            reject[i] = r
+            family[i] = f"{table}|{key}"
+        m[pos] = int(finite[pos].sum())
+    out["p_holm"] = p_holm
+    out["reject_holm"] = np.array(reject, dtype=object)
+    out["holm_family"] = family
+    out["holm_m"] = m
     out["holm_method"] = HOLM_METHOD
     return out
 
@@ -371,12 +383,18 @@ def state_distribution(st: pd.DataFrame) -> pd.DataFrame:
     for (judge, task), g in st.groupby(["judge", "task"]):
         defined = g[g["state"] != ""]
         n_inv = int((g["state"] == "").sum())
+        # the group's columns read once (8 states share them); `==` on the object
+        # values is pandas' (a missing state equals no state)
+        state = np.where(defined["state"].notna().to_numpy(), defined["state"].to_numpy(
+            dtype=object), None)
+        items = np.asarray(defined["item_id"], dtype=object).astype(str)
+        t_bits = defined["T"].to_numpy(dtype=float) if "T" in defined else None
         for s in STATES:
-            hit = (defined["state"] == s).to_numpy(dtype=float)
+            is_s = state == s
             row = {"judge": judge, "task": task, "state": s, "name": STATE_NAMES[s],
-                   **clustered_rate(hit, defined["item_id"], n_inv)}
-            if "T" in defined:
-                tb = defined.loc[defined["state"] == s, "T"].dropna()
+                   **clustered_rate(is_s.astype(float), items, n_inv)}
+            if t_bits is not None:
+                tb = t_bits[is_s & ~np.isnan(t_bits)]
                 row.update({"t_right": float(tb.mean()) if len(tb) else math.nan,
                             "t_n": int(len(tb))})
             out.append(row)
@@ -407,11 +425,13 @@ def potemkin(st: pd.DataFrame) -> pd.DataFrame:
                 ("staging", "staging_accuracy")]
         if "T" in g and g["T"].notna().any():
             bits.append(("T", "probe_T"))
+        items = np.asarray(g["item_id"], dtype=object)
         for bit, name in bits:
-            ok = g[bit].notna()
+            col = g[bit]
+            ok = col.notna().to_numpy()
             out.append({"judge": judge, "task": task, "metric": name,
-                        **clustered_rate(g.loc[ok, bit].to_numpy(dtype=float),
-                                         g.loc[ok, "item_id"], int((~ok).sum()))})
+                        **clustered_rate(col.to_numpy(dtype=float, na_value=np.nan)[ok],
+                                         items[ok], int((~ok).sum()))})
         if "staged" in g:
             sc = g["staged"].isin(["111", "110"])
             out.append({"judge": judge, "task": task, "metric": "staged_potemkin",

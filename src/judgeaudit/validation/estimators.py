@@ -21,6 +21,7 @@ modes), `study_b.metrics.state_distribution` (Potemkin share = state 110),
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -46,7 +47,10 @@ def _f(x) -> float:
         return math.nan
 
 
-def _intervals(row: pd.Series, estimand: str, cluster_label: str) -> list[dict[str, Any]]:
+def _intervals(row: Mapping[str, Any], estimand: str, cluster_label: str
+               ) -> list[dict[str, Any]]:
+    """The primary (and bootstrap) interval of one metric row (a row dict of the
+    estimator or a row of its frame)."""
     base = {"estimand": estimand, "estimate": _f(row["estimate"]), "n": _f(row.get("n")),
             "n_clusters": _f(row.get("n_clusters")), "deff": _f(row.get("deff")),
             "one_sided": str(row.get("one_sided") or "") if pd.notna(row.get("one_sided"))
@@ -61,37 +65,32 @@ def _intervals(row: pd.Series, estimand: str, cluster_label: str) -> list[dict[s
 
 
 # ------------------------------------------------------------------ Study A
-def _plain(frame: pd.DataFrame) -> pd.DataFrame:
-    """Text columns as Python objects, as `study_a.join` builds them from dicts."""
-    for col in frame.columns:
-        if frame[col].dtype.kind not in "biuf":
-            frame[col] = frame[col].astype(object)
-    return frame
-
-
 def classification_frame(df: pd.DataFrame) -> pd.DataFrame:
     """Simulated classification trials -> trial and response records in the workflow's
     formats, joined by the product's own `study_a.join` (not a frame built here): the
     trial's `cluster` fact is its speaker, as the conditions stage writes it."""
-    lab = [f"c{i}" for i in range(int(df["k"].iloc[0]))]
-    valid = df["valid"].to_numpy(bool)
-    ans, shown = df["answer"].to_numpy(), df["shown"].to_numpy()
-    gold, der = df["gold"].to_numpy(), df["derangement"].to_numpy()
-    cond, clip = df["condition"].to_numpy(), df["clip"].to_numpy()
-    spk, k = df["speaker"].to_numpy(), int(df["k"].iloc[0])
+    k = int(df["k"].iloc[0])
+    lab = [f"c{i}" for i in range(k)]
     trials, responses = [], []
-    for i in range(len(df)):
+    # Python scalars (tolist) and the label / id strings looked up, not formatted per row
+    clip_ids = [f"clip{i}" for i in range(int(df["clip"].max()) + 1)] if len(df) else []
+    spk_ids = [f"spk{i}" for i in range(int(df["speaker"].max()) + 1)] if len(df) else []
+    for i, (valid, ans, shown, gold, der, cond, clip, spk) in enumerate(zip(
+            df["valid"].to_numpy(bool).tolist(), df["answer"].to_numpy().tolist(),
+            df["shown"].to_numpy().tolist(), df["gold"].to_numpy().tolist(),
+            df["derangement"].to_numpy().tolist(), df["condition"].to_numpy().tolist(),
+            df["clip"].to_numpy().tolist(), df["speaker"].to_numpy().tolist(), strict=True)):
         tid = str(i)
-        trials.append({"trial_id": tid, "study": "A", "task": "sim", "condition": str(cond[i]),
-                       "gold": lab[int(gold[i])],
+        trials.append({"trial_id": tid, "study": "A", "task": "sim", "condition": str(cond),
+                       "gold": lab[gold],
                        "facts": {"family": "blueprint",
-                                 "seed": int(der[i]) if der[i] > 0 else None,
-                                 "clip_id": f"clip{int(clip[i])}", "k": k,
-                                 "wrong_label": lab[int(shown[i])] if shown[i] >= 0 else None,
-                                 "cluster": f"spk{int(spk[i])}", "cluster_unit": "speaker"}})
+                                 "seed": der if der > 0 else None,
+                                 "clip_id": clip_ids[clip], "k": k,
+                                 "wrong_label": lab[shown] if shown >= 0 else None,
+                                 "cluster": spk_ids[spk], "cluster_unit": "speaker"}})
         responses.append({"trial_id": tid,
-                          "parsed": lab[int(ans[i])] if valid[i] else None,
-                          "status": "valid" if valid[i] else "refusal", "error": None})
+                          "parsed": lab[ans] if valid else None,
+                          "status": "valid" if valid else "refusal", "error": None})
     return sa.join(trials, responses, JUDGE)
 
 
@@ -107,28 +106,33 @@ CLS_KEYS = {  # (condition, metric) -> estimand
 
 
 def classification(df: pd.DataFrame, n_boot: int, seed: int = 0) -> list[dict[str, Any]]:
-    rows = pd.DataFrame(sa.classification_metrics(classification_frame(df), n_boot=n_boot))
-    rows = rows[rows["seed"] == sa.POOLED]
     out = []
-    for r in rows.itertuples(index=False):
-        key = CLS_KEYS.get((r.condition, r.metric))
+    for r in sa.classification_metrics(classification_frame(df), n_boot=n_boot):
+        key = CLS_KEYS.get((r["condition"], r["metric"])) if r["seed"] == sa.POOLED else None
         if key:
-            out += _intervals(pd.Series(r._asdict()), key, str(r.cluster_unit))
+            out += _intervals(r, key, str(r["cluster_unit"]))
     return out
 
 
 def pairwise_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """Simulated pair judgments -> the joined frame the pairwise metrics read: every
+    text column of Python objects (a missing answer NaN), `valid` bool."""
     valid = df["valid"].to_numpy(bool)
-    return _plain(pd.DataFrame({
-        "judge": JUDGE, "trial_id": np.arange(len(df)).astype(str), "task": "pair_sim",
+    n = len(df)
+    frame = pd.DataFrame({
+        "judge": JUDGE, "trial_id": [str(i) for i in range(n)], "task": "pair_sim",
         "family": "pairwise", "condition": "concat", "seed": sa.POOLED,
-        "pair_id": "pair" + df["pair"].astype(str), "order": df["order"].to_numpy(),
-        "better_slot_ab": df["better_ab"].to_numpy(), "gold": df["better"].to_numpy(),
-        "parsed": np.where(valid, df["choice"].to_numpy(), None),
-        "status": np.where(valid, "valid", "invalid_label"), "valid": valid,
+        "pair_id": [f"pair{p}" for p in df["pair"].tolist()],
+        "order": df["order"].to_numpy(dtype=object),
+        "better_slot_ab": df["better_ab"].to_numpy(dtype=object),
+        "gold": df["better"].to_numpy(dtype=object),
+        "parsed": np.where(valid, df["choice"].to_numpy(dtype=object), np.nan),
+        "status": np.where(valid, "valid", "invalid_label").astype(object), "valid": valid,
         # the sampling unit the conditions stage names for cleanness pairs
-        "cluster": "src" + df["source"].astype(str), "cluster_unit": "source clip",
-    }))
+        "cluster": [f"src{s}" for s in df["source"].tolist()], "cluster_unit": "source clip",
+    }, dtype=object)
+    frame["valid"] = valid
+    return frame
 
 
 PAIR_METRICS = ("lock", "g", "consistent_correct", "consistent_wrong", "locked_first",
@@ -136,19 +140,20 @@ PAIR_METRICS = ("lock", "g", "consistent_correct", "consistent_wrong", "locked_f
 
 
 def pairwise(df: pd.DataFrame, n_boot: int, seed: int = 0) -> list[dict[str, Any]]:
-    rows = pd.DataFrame(sa.pairwise_metrics(pairwise_frame(df), n_boot=n_boot))
     out = []
-    for r in rows.itertuples(index=False):
-        if r.metric in PAIR_METRICS:
-            out += _intervals(pd.Series(r._asdict()), r.metric, str(r.cluster_unit))
+    for r in sa.pairwise_metrics(pairwise_frame(df), n_boot=n_boot):
+        if r["metric"] in PAIR_METRICS:
+            out += _intervals(r, r["metric"], str(r["cluster_unit"]))
     return out
 
 
 # ------------------------------------------------------------------ Study B
 def states_frame(rend: pd.DataFrame) -> pd.DataFrame:
-    bits = rend[["P", "O", "J"]]
-    defined = bits.notna().all(axis=1)
-    state = np.where(defined, bits.fillna(0).astype(int).astype(str).agg("".join, axis=1), "")
+    bits = rend[["P", "O", "J"]].to_numpy(dtype=float)
+    defined = ~np.isnan(bits).any(axis=1)
+    # the "POJ" digits of each rendering's 0/1 bits ("" when some probe is undefined)
+    code = np.nan_to_num(bits).astype(int) @ np.array([4, 2, 1])
+    state = np.where(defined, np.array([f"{c:03b}" for c in range(8)], dtype=object)[code], "")
     return pd.DataFrame({"judge": JUDGE, "task": "single", "item_id": "item" + rend["item"].astype(str),
                          "rendering": rend["rendering"], "P": rend["P"], "O": rend["O"],
                          "J": rend["J"], "state": state, "staging": np.nan})

@@ -244,6 +244,19 @@ def _percept(rng, gold, p_right, k, q):
     return np.where(right, gold, _mishear(rng, gold, k, q))
 
 
+def balanced_labels(rng: np.random.Generator, within: np.ndarray, ends: np.ndarray,
+                    k: int) -> np.ndarray:
+    """Balanced gold labels within each speaker: speaker s's clips (rows ends[s-1] to
+    ends[s]) get 0, 1, .., K-1, 0, .. in a random order. One in-place shuffle per
+    speaker of a slice of one array: the draws of `rng.permutation(np.arange(c) % k)`
+    per speaker, concatenated (tests/test_validation.py)."""
+    gold = within % k
+    shuffle = rng.shuffle
+    for a, b in zip((ends - np.diff(ends, prepend=0)).tolist(), ends.tolist(), strict=True):
+        shuffle(gold[a:b])
+    return gold
+
+
 def simulate_classification(p: Classification, rng: np.random.Generator,
                             n_speakers: int | None = None) -> pd.DataFrame:
     """One trial per row: speaker, clip, condition, derangement, gold, shown (or -1),
@@ -254,15 +267,16 @@ def simulate_classification(p: Classification, rng: np.random.Generator,
     s_n = n_speakers or p.n_speakers
     k = p.k
     factors = (1.0 - p.unequal, 1.0, 1.0 + p.unequal)
-    sizes = np.array([max(1, int(round(p.clips_per_speaker * factors[i % 3])))
-                      for i in range(s_n)])
+    # round half to even, as Python's round()
+    sizes = np.maximum(1, np.rint(p.clips_per_speaker * np.array(factors)[np.arange(s_n) % 3])
+                       .astype(np.int64))
     n_clips = int(sizes.sum())
     speaker = np.repeat(np.arange(s_n), sizes)
-    within = np.concatenate([np.arange(c) for c in sizes])  # clip index within speaker
+    ends = np.cumsum(sizes)
+    within = np.arange(n_clips) - np.repeat(ends - sizes, sizes)  # clip index within speaker
     u = rng.normal(0.0, p.perceive_sd, s_n)
     v = rng.normal(0.0, p.follow_sd, s_n)
-    # balanced gold labels within each speaker
-    gold = np.concatenate([rng.permutation(np.arange(c) % k) for c in sizes])
+    gold = balanced_labels(rng, within, ends, k)
     eta = logit(p.perceive) + u[speaker]
     if p.n_sentences > 0:
         # crossed with the speakers: every speaker reads the same sentences; the
@@ -300,13 +314,19 @@ def simulate_classification(p: Classification, rng: np.random.Generator,
         frames.append(dict(clip=np.arange(n_clips), condition="wrong_block", derangement=d,
                            shown=shown, answer=np.where(follow, shown, guess),
                            refused=rng.random(n_clips) < p.refuse_wrong))
-    out = pd.concat([pd.DataFrame(f) for f in frames], ignore_index=True)
-    out["speaker"] = speaker[out["clip"].to_numpy()]
-    out["gold"] = gold[out["clip"].to_numpy()]
-    out["valid"] = ~out["refused"]
-    out.loc[out["refused"], "answer"] = -1
-    out["k"] = k
-    return out.drop(columns="refused")
+    # the frames stacked (one frame built, not one per condition and then concatenated)
+    clip = np.concatenate([f["clip"] for f in frames])
+    refused = np.concatenate([f["refused"] for f in frames])
+    answer = np.concatenate([f["answer"] for f in frames])
+    answer[refused] = -1
+    return pd.DataFrame({
+        "clip": clip,
+        "condition": np.repeat(np.array([f["condition"] for f in frames], dtype=object),
+                               n_clips),
+        "derangement": np.repeat(np.array([f["derangement"] for f in frames], dtype=np.int64),
+                                 n_clips),
+        "shown": np.concatenate([f["shown"] for f in frames]), "answer": answer,
+        "speaker": speaker[clip], "gold": gold[clip], "valid": ~refused, "k": k})
 
 
 def classification_estimands(df: pd.DataFrame, k: int) -> dict[str, float]:
@@ -512,5 +532,5 @@ def analytic_truth(sc: Scenario) -> dict[str, float]:
 
 
 __all__ = ["DEFAULT_SCENARIOS", "ESTIMANDS", "KINDS", "PRESETS", "Classification", "Pairwise",
-           "Scenario", "StudyB", "analytic_truth", "estimands", "planted", "population_truth",
-           "scenario", "simulate", "stable_seed"]
+           "Scenario", "StudyB", "analytic_truth", "balanced_labels", "estimands", "planted",
+           "population_truth", "scenario", "simulate", "stable_seed"]
