@@ -437,6 +437,19 @@ TARGETS["study_b"] = _planned(W.study_b_targets)
 # <<< study_b helpers
 
 
+# Threads of the rules that run a process pool over clips (features, specialists).
+# A job of N threads starts only once N cores are free at the same moment, so on a
+# small machine it waits behind the one-thread jobs that keep filling the cores (on
+# 2 cores a 2-thread features job was started 7 minutes late, and its chain became
+# the run's tail), while it uses the pool only part of the time. A quarter of the
+# machine's cores (1 below 8 cores, at most 8; 2 when no --cores is given, as on a
+# cluster) keeps the pools on large machines; the per-clip features are the same
+# bytes at any pool size (synth_language's table compared: 1 vs 2 workers).
+def pool_threads():
+    cores = workflow._cores  # None when no --cores was given (e.g. --lint, cluster)
+    return max(1, min(8, cores // 4)) if isinstance(cores, int) else 2
+
+
 # >>> report helpers
 def report_inputs(ext):
     """Every table (`.tsv` under results/tables) or figure (`.png`) other stages

@@ -19,7 +19,7 @@ rule features_table:
     priority: 40
     conda:
         CONDA_ENV
-    threads: 2
+    threads: pool_threads()
     resources:
         mem_mb=2000,
         runtime=120,

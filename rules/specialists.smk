@@ -34,7 +34,7 @@ rule specialists_train:
     priority: 40
     conda:
         CONDA_ENV
-    threads: 2
+    threads: pool_threads()
     resources:
         mem_mb=4000,
         runtime=120,
@@ -63,7 +63,7 @@ rule specialists_predict:
     priority: 40
     conda:
         CONDA_ENV
-    threads: 2
+    threads: pool_threads()
     resources:
         mem_mb=4000,
         runtime=120,
@@ -84,7 +84,7 @@ rule specialists_whisper_eval:
         "logs/benchmarks/specialists_whisper_eval/{dataset}.tsv"
     conda:
         CONDA_ENV
-    threads: 2
+    threads: pool_threads()
     resources:
         mem_mb=4000,
         runtime=120,
