@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 import pandas as pd
 
 from judgeaudit.vocab.study_a import PAIR_MODES
@@ -40,18 +41,22 @@ def outcome(status: str) -> str:
     return "invalid"
 
 
-def _subset(df: pd.DataFrame, row: pd.Series, as_text: dict[str, pd.Series]) -> pd.DataFrame:
-    """The trials of `df` behind one metric row (its judge/task/family/condition/seed,
-    compared as text). `as_text`: `df`'s key columns cast with astype(str) once for
-    all rows."""
-    mask = pd.Series(True, index=df.index)
+_RANK = {"valid": 0, "invalid": 1, "refused": 2, "error": 3}
+_WORST = {1: "invalid", 2: "refused", 3: "error"}
+
+
+def _mask(row: pd.Series, as_text: dict[str, np.ndarray], n: int) -> np.ndarray:
+    """Which trials of the joined table lie behind one metric row (its judge / task
+    / family / condition / seed, compared as text; seed "all" pools the seeds).
+    `as_text`: the table's key columns cast with astype(str) once for all rows."""
+    mask = np.ones(n, dtype=bool)
     for key in _KEYS:
-        if key not in row or key not in df:
+        if key not in row or key not in as_text:
             continue
         if key == "seed" and row[key] == "all":
             continue
         mask &= as_text[key] == str(row[key])
-    return df[mask]
+    return mask
 
 
 def _reason(sub: pd.DataFrame) -> str:
@@ -74,23 +79,26 @@ def add_outcome_counts(metrics: pd.DataFrame, df: pd.DataFrame,
         out["no_answer"] = pd.Series(dtype=object)
         return out
     refused, invalid, error, reason = [], [], [], []
-    as_text = {k: df[k].astype(str) for k in _KEYS if k in df}
+    # the trial table's columns read once as arrays (one metrics table has hundreds of
+    # rows, each a subset of the same trials)
+    as_text = {k: df[k].astype(str).to_numpy() for k in _KEYS if k in df}
+    rank = df["status"].map(outcome).map(_RANK).to_numpy()
+    pair_codes = pd.factorize(df["pair_id"])[0] if "pair_id" in df else None
     for _, row in out.iterrows():
-        sub = _subset(df, row, as_text)
-        kinds = sub["status"].map(outcome)
-        if row.get("metric") in pair_metrics and "pair_id" in sub:
-            rank = {"valid": 0, "invalid": 1, "refused": 2, "error": 3}
-            worst = kinds.map(rank).groupby(sub["pair_id"]).max()
-            c = Counter(worst[worst > 0].map({1: "invalid", 2: "refused", 3: "error"}))
+        mask = _mask(row, as_text, len(df))
+        if row.get("metric") in pair_metrics and pair_codes is not None:
+            paired = mask & (pair_codes >= 0)  # a trial without pair id is in no pair
+            worst = pd.Series(rank[paired]).groupby(pair_codes[paired]).max().to_numpy()
         else:
-            c = Counter(kinds[kinds != "valid"])
+            worst = rank[mask]
+        c = Counter(_WORST[int(v)] for v in worst[worst > 0])
         total = int(row["n_invalid"])
         r = min(c.get("refused", 0), total)
         e = min(c.get("error", 0), total - r)
         refused.append(r)
         error.append(e)
         invalid.append(total - r - e)
-        reason.append(_reason(sub) if int(row["n"]) == 0 and len(sub) else "")
+        reason.append(_reason(df[mask]) if int(row["n"]) == 0 and mask.any() else "")
     out["n_refused"] = refused
     out["n_invalid"] = invalid
     out["n_error"] = error
