@@ -442,8 +442,8 @@ TARGETS["study_b"] = _planned(W.study_b_targets)
 # small machine it waits behind the one-thread jobs that keep filling the cores (on
 # 2 cores a 2-thread features job was started 7 minutes late, and its chain became
 # the run's tail), while it uses the pool only part of the time. A quarter of the
-# machine's cores (1 below 8 cores, at most 8; 2 when no --cores is given, as on a
-# cluster) keeps the pools on large machines; the per-clip features are the same
+# machine's cores (1 below 8 cores, at most 8; profiles/slurm sets its own with
+# set-threads) keeps the pools on large machines; the per-clip features are the same
 # bytes at any pool size (synth_language's table compared: 1 vs 2 workers).
 def pool_threads():
     cores = workflow._cores  # None when no --cores was given (e.g. --lint, cluster)
