@@ -1,5 +1,6 @@
 """Rule specialists_predict: one specialist's per-clip predictions on a dataset."""
 
+from judgeaudit.blas import fixed_blas_threads
 from judgeaudit.io import write_tsv_atomic
 from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.specialists.workflow import predict
@@ -15,4 +16,5 @@ def main(smk, log):
 
 # guarded: the feature extractor's spawned workers re-import this module
 if __name__ == "__main__":
-    main(*start_job(globals()))
+    with fixed_blas_threads():  # the same bytes whatever threads the rule got
+        main(*start_job(globals()))

@@ -2,6 +2,7 @@
 
 import json
 
+from judgeaudit.blas import fixed_blas_threads
 from judgeaudit.features.audio import ScreenConfig
 from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.specialists.workflow import train
@@ -24,4 +25,5 @@ def main(smk, log):
 
 # guarded: the feature extractor's spawned workers re-import this module
 if __name__ == "__main__":
-    main(*start_job(globals()))
+    with fixed_blas_threads():  # the same bytes whatever threads the rule got
+        main(*start_job(globals()))

@@ -2,6 +2,7 @@
 
 import pandas as pd
 
+from judgeaudit.blas import fixed_blas_threads
 from judgeaudit.features.extract import resolve_clip_path
 from judgeaudit.io import write_tsv_atomic
 from judgeaudit.scriptjob import finish_job, start_job
@@ -27,4 +28,5 @@ def main(smk, log):
 
 # guarded: the feature extractor's spawned workers re-import this module
 if __name__ == "__main__":
-    main(*start_job(globals()))
+    with fixed_blas_threads():  # the same bytes whatever threads the rule got
+        main(*start_job(globals()))
