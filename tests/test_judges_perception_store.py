@@ -54,3 +54,29 @@ def test_new_model_version_is_not_served_stale_values(tmp_path):
     retrained = CountingModel("v2")
     _perception(PerceptionStore(store_path), retrained).emotion(b"A-clip")
     assert retrained.calls == 1
+
+
+def test_perception_points_its_specialists_at_the_run_feature_cache(tmp_path, monkeypatch):
+    """make_perception(store at <cache_dir>/perception.sqlite) hands each loaded
+    specialist that reads features the run's <cache_dir>, so it reads the per-clip
+    entries specialists_predict's extract_table wrote instead of recomputing them."""
+    from judgeaudit import specialists
+    from judgeaudit.judges.embedded.perception import make_perception
+
+    class FeatureModel(CountingModel):
+        feature_cache_dir = None
+
+    loaded = {}
+
+    def fake_load(kind, path):
+        loaded[kind] = FeatureModel("v1") if kind == "emotion" else CountingModel("v1")
+        return loaded[kind]
+
+    monkeypatch.setattr(specialists, "load", fake_load)
+    p = make_perception({"models": {"emotion": "e.json", "speaker": "s.json"}},
+                        tmp_path / "perception.sqlite")
+    p.emotion(b"A-clip")
+    p.speaker_embedding(b"A-clip")
+    assert loaded["emotion"].feature_cache_dir == str(tmp_path)
+    assert not hasattr(loaded["speaker"], "feature_cache_dir")
+    assert make_perception({"models": {"emotion": "e.json"}}).feature_cache_dir is None

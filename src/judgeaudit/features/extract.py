@@ -221,8 +221,11 @@ def compute(x: np.ndarray, sr: int, feature_set: str) -> np.ndarray:
     return np.concatenate(out)
 
 
+@functools.cache
 def extractor_key(feature_set: str, screen_cfg: ScreenConfig) -> str:
-    """Short hash of what (besides the audio) determines a cached entry."""
+    """Short hash of what (besides the audio) determines a cached entry (memoised:
+    the installed versions do not change within a process, and every clip a pool
+    worker extracts builds its FeatureCache)."""
     versions = {}
     for lib in ("opensmile", "librosa", "numpy", "soundfile", "speechmos", "onnxruntime",
                 "resemblyzer", "torch"):
@@ -300,6 +303,32 @@ class FeatureCache(NpzStatusCache):
         names = self.root / "names.json"
         if not names.exists():
             write_text_atomic(names, json.dumps(list(feature_names(self.feature_set))))
+
+
+@functools.lru_cache(maxsize=32)
+def _feature_cache(cache_dir: str, feature_set: str, screen_cfg: ScreenConfig) -> FeatureCache:
+    return FeatureCache(cache_dir, feature_set, screen_cfg)
+
+
+def featurize_cached(
+    data: bytes, feature_set: str, screen_cfg: ScreenConfig = DEFAULT_SCREEN,
+    cache_dir: str | os.PathLike | None = None,
+) -> tuple[str, np.ndarray | None]:
+    """`featurize_bytes` through the per-clip cache under `cache_dir` (None: no cache):
+    the entry `extract_table` wrote for the same bytes, feature set and screen (e.g.
+    specialists_predict, for every clip of its corpus) is read back instead of being
+    recomputed, and a computed clip is stored for the next job. A hit holds exactly
+    the float64 values `featurize_bytes` returns for those bytes."""
+    if not cache_dir:
+        return featurize_bytes(data, feature_set, screen_cfg)
+    cache = _feature_cache(str(cache_dir), feature_set, screen_cfg)
+    sha = sha256_bytes(data)
+    hit = cache.get(sha)
+    if hit is not None:
+        return hit
+    status, values = featurize_bytes(data, feature_set, screen_cfg)
+    cache.put(sha, status, values)
+    return status, values
 
 
 def _work(args: tuple[str, str, str, str | None, dict]) -> tuple[str, str, np.ndarray | None]:

@@ -84,10 +84,14 @@ class SpecialistPerception:
     results are memoised per clip content (in memory, and on disk when a store is
     given)."""
 
-    def __init__(self, models: Mapping[str, str | Path], store: PerceptionStore | None = None):
+    def __init__(self, models: Mapping[str, str | Path], store: PerceptionStore | None = None,
+                 feature_cache_dir: str | Path | None = None):
         _check_resolved(models)
         self.paths = {k: str(v) for k, v in models.items() if v}
         self.store = store
+        #: the run's <cache_dir>: a specialist reads a clip's features from the per-clip
+        #: cache extract_table filled (specialists_predict covers every corpus clip)
+        self.feature_cache_dir = str(feature_cache_dir) if feature_cache_dir else None
         self._models: dict[str, Any] = {}
         self._memo: dict[tuple[str, str], Any] = {}
         #: (kind, reason) -> distinct clips the specialists' screen excluded
@@ -99,7 +103,10 @@ class SpecialistPerception:
                 raise ValueError(f"listener perception: no model path configured for {kind!r}")
             from judgeaudit import specialists
 
-            self._models[kind] = specialists.load(kind, self.paths[kind])
+            model = specialists.load(kind, self.paths[kind])
+            if self.feature_cache_dir and hasattr(model, "feature_cache_dir"):
+                model.feature_cache_dir = self.feature_cache_dir
+            self._models[kind] = model
         return self._models[kind]
 
     def _cached(self, kind: str, wav: bytes, fn, encode=lambda v: v, decode=lambda v: v):
@@ -166,10 +173,12 @@ class SpecialistPerception:
 def make_perception(spec: Mapping[str, Any] | None,
                     store_path: str | Path | None = None) -> Perception:
     """The specialists' perception of a judge's `perception` settings
-    (`{"models": {emotion: path, ...}}`), memoised in the store at `store_path`.
+    (`{"models": {emotion: path, ...}}`), memoised in the store at `store_path`
+    (<cache_dir>/perception.sqlite, so the features cache beside it is the run's).
     Tests hand an adapter a fake perception object instead."""
     store = PerceptionStore(store_path) if store_path else None
-    return SpecialistPerception((spec or {}).get("models") or {}, store)
+    cache_dir = Path(store_path).parent if store_path else None
+    return SpecialistPerception((spec or {}).get("models") or {}, store, cache_dir)
 
 
 def model_hashes(spec: Mapping[str, Any] | None) -> dict[str, str | None]:
