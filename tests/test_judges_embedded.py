@@ -319,3 +319,32 @@ def test_provider_roles_are_read_off_the_adapter_classes():
     assert all(registry()[p].paid for p in providers(paid=True))
     with pytest.raises(ValueError, match="unknown adapter roles"):
         providers(free=True)
+
+
+def test_request_audio_read_memo_never_serves_a_changed_file(tmp_path, monkeypatch):
+    """load_request_audio reads a settled clip once per job, and still catches a file
+    rewritten since (a just-written file is never kept: its stat could survive a
+    rewrite within the timestamp granularity)."""
+    from judgeaudit.judges import request as R
+
+    clip = wav(pcm_tone(300))
+    path = tmp_path / "c.wav"
+    path.write_bytes(clip)
+    req = Request(None, (AudioPart(sha256_bytes(clip), "wav", "c.wav"),),
+                  AnswerSpec("label", EMO))
+    first = R.load_request_audio(req, tmp_path)
+    tampered = bytearray(clip)
+    tampered[-1] ^= 1
+    path.write_bytes(bytes(tampered))  # same size, same inode, within one tick
+    with pytest.raises(R.AudioIntegrityError, match="sha256 mismatch"):
+        R.load_request_audio(req, tmp_path)
+    path.write_bytes(clip)
+    monkeypatch.setattr(R, "_SETTLED_NS", -(10**18))  # every file counts as settled
+    a = R.load_request_audio(req, tmp_path).audio[sha256_bytes(clip)]
+    b = R.load_request_audio(req, tmp_path).audio[sha256_bytes(clip)]
+    assert a is b and a == first.audio[sha256_bytes(clip)]  # read once
+    import os
+
+    os.utime(path, ns=(0, 0))  # a changed stat (mtime and ctime) is a miss
+    c = R.load_request_audio(req, tmp_path).audio[sha256_bytes(clip)]
+    assert c == a and c is not a

@@ -47,6 +47,9 @@ class PerceptionStore:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(path), timeout=60, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
+        # a memo: WAL + NORMAL never corrupts it, and an OS crash can only lose the
+        # last entries (recomputed on a miss); no fsync per clip
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS perception (kind TEXT, model TEXT, audio TEXT,"
             " value TEXT NOT NULL, PRIMARY KEY (kind, model, audio))"

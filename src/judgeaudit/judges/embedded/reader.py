@@ -8,6 +8,7 @@ reasoning) are read by `lexicon.read_request`.
 
 from __future__ import annotations
 
+import functools
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
@@ -78,7 +79,11 @@ def _vocab(attribute: str | None, allowed: tuple[str, ...]) -> tuple[str, ...]:
     return EMOTIONS + tuple(LANGUAGE_NAMES)
 
 
-def _find_labels(text: str, placement: str, vocab: tuple[str, ...]) -> list[tuple[int, SideLabel]]:
+@functools.lru_cache(maxsize=8192)
+def _find_labels(text: str, placement: str, vocab: tuple[str, ...]
+                 ) -> tuple[tuple[int, SideLabel], ...]:
+    """Side labels in one text part (a pure function of its arguments, memoised: a
+    job's trials repeat the same few hundred question / block / reference texts)."""
     found: list[tuple[int, SideLabel]] = []
     taken: list[tuple[int, int]] = []
     for kind, framed, rx in (("reference", False, C.REFERENCE_RE), ("block", True, C.FRAMED_RE),
@@ -91,7 +96,7 @@ def _find_labels(text: str, placement: str, vocab: tuple[str, ...]) -> list[tupl
                 continue
             taken.append((m.start(), m.end()))
             found.append((m.start(), SideLabel(label, kind, framed, placement)))
-    return sorted(found, key=lambda x: x[0])
+    return tuple(sorted(found, key=lambda x: x[0]))
 
 
 #: audio sha256 -> (clips, was_split) of that recording: a job's trials carry the same
