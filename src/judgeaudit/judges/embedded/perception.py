@@ -73,6 +73,11 @@ class PerceptionStore:
             self._db.commit()
 
 
+#: fitted backends whose loaded object's `version` is model.json's `version` field
+META_VERSION_BACKENDS = ("sklearn", "dnsmos_regressor", "resemblyzer", "whisper_embed",
+                         "whisper_ridge")
+
+
 class _Pred:
     """A cached specialist prediction (label + per-class scores + screening status)."""
 
@@ -96,6 +101,7 @@ class SpecialistPerception:
         #: cache extract_table filled (specialists_predict covers every corpus clip)
         self.feature_cache_dir = str(feature_cache_dir) if feature_cache_dir else None
         self._models: dict[str, Any] = {}
+        self._versions: dict[str, str] = {}
         self._memo: dict[tuple[str, str], Any] = {}
         #: (kind, reason) -> distinct clips the specialists' screen excluded
         self.excluded: Counter = Counter()
@@ -112,12 +118,37 @@ class SpecialistPerception:
             self._models[kind] = model
         return self._models[kind]
 
+    def _version(self, kind: str) -> str:
+        """The store key's model version. A fitted specialist's version is the
+        `version` field of its model.json (what its class reads back on load), so a
+        job whose clips are all in the store never unpickles the model (nor imports
+        scikit-learn / torch); any other model is loaded and asked."""
+        if kind in self._models:
+            return str(getattr(self._models[kind], "version", ""))
+        if kind not in self._versions:
+            version = None
+            if kind in self.paths:
+                from judgeaudit.specialists import BACKENDS
+                from judgeaudit.specialists.base import read_meta
+
+                try:
+                    meta = read_meta(self.paths[kind])
+                except (OSError, ValueError):
+                    meta = {}  # the loader below raises its own error
+                if meta.get("kind") == kind and meta.get("backend") in META_VERSION_BACKENDS \
+                        and meta["backend"] in BACKENDS.get(kind, ()):
+                    version = str(meta["version"])
+            if version is None:
+                version = str(getattr(self._model(kind), "version", ""))
+            self._versions[kind] = version
+        return self._versions[kind]
+
     def _cached(self, kind: str, wav: bytes, fn, encode=lambda v: v, decode=lambda v: v):
         key = (kind, sha256_bytes(wav))
         if key not in self._memo:
             value = None
             if self.store is not None:
-                version = str(getattr(self._model(kind), "version", ""))
+                version = self._version(kind)
                 stored = self.store.get(kind, version, key[1])
                 value = None if stored is None else decode(stored)
             if value is None:
