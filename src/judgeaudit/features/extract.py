@@ -10,6 +10,7 @@ and any change that could alter a value gives a new key.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import functools
 import importlib.metadata as md
 import json
@@ -17,6 +18,7 @@ import logging
 import multiprocessing
 import os
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -326,9 +328,49 @@ def featurize_cached(
     hit = cache.get(sha)
     if hit is not None:
         return hit
-    status, values = featurize_bytes(data, feature_set, screen_cfg)
-    cache.put(sha, status, values)
+    with _computing(cache.path(sha)) as mine:
+        if not mine:  # another process was computing this clip: its entry, if it wrote one
+            hit = cache.get(sha)
+            if hit is not None:
+                return hit
+        status, values = featurize_bytes(data, feature_set, screen_cfg)
+        cache.put(sha, status, values)
     return status, values
+
+
+#: a marker older than this is a crashed computation's (one clip takes well under it)
+COMPUTING_STALE_S = 60.0
+
+
+@contextlib.contextmanager
+def _computing(entry: Path):
+    """Claim the computation of one cache entry across processes (two judge jobs
+    perceiving the same clips at once compute each clip once): yields True when this
+    process holds the `<entry>.computing` marker (removed afterwards), False after
+    waiting for another process's fresh marker to go (the caller reads the entry, and
+    computes it itself if there is none). A marker left by a crash is stale after
+    COMPUTING_STALE_S and ignored; the marker only saves work, never decides a value."""
+    marker = entry.with_name(entry.name + ".computing")
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        while True:
+            try:
+                age = time.time() - marker.stat().st_mtime
+            except FileNotFoundError:
+                break  # done (or given up) by its owner
+            if age > COMPUTING_STALE_S:
+                break
+            time.sleep(0.02)
+        yield False
+        return
+    os.close(fd)
+    try:
+        yield True
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            marker.unlink()
 
 
 def _work(args: tuple[str, str, str, str | None, dict]) -> tuple[str, str, np.ndarray | None]:
