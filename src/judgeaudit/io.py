@@ -33,7 +33,7 @@ def sha256_file(path: str | os.PathLike) -> str:
 #: in the memo, and `bytes` is immutable: a hit is exactly the digest of those bytes.
 #: Bounded by the bytes it keeps alive (oldest entries leave first).
 _SHA_MEMO: dict[int, tuple[bytes, str]] = {}
-_SHA_MEMO_BUDGET = 64 << 20
+_SHA_MEMO_BUDGET = 32 << 20
 _SHA_MEMO_MIN = 4096  # small payloads hash faster than a memo lookup pays off
 _sha_memo_held = 0
 
@@ -46,10 +46,10 @@ def sha256_bytes(data: bytes) -> str:
     if hit is not None and hit[0] is data:
         return hit[1]
     digest = hashlib.sha256(data).hexdigest()
-    while _SHA_MEMO and _sha_memo_held + len(data) > _SHA_MEMO_BUDGET:
-        old = _SHA_MEMO.pop(next(iter(_SHA_MEMO)))  # oldest (dicts keep insertion order)
-        _sha_memo_held -= len(old[0])
-    if len(data) <= _SHA_MEMO_BUDGET:
+    if len(data) <= _SHA_MEMO_BUDGET // 4:
+        while _SHA_MEMO and _sha_memo_held + len(data) > _SHA_MEMO_BUDGET:
+            old = _SHA_MEMO.pop(next(iter(_SHA_MEMO)))  # oldest (dicts keep insertion order)
+            _sha_memo_held -= len(old[0])
         _SHA_MEMO[id(data)] = (data, digest)
         _sha_memo_held += len(data)
     return digest
