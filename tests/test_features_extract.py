@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from judgeaudit.features import extract as fx
-from judgeaudit.features.audio import ScreenConfig, load_audio, screen, to_wav_bytes
+from judgeaudit.features.audio import DEFAULT_SCREEN, ScreenConfig, load_audio, screen, to_wav_bytes
 from judgeaudit.io import sha256_bytes
 from judgeaudit.testing.toyaudio import voice
 
@@ -111,3 +111,46 @@ def test_process_pool_matches_single_process(tmp_path):
 def test_missing_column_is_an_error():
     with pytest.raises(ValueError, match="missing column 'path'"):
         fx.extract_table(pd.DataFrame({"clip_id": ["x"]}), "eGeMAPSv02")
+
+
+def test_featurize_cached_computes_a_clip_once_across_processes(tmp_path, monkeypatch):
+    """featurize_cached: a clip another process is computing (fresh `.computing`
+    marker) is waited for and read back; a stale marker (a crash) is ignored; the
+    values equal featurize_bytes's exactly, hit or miss."""
+    import os
+    import threading
+    import time
+
+    data = to_wav_bytes(voice(duration_s=1.0, seed=3), 16000)
+    want = fx.featurize_bytes(data, "eGeMAPSv02")
+    cache = fx.FeatureCache(tmp_path, "eGeMAPSv02", DEFAULT_SCREEN)
+    entry = cache.path(sha256_bytes(data))
+    marker = entry.with_name(entry.name + ".computing")
+    marker.parent.mkdir(parents=True)
+    marker.write_text("other process")
+
+    def other_process_finishes():
+        time.sleep(0.3)
+        cache.put(sha256_bytes(data), *want)
+        marker.unlink()
+
+    t = threading.Thread(target=other_process_finishes)
+    t.start()
+    calls = []
+    real = fx.featurize_bytes
+    monkeypatch.setattr(fx, "featurize_bytes", lambda *a: calls.append(1) or real(*a))
+    got = fx.featurize_cached(data, "eGeMAPSv02", DEFAULT_SCREEN, tmp_path)
+    t.join()
+    assert got[0] == want[0] and np.array_equal(got[1], want[1]) and calls == []
+    # a crashed computation's marker (old mtime) does not make anyone wait
+    other = to_wav_bytes(voice(duration_s=1.0, seed=4), 16000)
+    stale = cache.path(sha256_bytes(other))
+    stale = stale.with_name(stale.name + ".computing")
+    stale.parent.mkdir(parents=True, exist_ok=True)
+    stale.write_text("crashed")
+    os.utime(stale, (1, 1))
+    t0 = time.monotonic()
+    got = fx.featurize_cached(other, "eGeMAPSv02", DEFAULT_SCREEN, tmp_path)
+    assert time.monotonic() - t0 < fx.COMPUTING_STALE_S / 2 and calls == [1]
+    assert np.array_equal(got[1], real(other, "eGeMAPSv02")[1])
+    assert cache.get(sha256_bytes(other)) is not None  # stored for the next job

@@ -111,6 +111,33 @@ def test_concat_split_and_listener_has_no_lock():
         assert answer("first_slot", native) == "A"
 
 
+def test_requests_of_one_recording_share_its_clips_and_its_hash():
+    """The reader splits a recording once per job (memo keyed by its sha256): a second
+    request carrying equal bytes gets the same, equal Clip objects, and the bytes
+    object is hashed once (judgeaudit.io memo keyed on object identity)."""
+    import hashlib
+
+    from judgeaudit import io as jio
+
+    a, b = pcm_tone(400, 0.5), pcm_tone(500, 0.2)
+    q = "Question: which clip is cleaner (less degraded)? Answer A or B."
+    cat = wav(C.concat_pcm(a, b, SR))
+    first = read_request(loaded([q, "Clips A and B in one recording:", cat], ("A", "B"),
+                                key="choice"))
+    again = read_request(loaded([q, "Clips A and B in one recording:", bytes(bytearray(cat))],
+                                ("A", "B"), key="choice"))
+    assert again.clips == first.clips and all(
+        x is y for x, y in zip(again.clips, first.clips, strict=True))
+    assert [c.wav for c in first.clips] == [wav(a), wav(b)]
+    one = wav(a)
+    assert jio.sha256_bytes(one) == hashlib.sha256(one).hexdigest()
+    assert jio._SHA_MEMO[id(one)][0] is one
+    assert jio.sha256_bytes(one) == hashlib.sha256(one).hexdigest()  # the memo's answer
+    mutable = bytearray(one)
+    mutable[100] ^= 1  # a mutable buffer is hashed every time, never memoised
+    assert jio.sha256_bytes(mutable) == hashlib.sha256(mutable).hexdigest()
+
+
 def test_speaker_reference_clip():
     ref, same, other = wav(pcm_tone(300)), wav(pcm_tone(300, 0.2)), wav(pcm_tone(700))
     q = "Question: which clip is spoken by the same speaker as the reference clip?"
@@ -292,3 +319,32 @@ def test_provider_roles_are_read_off_the_adapter_classes():
     assert all(registry()[p].paid for p in providers(paid=True))
     with pytest.raises(ValueError, match="unknown adapter roles"):
         providers(free=True)
+
+
+def test_request_audio_read_memo_never_serves_a_changed_file(tmp_path, monkeypatch):
+    """load_request_audio reads a settled clip once per job, and still catches a file
+    rewritten since (a just-written file is never kept: its stat could survive a
+    rewrite within the timestamp granularity)."""
+    from judgeaudit.judges import request as R
+
+    clip = wav(pcm_tone(300))
+    path = tmp_path / "c.wav"
+    path.write_bytes(clip)
+    req = Request(None, (AudioPart(sha256_bytes(clip), "wav", "c.wav"),),
+                  AnswerSpec("label", EMO))
+    first = R.load_request_audio(req, tmp_path)
+    tampered = bytearray(clip)
+    tampered[-1] ^= 1
+    path.write_bytes(bytes(tampered))  # same size, same inode, within one tick
+    with pytest.raises(R.AudioIntegrityError, match="sha256 mismatch"):
+        R.load_request_audio(req, tmp_path)
+    path.write_bytes(clip)
+    monkeypatch.setattr(R, "_SETTLED_NS", -(10**18))  # every file counts as settled
+    a = R.load_request_audio(req, tmp_path).audio[sha256_bytes(clip)]
+    b = R.load_request_audio(req, tmp_path).audio[sha256_bytes(clip)]
+    assert a is b and a == first.audio[sha256_bytes(clip)]  # read once
+    import os
+
+    os.utime(path, ns=(0, 0))  # a changed stat (mtime and ctime) is a miss
+    c = R.load_request_audio(req, tmp_path).audio[sha256_bytes(clip)]
+    assert c == a and c is not a

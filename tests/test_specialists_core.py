@@ -15,6 +15,7 @@ from judgeaudit.features.audio import to_wav_bytes
 from judgeaudit.io import sha256_bytes
 from judgeaudit.specialists import adapters, evaluate, workflow
 from judgeaudit.specialists.base import ModelMissingError, SpecialistError
+from judgeaudit.specialists.classifier import FeatureClassifier
 from judgeaudit.testing.toyaudio import voice
 from judgeaudit.vocab.labels import EMOTIONS
 
@@ -95,6 +96,33 @@ def test_label_outside_vocabulary_is_an_error(tmp_path):
         workflow.train("emotion", manifest, CFG, tmp_path / "out")
 
 
+def test_predict_audio_reads_the_feature_cache_extract_table_filled(trained, corpus, tmp_path,
+                                                                     monkeypatch):
+    """A judge's specialist (feature_cache_dir set) reads the per-clip entry
+    specialists_predict's extract_table wrote for the same bytes: exactly the values
+    it would compute, so the prediction is the same, and nothing is extracted again."""
+    out, _ = trained
+    model = FeatureClassifier.load(out / "model.json")
+    wav = (corpus.parent / "spk4_sad_2.wav").read_bytes()
+    fresh = model.predict_audio(wav)
+    frame = workflow.read_manifest(corpus)
+    fx.extract_table(frame[frame["clip_id"] == "spk4_sad_2"], model.feature_set, tmp_path, 1,
+                     workflow.base_dirs(corpus), model.screen_cfg)
+    cached = FeatureClassifier.load(out / "model.json")
+    cached.feature_cache_dir = str(tmp_path)
+    monkeypatch.setattr(fx, "featurize_bytes", lambda *a: pytest.fail("recomputed"))
+    assert cached.predict_audio(wav) == fresh
+    monkeypatch.undo()
+    # a clip not in the cache is computed once and stored for the next job
+    other = (corpus.parent / "spk1_angry_1.wav").read_bytes()
+    again = FeatureClassifier.load(out / "model.json")
+    again.feature_cache_dir = str(tmp_path)
+    assert again.predict_audio(other) == model.predict_audio(other)
+    entry = fx.FeatureCache(tmp_path, model.feature_set, model.screen_cfg).path(
+        sha256_bytes(other))
+    assert entry.exists()
+
+
 def test_load_predict_audio_and_memo(trained, corpus, monkeypatch):
     out, meta = trained
     model = specialists.load("emotion", out / "model.json")
@@ -105,7 +133,7 @@ def test_load_predict_audio_and_memo(trained, corpus, monkeypatch):
     assert abs(sum(pred.scores.values()) - 1) < 1e-6 and pred.status == "ok"
     import judgeaudit.specialists.classifier as clf
 
-    monkeypatch.setattr(clf, "featurize_bytes", lambda *a: pytest.fail("not memoised"))
+    monkeypatch.setattr(clf, "featurize_cached", lambda *a: pytest.fail("not memoised"))
     assert model.predict_audio(wav) == pred
     silent = to_wav_bytes(np.zeros(SR, np.float32), SR)
     monkeypatch.undo()

@@ -27,8 +27,32 @@ def sha256_file(path: str | os.PathLike) -> str:
     return h.hexdigest()
 
 
+#: id(bytes object) -> (that object, its sha256): a clip's bytes are hashed once however
+#: many times a judge job asks (request check, perception memo keys, fallible draws).
+#: The entry holds a reference to the object, so its id cannot be reused while it is
+#: in the memo, and `bytes` is immutable: a hit is exactly the digest of those bytes.
+#: Bounded by the bytes it keeps alive (oldest entries leave first).
+_SHA_MEMO: dict[int, tuple[bytes, str]] = {}
+_SHA_MEMO_BUDGET = 32 << 20
+_SHA_MEMO_MIN = 4096  # small payloads hash faster than a memo lookup pays off
+_sha_memo_held = 0
+
+
 def sha256_bytes(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    global _sha_memo_held
+    if type(data) is not bytes or len(data) < _SHA_MEMO_MIN:
+        return hashlib.sha256(data).hexdigest()
+    hit = _SHA_MEMO.get(id(data))
+    if hit is not None and hit[0] is data:
+        return hit[1]
+    digest = hashlib.sha256(data).hexdigest()
+    if len(data) <= _SHA_MEMO_BUDGET // 4:
+        while _SHA_MEMO and _sha_memo_held + len(data) > _SHA_MEMO_BUDGET:
+            old = _SHA_MEMO.pop(next(iter(_SHA_MEMO)))  # oldest (dicts keep insertion order)
+            _sha_memo_held -= len(old[0])
+        _SHA_MEMO[id(data)] = (data, digest)
+        _sha_memo_held += len(data)
+    return digest
 
 
 def canonical_json(obj: Any) -> str:

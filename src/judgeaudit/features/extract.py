@@ -10,6 +10,7 @@ and any change that could alter a value gives a new key.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import functools
 import importlib.metadata as md
 import json
@@ -17,6 +18,7 @@ import logging
 import multiprocessing
 import os
 import sys
+import time
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -221,8 +223,11 @@ def compute(x: np.ndarray, sr: int, feature_set: str) -> np.ndarray:
     return np.concatenate(out)
 
 
+@functools.cache
 def extractor_key(feature_set: str, screen_cfg: ScreenConfig) -> str:
-    """Short hash of what (besides the audio) determines a cached entry."""
+    """Short hash of what (besides the audio) determines a cached entry (memoised:
+    the installed versions do not change within a process, and every clip a pool
+    worker extracts builds its FeatureCache)."""
     versions = {}
     for lib in ("opensmile", "librosa", "numpy", "soundfile", "speechmos", "onnxruntime",
                 "resemblyzer", "torch"):
@@ -300,6 +305,72 @@ class FeatureCache(NpzStatusCache):
         names = self.root / "names.json"
         if not names.exists():
             write_text_atomic(names, json.dumps(list(feature_names(self.feature_set))))
+
+
+@functools.lru_cache(maxsize=32)
+def _feature_cache(cache_dir: str, feature_set: str, screen_cfg: ScreenConfig) -> FeatureCache:
+    return FeatureCache(cache_dir, feature_set, screen_cfg)
+
+
+def featurize_cached(
+    data: bytes, feature_set: str, screen_cfg: ScreenConfig = DEFAULT_SCREEN,
+    cache_dir: str | os.PathLike | None = None,
+) -> tuple[str, np.ndarray | None]:
+    """`featurize_bytes` through the per-clip cache under `cache_dir` (None: no cache):
+    the entry `extract_table` wrote for the same bytes, feature set and screen (e.g.
+    specialists_predict, for every clip of its corpus) is read back instead of being
+    recomputed, and a computed clip is stored for the next job. A hit holds exactly
+    the float64 values `featurize_bytes` returns for those bytes."""
+    if not cache_dir:
+        return featurize_bytes(data, feature_set, screen_cfg)
+    cache = _feature_cache(str(cache_dir), feature_set, screen_cfg)
+    sha = sha256_bytes(data)
+    hit = cache.get(sha)
+    if hit is not None:
+        return hit
+    with _computing(cache.path(sha)) as mine:
+        if not mine:  # another process was computing this clip: its entry, if it wrote one
+            hit = cache.get(sha)
+            if hit is not None:
+                return hit
+        status, values = featurize_bytes(data, feature_set, screen_cfg)
+        cache.put(sha, status, values)
+    return status, values
+
+
+#: a marker older than this is a crashed computation's (one clip takes well under it)
+COMPUTING_STALE_S = 60.0
+
+
+@contextlib.contextmanager
+def _computing(entry: Path):
+    """Claim the computation of one cache entry across processes (two judge jobs
+    perceiving the same clips at once compute each clip once): yields True when this
+    process holds the `<entry>.computing` marker (removed afterwards), False after
+    waiting for another process's fresh marker to go (the caller reads the entry, and
+    computes it itself if there is none). A marker left by a crash is stale after
+    COMPUTING_STALE_S and ignored; the marker only saves work, never decides a value."""
+    marker = entry.with_name(entry.name + ".computing")
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        while True:
+            try:
+                age = time.time() - marker.stat().st_mtime
+            except FileNotFoundError:
+                break  # done (or given up) by its owner
+            if age > COMPUTING_STALE_S:
+                break
+            time.sleep(0.02)
+        yield False
+        return
+    os.close(fd)
+    try:
+        yield True
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            marker.unlink()
 
 
 def _work(args: tuple[str, str, str, str | None, dict]) -> tuple[str, str, np.ndarray | None]:

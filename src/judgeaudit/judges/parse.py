@@ -16,6 +16,7 @@ whitespace-insensitively and are reported in their canonical (allowed) spelling.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -73,10 +74,17 @@ def _norm(value: str) -> str:
     return " ".join(value.strip().strip(".").split()).casefold()
 
 
+@functools.lru_cache(maxsize=256)
+def _label_table(allowed: tuple[str, ...]) -> dict[str, str]:
+    return {_norm(a): a for a in allowed}
+
+
 def match_label(value: Any, allowed: tuple[str, ...]) -> str | None:
     if not isinstance(value, str):
         return None
-    table = {_norm(a): a for a in allowed}
+    # the normalised table of one answer vocabulary, built once (callers only read it)
+    table = _label_table(allowed) if isinstance(allowed, tuple) else {
+        _norm(a): a for a in allowed}
     return table.get(_norm(value))
 
 

@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from judgeaudit.features.audio import DEFAULT_SCREEN, ScreenConfig
-from judgeaudit.features.extract import feature_matrix, feature_names, featurize_bytes
+from judgeaudit.features.extract import feature_matrix, feature_names, featurize_cached
 from judgeaudit.io import sha256_bytes, write_bytes_atomic
 from judgeaudit.specialists.base import (
     Memo,
@@ -75,6 +75,9 @@ class FeatureClassifier:
     """A fitted classifier over one feature set; `predict_audio` works from bytes."""
 
     backend = "sklearn"
+    #: <cache_dir> whose per-clip feature cache the *_audio methods read and fill
+    #: (set by the judges' perception; None: features computed every time)
+    feature_cache_dir: str | None = None
 
     def __init__(self, kind: str, feature_set: str, classes: Sequence[str], pipeline: Any,
                  meta: dict[str, Any], screen_cfg: ScreenConfig = DEFAULT_SCREEN):
@@ -157,7 +160,8 @@ class FeatureClassifier:
         return out
 
     def _predict_bytes(self, data: bytes) -> Prediction:
-        status, values = featurize_bytes(data, self.feature_set, self.screen_cfg)
+        status, values = featurize_cached(data, self.feature_set, self.screen_cfg,
+                                          self.feature_cache_dir)
         if status != "ok":
             log.warning("%s specialist: clip %s... excluded (%s): no label, no scores",
                         self.kind, sha256_bytes(data)[:12], status)

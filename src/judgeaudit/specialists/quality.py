@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from judgeaudit.features.audio import DEFAULT_SCREEN, ScreenConfig
-from judgeaudit.features.extract import DNSMOS_NAMES, feature_names, featurize_bytes
+from judgeaudit.features.extract import DNSMOS_NAMES, feature_names, featurize_cached
 from judgeaudit.io import sha256_bytes, write_bytes_atomic
 from judgeaudit.specialists.base import (
     Memo,
@@ -50,6 +50,9 @@ def _regressor(model: str, seed: int):
 class FeatureRegressor:
     kind = "naturalness"
     backend = "dnsmos_regressor"
+    #: <cache_dir> whose per-clip feature cache the *_audio methods read and fill
+    #: (set by the judges' perception; None: features computed every time)
+    feature_cache_dir: str | None = None
 
     def __init__(self, feature_set: str, pipeline, meta: dict,
                  screen_cfg: ScreenConfig = DEFAULT_SCREEN):
@@ -104,7 +107,8 @@ class FeatureRegressor:
         return self.pipeline.predict(np.atleast_2d(x))
 
     def _score(self, data: bytes) -> float:
-        status, values = featurize_bytes(data, self.feature_set, self.screen_cfg)
+        status, values = featurize_cached(data, self.feature_set, self.screen_cfg,
+                                          self.feature_cache_dir)
         if status != "ok":
             return float(self.meta.get("floor", 1.0))
         names = list(feature_names(self.feature_set))

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from judgeaudit.features.audio import DEFAULT_SCREEN, ScreenConfig
-from judgeaudit.features.extract import feature_names, featurize_bytes
+from judgeaudit.features.extract import feature_names, featurize_cached
 from judgeaudit.io import sha256_bytes as sha256_file_bytes
 from judgeaudit.io import sha256_file
 from judgeaudit.similarity import cosine, same_speaker, unit
@@ -166,6 +166,9 @@ class ResemblyzerSpeaker:
 
     kind = "speaker"
     backend = "resemblyzer"
+    #: <cache_dir> whose per-clip feature cache the *_audio methods read and fill
+    #: (set by the judges' perception; None: features computed every time)
+    feature_cache_dir: str | None = None
 
     def __init__(self, meta: dict, projection: dict[str, np.ndarray],
                  screen_cfg: ScreenConfig = DEFAULT_SCREEN):
@@ -255,7 +258,8 @@ class ResemblyzerSpeaker:
         return out
 
     def _embed(self, data: bytes) -> np.ndarray:
-        status, values = featurize_bytes(data, FEATURE_SET, self.screen_cfg)
+        status, values = featurize_cached(data, FEATURE_SET, self.screen_cfg,
+                                          self.feature_cache_dir)
         if status != "ok":
             return np.zeros(self.projection["matrix"].shape[1])
         return project(values, self.projection)[0]

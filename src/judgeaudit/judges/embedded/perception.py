@@ -47,6 +47,9 @@ class PerceptionStore:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(str(path), timeout=60, check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL")
+        # a memo: WAL + NORMAL never corrupts it, and an OS crash can only lose the
+        # last entries (recomputed on a miss); no fsync per clip
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute(
             "CREATE TABLE IF NOT EXISTS perception (kind TEXT, model TEXT, audio TEXT,"
             " value TEXT NOT NULL, PRIMARY KEY (kind, model, audio))"
@@ -70,6 +73,11 @@ class PerceptionStore:
             self._db.commit()
 
 
+#: fitted backends whose loaded object's `version` is model.json's `version` field
+META_VERSION_BACKENDS = ("sklearn", "dnsmos_regressor", "resemblyzer", "whisper_embed",
+                         "whisper_ridge")
+
+
 class _Pred:
     """A cached specialist prediction (label + per-class scores + screening status)."""
 
@@ -84,11 +92,16 @@ class SpecialistPerception:
     results are memoised per clip content (in memory, and on disk when a store is
     given)."""
 
-    def __init__(self, models: Mapping[str, str | Path], store: PerceptionStore | None = None):
+    def __init__(self, models: Mapping[str, str | Path], store: PerceptionStore | None = None,
+                 feature_cache_dir: str | Path | None = None):
         _check_resolved(models)
         self.paths = {k: str(v) for k, v in models.items() if v}
         self.store = store
+        #: the run's <cache_dir>: a specialist reads a clip's features from the per-clip
+        #: cache extract_table filled (specialists_predict covers every corpus clip)
+        self.feature_cache_dir = str(feature_cache_dir) if feature_cache_dir else None
         self._models: dict[str, Any] = {}
+        self._versions: dict[str, str] = {}
         self._memo: dict[tuple[str, str], Any] = {}
         #: (kind, reason) -> distinct clips the specialists' screen excluded
         self.excluded: Counter = Counter()
@@ -99,15 +112,43 @@ class SpecialistPerception:
                 raise ValueError(f"listener perception: no model path configured for {kind!r}")
             from judgeaudit import specialists
 
-            self._models[kind] = specialists.load(kind, self.paths[kind])
+            model = specialists.load(kind, self.paths[kind])
+            if self.feature_cache_dir and hasattr(model, "feature_cache_dir"):
+                model.feature_cache_dir = self.feature_cache_dir
+            self._models[kind] = model
         return self._models[kind]
+
+    def _version(self, kind: str) -> str:
+        """The store key's model version. A fitted specialist's version is the
+        `version` field of its model.json (what its class reads back on load), so a
+        job whose clips are all in the store never unpickles the model (nor imports
+        scikit-learn / torch); any other model is loaded and asked."""
+        if kind in self._models:
+            return str(getattr(self._models[kind], "version", ""))
+        if kind not in self._versions:
+            version = None
+            if kind in self.paths:
+                from judgeaudit.specialists import BACKENDS
+                from judgeaudit.specialists.base import read_meta
+
+                try:
+                    meta = read_meta(self.paths[kind])
+                except (OSError, ValueError):
+                    meta = {}  # the loader below raises its own error
+                if meta.get("kind") == kind and meta.get("backend") in META_VERSION_BACKENDS \
+                        and meta["backend"] in BACKENDS.get(kind, ()):
+                    version = str(meta["version"])
+            if version is None:
+                version = str(getattr(self._model(kind), "version", ""))
+            self._versions[kind] = version
+        return self._versions[kind]
 
     def _cached(self, kind: str, wav: bytes, fn, encode=lambda v: v, decode=lambda v: v):
         key = (kind, sha256_bytes(wav))
         if key not in self._memo:
             value = None
             if self.store is not None:
-                version = str(getattr(self._model(kind), "version", ""))
+                version = self._version(kind)
                 stored = self.store.get(kind, version, key[1])
                 value = None if stored is None else decode(stored)
             if value is None:
@@ -166,10 +207,12 @@ class SpecialistPerception:
 def make_perception(spec: Mapping[str, Any] | None,
                     store_path: str | Path | None = None) -> Perception:
     """The specialists' perception of a judge's `perception` settings
-    (`{"models": {emotion: path, ...}}`), memoised in the store at `store_path`.
+    (`{"models": {emotion: path, ...}}`), memoised in the store at `store_path`
+    (<cache_dir>/perception.sqlite, so the features cache beside it is the run's).
     Tests hand an adapter a fake perception object instead."""
     store = PerceptionStore(store_path) if store_path else None
-    return SpecialistPerception((spec or {}).get("models") or {}, store)
+    cache_dir = Path(store_path).parent if store_path else None
+    return SpecialistPerception((spec or {}).get("models") or {}, store, cache_dir)
 
 
 def model_hashes(spec: Mapping[str, Any] | None) -> dict[str, str | None]:

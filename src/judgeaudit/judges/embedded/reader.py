@@ -8,9 +8,12 @@ reasoning) are read by `lexicon.read_request`.
 
 from __future__ import annotations
 
+import functools
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from judgeaudit import prompts as C
+from judgeaudit.io import sha256_bytes
 from judgeaudit.judges.embedded.audio import decode_wav, encode_wav, pcm_hash
 from judgeaudit.judges.parse import match_label
 from judgeaudit.judges.request import AudioPart, LoadedRequest
@@ -76,7 +79,11 @@ def _vocab(attribute: str | None, allowed: tuple[str, ...]) -> tuple[str, ...]:
     return EMOTIONS + tuple(LANGUAGE_NAMES)
 
 
-def _find_labels(text: str, placement: str, vocab: tuple[str, ...]) -> list[tuple[int, SideLabel]]:
+@functools.lru_cache(maxsize=8192)
+def _find_labels(text: str, placement: str, vocab: tuple[str, ...]
+                 ) -> tuple[tuple[int, SideLabel], ...]:
+    """Side labels in one text part (a pure function of its arguments, memoised: a
+    job's trials repeat the same few hundred question / block / reference texts)."""
     found: list[tuple[int, SideLabel]] = []
     taken: list[tuple[int, int]] = []
     for kind, framed, rx in (("reference", False, C.REFERENCE_RE), ("block", True, C.FRAMED_RE),
@@ -89,7 +96,39 @@ def _find_labels(text: str, placement: str, vocab: tuple[str, ...]) -> list[tupl
                 continue
             taken.append((m.start(), m.end()))
             found.append((m.start(), SideLabel(label, kind, framed, placement)))
-    return sorted(found, key=lambda x: x[0])
+    return tuple(sorted(found, key=lambda x: x[0]))
+
+
+#: audio sha256 -> (clips, was_split) of that recording: a job's trials carry the same
+#: few hundred clips many times over, and what a recording splits into is a function of
+#: its bytes alone. The clips are immutable, so every request of one recording gets the
+#: same Clip objects (and the same bytes object, hashed once: judgeaudit.io.sha256_bytes).
+#: Bounded by the audio bytes it keeps (least recently used leave first).
+_CLIP_MEMO: OrderedDict[str, tuple[tuple[Clip, ...], bool]] = OrderedDict()
+_CLIP_MEMO_BUDGET = 64 << 20
+_clip_memo_held = 0
+
+
+def _split_clips(data: bytes) -> tuple[tuple[Clip, ...], bool]:
+    global _clip_memo_held
+    key = sha256_bytes(data)
+    hit = _CLIP_MEMO.get(key)
+    if hit is not None:
+        _CLIP_MEMO.move_to_end(key)
+        return hit
+    pcm, sr = decode_wav(data)
+    pieces = C.split_pcm(pcm, sr)
+    if len(pieces) == 1:
+        value = ((Clip(data, pcm_hash(pcm), sr),), False)
+    else:
+        value = (tuple(Clip(encode_wav(p, sr), pcm_hash(p), sr) for p in pieces), True)
+    size = sum(len(c.wav) for c in value[0])
+    while _CLIP_MEMO and _clip_memo_held + size > _CLIP_MEMO_BUDGET:
+        _, (old, _split) = _CLIP_MEMO.popitem(last=False)
+        _clip_memo_held -= sum(len(c.wav) for c in old)
+    _CLIP_MEMO[key] = value
+    _clip_memo_held += size
+    return value
 
 
 def _clips_from_audio(loaded: LoadedRequest) -> list[tuple[int, list[Clip], bool]]:
@@ -98,12 +137,8 @@ def _clips_from_audio(loaded: LoadedRequest) -> list[tuple[int, list[Clip], bool
     for i, part in enumerate(loaded.request.parts):
         if not isinstance(part, AudioPart):
             continue
-        pcm, sr = decode_wav(loaded.audio_bytes(part))
-        pieces = C.split_pcm(pcm, sr)
-        if len(pieces) == 1:
-            out.append((i, [Clip(loaded.audio_bytes(part), pcm_hash(pcm), sr)], False))
-        else:
-            out.append((i, [Clip(encode_wav(p, sr), pcm_hash(p), sr) for p in pieces], True))
+        clips, split = _split_clips(loaded.audio_bytes(part))
+        out.append((i, list(clips), split))
     return out
 
 
