@@ -18,13 +18,24 @@ column per directory (before/after side by side, with their ratio):
                 job's measured duration (its log's start and "Finished" lines; edges:
                 a job's input is another job's output): no number of cores runs the
                 study faster than this
-  packing       cpu_s / (wall_s x cores): how full the cores were kept (1 = always busy)
+  smk_cpu_s     user+sys CPU of the Snakemake process itself (DAG, scheduling,
+                checksums, metadata; sampled from /proc/<pid>/stat in run mode)
+  packing       tree_cpu_s / (wall_s x cores): how full the cores were kept (1 = always
+                busy), by the kernel's count of every process of the run; cpu_s when no
+                tree CPU was measured
+  packing_jobs  (tree_cpu_s - smk_cpu_s) / (wall_s x cores): the same without
+                Snakemake's own CPU (the jobs' work, their start-up and children)
+  packing_bench cpu_s / (wall_s x cores): from the benchmark files (a lower bound)
   load          1-min load average of the machine at the start (and mean during the
                 run): other work inflates wall_s but not cpu_s
 then per rule: jobs, summed CPU, the measured fixed overhead of one job (interpreter
 start, Snakemake's script preamble, the script's module-level imports; `python -X
 importtime`, its heaviest import named) times the job count, and the rest (work);
 the critical path's jobs; and the ten jobs with the most CPU.
+
+`analyse DIR --state S` profiles the run a `run --state S` recorded in
+DIR/logs/profile/S.json (its Snakemake log), not DIR's newest run; a job re-run since
+has its newer benchmark file.
 
 States (mode `run`; DIR is a clone with `.venv`; it is modified):
   cold   results, figures, generated data, logs, cache and .snakemake removed
@@ -37,7 +48,7 @@ States (mode `run`; DIR is a clone with `.venv`; it is modified):
 
 Usage (exact):
   python benchmarks/run_profile.py analyse DIR [DIR2] [--cores N]
-      [--time-log FILE [FILE2]] [--load-log FILE] [--no-overhead]
+      [--time-log FILE [FILE2]] [--load-log FILE] [--no-overhead] [--state S]
   python benchmarks/run_profile.py run DIR --state {cold,warm,noop,edit}
       [--edit KEY=VALUE] [--cores N] [--compare DIR2] [--no-overhead]
 
@@ -61,6 +72,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -348,9 +360,15 @@ def overheads(run: Path, rules: set[str]) -> dict[str, dict]:
 
 # ------------------------------------------------------------------ one run's profile
 def profile(run: Path, cores: int | None = None, time_log: Path | None = None,
-            load_log: Path | None = None, with_overhead: bool = True) -> dict:
+            load_log: Path | None = None, with_overhead: bool = True,
+            state: str | None = None) -> dict:
     run = run.resolve()
     log = run_log(run)
+    if state is not None:
+        rec_path = run / "logs" / "profile" / f"{state}.json"
+        if not rec_path.is_file():
+            raise SystemExit(f"{rec_path}: no `run --state {state}` recorded in {run}")
+        log = Path(json.loads(rec_path.read_text())["log"])
     prof: dict = {"dir": str(run), "log": str(log) if log else None}
     jobs: dict[int, Job] = {}
     first = last = None
@@ -378,6 +396,7 @@ def profile(run: Path, cores: int | None = None, time_log: Path | None = None,
     if run_rec:
         prof["wall_s"] = run_rec["wall_s"]
         prof["tree_cpu_s"] = run_rec["tree_cpu_s"]
+        prof["smk_cpu_s"] = run_rec.get("smk_cpu_s")
         prof["load_start"] = run_rec["load_start"]
         prof["load_mean"] = run_rec.get("load_mean")
         prof["state"] = run_rec["state"]
@@ -391,7 +410,11 @@ def profile(run: Path, cores: int | None = None, time_log: Path | None = None,
         if vals:
             prof["load_start"], prof["load_mean"] = vals[0], statistics.fmean(vals)
     wall = prof["wall_s"]
-    prof["packing"] = (prof["cpu_s"] / (wall * prof["cores"])) if wall else None
+    span = wall * prof["cores"] if wall else None
+    tree, own = prof.get("tree_cpu_s"), prof.get("smk_cpu_s")
+    prof["packing_bench"] = prof["cpu_s"] / span if span else None
+    prof["packing"] = (tree if tree else prof["cpu_s"]) / span if span else None
+    prof["packing_jobs"] = (tree - own) / span if span and tree and own is not None else None
     by_rule: dict[str, dict] = {}
     for job in jobs.values():
         if job.end is None:
@@ -428,8 +451,8 @@ def print_side_by_side(profs: list[dict], out=None) -> None:
         head += f"{'ratio':>10s}"
     print(head, file=out)
     rows = [("state", 0), ("wall_s", 1), ("jobs", 0), ("cpu_s", 1), ("tree_cpu_s", 1),
-            ("critical_s", 1), ("packing", 2), ("cores", 0), ("load_start", 2),
-            ("load_mean", 2)]
+            ("smk_cpu_s", 1), ("critical_s", 1), ("packing", 2), ("packing_jobs", 2),
+            ("packing_bench", 2), ("cores", 0), ("load_start", 2), ("load_mean", 2)]
     for key, d in rows:
         vals = [p.get(key) for p in profs]
         line = f"{key:14s}" + "".join(f"{_fmt(v, d):>{w}s}" for v in vals)
@@ -495,16 +518,36 @@ class LoadSampler(threading.Thread):
         return statistics.fmean(self.samples) if self.samples else None
 
 
-def timed(cmd: list[str], run: Path, log_to: Path | None = None) -> tuple[float, float, str]:
-    """(wall, tree CPU, stdout+stderr) of one command (its waited-for process tree)."""
+def _self_cpu(pid: int) -> float | None:
+    """utime + stime (s) of one live process, its children not counted (Linux)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed(cmd: list[str], run: Path, log_to: Path | None = None,
+          own: dict | None = None) -> tuple[float, float, str]:
+    """(wall, tree CPU, stdout+stderr) of one command (its waited-for process tree);
+    `own["smk_cpu_s"]`: the command's own CPU, children excluded (its last sample, every
+    0.2 s, before it exits)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=run, env=_env(run), capture_output=True, text=True,
-                          check=False)
-    wall = time.perf_counter() - t0
+    with tempfile.TemporaryFile("w+") as sink:
+        proc = subprocess.Popen(cmd, cwd=run, env=_env(run), stdout=sink,
+                                stderr=subprocess.STDOUT, text=True)
+        last = None
+        while proc.poll() is None:
+            last = _self_cpu(proc.pid) or last
+            time.sleep(0.2)
+        wall = time.perf_counter() - t0
+        sink.seek(0)
+        text = sink.read()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    text = proc.stdout + proc.stderr
+    if own is not None:
+        own["smk_cpu_s"] = last
     if log_to is not None:
         log_to.parent.mkdir(parents=True, exist_ok=True)
         log_to.write_text(text)
@@ -580,7 +623,7 @@ def run_state(run: Path, state: str, cores: int, edit: str | None) -> dict:
     sampler.start()
     if state in ("cold", "warm"):
         clean(run, keep_cache=(state == "warm"))
-        wall, cpu, _ = timed(smk, run, out_dir / f"{state}.out")
+        wall, cpu, _ = timed(smk, run, out_dir / f"{state}.out", own=rec)
         rec.update(wall_s=wall, tree_cpu_s=cpu)
     elif state == "noop":
         dry = [timed([*smk, "-n"], run) for _ in range(3)]
@@ -599,7 +642,7 @@ def run_state(run: Path, state: str, cores: int, edit: str | None) -> dict:
         cmd = [*smk, "--configfile", "config.yaml", str(overlay.relative_to(run))]
         _, _, text = timed([*cmd, "-n"], run)
         rec["jobs_planned"], rec["planned_by_rule"] = planned(text)
-        wall, cpu, _ = timed(cmd, run, out_dir / "edit.out")
+        wall, cpu, _ = timed(cmd, run, out_dir / "edit.out", own=rec)
         rec.update(wall_s=wall, tree_cpu_s=cpu)
     else:
         raise SystemExit(f"unknown state {state!r}; one of {', '.join(STATES)}")
@@ -617,7 +660,7 @@ def main(argv=None) -> int:
         description=__doc__.split("\n\n")[0],
         epilog=("usage (exact):\n"
                 "  python benchmarks/run_profile.py analyse DIR [DIR2] [--cores N] "
-                "[--time-log FILE [FILE2]] [--load-log FILE] [--no-overhead]\n"
+                "[--time-log FILE [FILE2]] [--load-log FILE] [--no-overhead] [--state S]\n"
                 "  python benchmarks/run_profile.py run DIR --state {cold,warm,noop,edit} "
                 "[--edit KEY=VALUE] [--cores N] [--compare DIR2] [--no-overhead]"),
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -631,6 +674,8 @@ def main(argv=None) -> int:
                     help='file of "<epoch> <load1> ..." lines sampled during the run(s)')
     an.add_argument("--no-overhead", action="store_true",
                     help="skip measuring each script's start-up")
+    an.add_argument("--state", choices=STATES, default=None,
+                    help="profile the run `run --state STATE` recorded (default: the newest)")
     rn = sub.add_parser("run", help="run the default study from a state, then profile it")
     rn.add_argument("dir", metavar="DIR", help="a clone of the repo with its .venv")
     rn.add_argument("--state", choices=STATES, required=True)
@@ -647,15 +692,17 @@ def main(argv=None) -> int:
         if tlogs and len(tlogs) != len(args.dirs):
             ap.error("--time-log takes one file per DIR")
         profs = [profile(Path(d), args.cores, tlogs[i] if tlogs else None, args.load_log,
-                         not args.no_overhead) for i, d in enumerate(args.dirs)]
+                         not args.no_overhead, args.state) for i, d in enumerate(args.dirs)]
     else:
         rec = run_state(Path(args.dir), args.state, args.cores, args.edit)
         print(json.dumps({k: v for k, v in rec.items() if k != "planned_by_rule"}),
               file=sys.stderr)
         profs = [profile(Path(args.dir), args.cores, None, None, not args.no_overhead)]
         if args.compare:
+            # the before run's own run of the same state, where it recorded one
+            recorded = (Path(args.compare) / "logs" / "profile" / f"{args.state}.json").is_file()
             profs.insert(0, profile(Path(args.compare), args.cores, None, None,
-                                    not args.no_overhead))
+                                    not args.no_overhead, args.state if recorded else None))
     print_side_by_side(profs)
     return 0
 

@@ -196,10 +196,18 @@ def test_run_states_on_a_real_snakemake_workflow(rp, tmp_path):
     prof = rp.profile(run, with_overhead=False)
     assert prof["jobs"] == 3 and prof["state"] == "cold" and cold["wall_s"] > 0
     assert [c[0] for c in prof["critical_chain"]] == ["a", "b", "all"]
+    # Snakemake's own CPU is part of the tree's, so the jobs' packing is below the tree's
+    assert 0 < cold["smk_cpu_s"] <= cold["tree_cpu_s"]
+    assert 0 <= prof["packing_jobs"] < prof["packing"]
+    assert prof["packing"] == pytest.approx(cold["tree_cpu_s"] / (cold["wall_s"] * 1))
     noop = rp.run_state(run, "noop", 1, None)
     assert noop["jobs_planned"] == 0 and len(noop["dry_runs"]) == 3
     edit = rp.run_state(run, "edit", 1, "x.v=2")
     assert edit["planned_by_rule"] == {"a": 1, "b": 1, "all": 1}
     assert (run / "results" / "b.txt").read_text() == "2\n"
+    # the edit ran last; --state picks the cold run it recorded, not the newest log
+    picked = rp.profile(run, with_overhead=False, state="cold")
+    assert picked["log"] == cold["log"] != edit["log"] and picked["jobs"] == 3
+    assert rp.profile(run, with_overhead=False)["log"] == edit["log"]
     rp.run_state(run, "cold", 1, None)  # cold removes what the run made, keeps tracked files
     assert (run / "results" / "README.md").exists()
