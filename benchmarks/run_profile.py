@@ -537,11 +537,22 @@ def timed(cmd: list[str], run: Path, log_to: Path | None = None,
     with tempfile.TemporaryFile("w+") as sink:
         proc = subprocess.Popen(cmd, cwd=run, env=_env(run), stdout=sink,
                                 stderr=subprocess.STDOUT, text=True)
-        last = None
-        while proc.poll() is None:
-            last = _self_cpu(proc.pid) or last
-            time.sleep(0.2)
+        samples: list[float] = []
+        done = threading.Event()
+
+        def sample() -> None:  # beside the wait, so the wall time is not rounded up
+            while not done.is_set():
+                if (v := _self_cpu(proc.pid)) is not None:
+                    samples.append(v)
+                done.wait(0.2)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        proc.wait()
         wall = time.perf_counter() - t0
+        done.set()
+        sampler.join()
+        last = samples[-1] if samples else None
         sink.seek(0)
         text = sink.read()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
