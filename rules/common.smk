@@ -452,9 +452,11 @@ TARGETS["study_b"] = _planned(W.study_b_targets)
 # the run's tail), while it uses the pool only part of the time. A quarter of the
 # machine's cores (1 below 8 cores, at most 8; profiles/slurm sets its own with
 # set-threads) keeps the pools on large machines; the per-clip features are the same
-# bytes at any pool size (synth_language's table compared: 1 vs 2 workers).
+# bytes at any pool size (synth_language's table compared: 1 vs 2 workers), and the
+# fits and predictions run on a fixed 2 BLAS threads whatever `threads:` says
+# (judgeaudit.blas), so the models are the same bytes too.
 def pool_threads():
-    cores = workflow._cores  # None when no --cores was given (e.g. --lint, cluster)
+    cores = workflow._cores  # None when no --cores was given (e.g. --lint)
     return max(1, min(8, cores // 4)) if isinstance(cores, int) else 2
 
 
