@@ -134,7 +134,7 @@ def test_traces_from_report_trace_jobs_give_the_same_pages(tmp_path):
     tables itself, and the report then traces nothing (a broken tracer is not called)."""
     from pathlib import Path
 
-    from judgeaudit.report import cellpages, paper
+    from judgeaudit.report import cellpages
 
     tables, figures = _setup(tmp_path)
     cwd = os.getcwd()
@@ -144,13 +144,12 @@ def test_traces_from_report_trace_jobs_give_the_same_pages(tmp_path):
         traces = {t: f"results/traces/{Path(t).stem}.pickle" for t in tables}
         for t, p in traces.items():
             assert len(cellpages.write_traces(t, p)) == len(pd.read_csv(t, sep="\t"))
-        real = paper.trace_table
-        paper.trace_table = None  # the report must not trace a table it was given
+        real = cellpages.trace_row
+        cellpages.trace_row = None  # the report must not trace a table it was given
         try:
-            build_paper(tables, figures, CONFIG, out_dir="results/read", traces=traces,
-                        workers=2)
+            build_paper(tables, figures, CONFIG, out_dir="results/read", traces=traces)
         finally:
-            paper.trace_table = real
+            cellpages.trace_row = real
     finally:
         os.chdir(cwd)
     mine, read = tmp_path / "results" / "self" / "cells", tmp_path / "results" / "read" / "cells"

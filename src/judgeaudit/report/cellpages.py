@@ -363,8 +363,8 @@ class TraceFailed(str):
 def trace_table(tsv: str, root: Path) -> list:
     """Every row's cell traces of one table, in row order (a row whose trace fails:
     a TraceFailed with the error's text). The work of `write_table_pages`, run apart
-    from it so several tables can be traced in worker processes (`build_paper`'s
-    `workers`); the pages written from it are the same bytes."""
+    from it so each table is traced in its own job (rule `report_trace`,
+    `write_traces`); the pages written from it are the same bytes."""
     frame = read_table(root / tsv)
     out: list = []
     for i in range(len(frame)):

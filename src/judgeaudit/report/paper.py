@@ -43,7 +43,6 @@ from judgeaudit.report.cellpages import (
     _e,
     number_text,
     read_traces,
-    trace_table,
     write_table_pages,
 )
 from judgeaudit.report.layout import MAX_ROWS, Printed, fmt, printed_pivots
@@ -670,14 +669,12 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
                 out_dir: str | os.PathLike = "results/report", root: str | os.PathLike = ".",
                 datasets_used: Mapping[str, str] | None = None, trace: bool = True,
                 min_n: int = 30, title: str = "Auditing audio-language-model judges of "
-                "speech", workers: int = 1,
-                traces: Mapping[str, str | os.PathLike] | None = None) -> dict[str, Any]:
+                "speech", traces: Mapping[str, str | os.PathLike] | None = None
+                ) -> dict[str, Any]:
     """Write `<out_dir>/index.html`, `cells/<table>.html|.data.js` and `figures/*`;
     return a summary. `traces` (table path -> file `cellpages.write_traces` wrote, the
-    workflow's rule `report_trace`): those tables' row traces are read, not computed.
-    `workers` > 1 traces the other tables' rows in that many worker processes (tables
-    are independent; the pages are assembled here, in table order, so the files are
-    the same bytes either way)."""
+    workflow's rule `report_trace`): those tables' row traces are read, not computed;
+    any other table is traced here (the pages are the same bytes either way)."""
     root = Path(root)
     out = root / out_dir
     out.mkdir(parents=True, exist_ok=True)
@@ -704,17 +701,7 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
     placed_figs: set[str] = set()
     section_html: dict[str, list[str]] = defaultdict(list)
     n_table = n_fig = 0
-    pool, traced = None, {}
     done = {Path(t).stem: read_traces(p) for t, p in (traces or {}).items()} if trace else {}
-    if trace and workers > 1 and len(set(frames) - set(done)) > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor
-
-        pool = ProcessPoolExecutor(max_workers=min(workers, len(frames)),
-                                   mp_context=multiprocessing.get_context("fork"))
-        # the longest tables first, so the workers finish together
-        for stem in sorted(set(frames) - set(done), key=lambda s: (-len(frames[s]), s)):
-            traced[stem] = pool.submit(trace_table, paths[stem], root)
     for stem in sorted(frames, key=lambda s: (order.index(TABLES.get(s, ("other",))[0]),
                                               list(TABLES).index(s) if s in TABLES else 99,
                                               s)):
@@ -724,8 +711,7 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
         sim = simulation_note(frame, twins)
         page = write_table_pages(stem, paths[stem], frame, root, out, store, stats,
                                  STYLE, f"../index.html#{stem}", trace,
-                                 done[stem] if stem in done
-                                 else traced[stem].result() if stem in traced else None,
+                                 done.get(stem),
                                  banner=sim)
         n_table += 1
         number = PAPER_TABLE.get(stem) or f"Table {n_table}"
@@ -769,8 +755,6 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
                 fs, root / f, fig_dir, out, n_fig, FIGURES.get(fs, fs.replace("_", " ")),
                 "see the figure's provenance record."))
 
-    if pool is not None:
-        pool.shutdown()
     store_bytes = store.write()
     used = dict(datasets_used or {})
     corpora_html, corpora = _corpora(root, config, used)
