@@ -26,24 +26,18 @@ SR = 16000
 
 @functools.cache
 def model():
-    """A `speechmos.dnsmos.DNSMOS` whose sessions do not spin (its P.808 session is
-    built on first use only)."""
+    """A `speechmos.dnsmos.DNSMOS` with only its SIG/BAK/OVRL session (no P.808
+    session: `score` never runs it), whose threads do not spin."""
     import onnxruntime as ort
     from speechmos import dnsmos
 
     base = Path(dnsmos.__file__).parent / "dnsmos_models"
-    m = dnsmos.DNSMOS.__new__(dnsmos.DNSMOS)
-    m.primary_model_path = str(base / "sig_bak_ovr.onnx")
-    m.onnx_sess = ort.InferenceSession(m.primary_model_path, _options())
-    return m
-
-
-def _options():
-    import onnxruntime as ort
-
     opts = ort.SessionOptions()
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return opts
+    m = dnsmos.DNSMOS.__new__(dnsmos.DNSMOS)
+    m.primary_model_path = str(base / "sig_bak_ovr.onnx")
+    m.onnx_sess = ort.InferenceSession(m.primary_model_path, opts)
+    return m
 
 
 def score(samples, sr: int = SR) -> dict:

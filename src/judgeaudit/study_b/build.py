@@ -4,6 +4,7 @@ and returns rows; the scripts write them atomically."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 from collections.abc import Sequence
@@ -12,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from judgeaudit import dnsmos_session
 from judgeaudit.io import read_jsonl
 from judgeaudit.study_b import items as I
 from judgeaudit.study_b import protocols as PR
@@ -170,10 +172,7 @@ def reply_quality(items_path: str | Path, speak: bool, sample_rate: int, seed: i
 
 
 def _dnsmos_of(samples, scored: dict[bytes, dict[str, float]]) -> dict[str, float]:
-    import hashlib
-
-    from judgeaudit import dnsmos_session
-
+    """DNSMOS of one reply's samples, from `scored` when the same samples were scored."""
     x = samples.astype("float64")
     key = hashlib.sha256(x.tobytes()).digest()
     if key not in scored:
