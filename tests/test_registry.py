@@ -297,3 +297,18 @@ def test_study_a_test_methods_are_the_registry_entries():
         "system", "system_fallible")
     assert A.RECIPES[0].row_not_recomputed({"family": "capability_dependence"})
     assert not A.RECIPES[0].row_not_recomputed({"family": "placement_rf"})
+
+
+def test_registry_entries_are_built_by_keyword():
+    """Every entry names its fields: a positional Table / Metric / Figure / Recipe /
+    Section / Pivot is a TypeError, so no one counts commas to tell a caption from an
+    estimand."""
+    from judgeaudit import registry as R
+
+    for cls, args in [(R.Section, ("rq1", "heading")), (R.Pivot, (("judge",), ("task",))),
+                      (R.Figure, ("f", "caption", "fn")),
+                      (R.Metric, ("m", "A", "estimand", "fn", "wilson", (), "", "", "", "")),
+                      (R.Table, ("t", "A", "rq1", "label", "caption", "", "", "", "", "",
+                                 "", {}))]:
+        with pytest.raises(TypeError):
+            cls(*args)

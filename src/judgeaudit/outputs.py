@@ -19,70 +19,165 @@ REGISTRIES = (STUDY_A, STUDY_B)
 OTHER_SECTION = "other"
 
 _OTHER_SECTIONS = (
-    Section("specialists", "Specialists", "Offline specialists on held-out speakers."),
-    Section("validation", "Estimator validation and power",
+    Section(
+        id="specialists",
+        heading="Specialists",
+        description="Offline specialists on held-out speakers.",
+    ),
+    Section(
+        id="validation",
+        heading="Estimator validation and power",
+        description=(
             "Do the estimators recover known (planted) behaviour, and can the design "
-            "detect it?"),
-    Section(OTHER_SECTION, "Other tables", ""),
+            "detect it?"
+        ),
+    ),
+    Section(id=OTHER_SECTION, heading="Other tables", description=""),
 )
-SECTIONS: tuple[Section, ...] = (_OTHER_SECTIONS[0], *STUDY_A.sections, *STUDY_B.sections,
-                                 *_OTHER_SECTIONS[1:])
+SECTIONS: tuple[Section, ...] = (
+    _OTHER_SECTIONS[0],
+    *STUDY_A.sections,
+    *STUDY_B.sections,
+    *_OTHER_SECTIONS[1:],
+)
 
 _NONE = "none (each row a summary, not an estimate over units)"
 OTHER_TABLES = (
-    Table("corpus_sources", "", OTHER_SECTION, "Corpus sources",
-          "Which corpus each study attribute uses (real or synthetic) and where it comes "
-          "from.", "", "judgeaudit.workflow.Plan.corpus_sources_param",
-          "scripts/corpus_sources.py", "", _NONE, "", {}, recomputed=False,
-          why_not="a listing of the configured corpora, no estimate"),
-    Table("specialist_accuracy", "", "specialists", "Specialist accuracy",
-          "Each offline specialist on the test split of the corpus it was fitted on: "
-          "accuracy, EER or Spearman rho with its target.",
-          "accuracy / EER / Spearman rho of each specialist on held-out speakers",
-          "judgeaudit.specialists.evaluate.table", "judgeaudit.specialists.evaluate.markdown",
-          "wilson_deff", "the test speaker (source clip for naturalness)", "speaker", {},
-          figures=("specialist_confusion",),
-          extra_methods=("wilson", "cluster_bootstrap_stat", "fisher_z"), recomputed=False,
-          why_not="computed from the specialists' predictions, not from judge trials"),
-    Table("estimator_validation", "", "validation", "Estimator validation",
-          "Simulated truth vs estimates: coverage and bias of every printed interval over "
-          "seeded replicates of planted scenarios.",
-          "coverage of the 95% intervals and bias of each estimator",
-          "judgeaudit.validation.study.summarise",
-          "judgeaudit.validation.study.write_outputs", "wilson_cr2_bm",
-          "the simulated scenario's clusters", "", {}, figures=("estimator_validation",),
-          extra_methods=("paired_t_cr2_bm", "cluster_bootstrap_bca", "chance_normalised",
-                         "wilson"), recomputed=False,
-          why_not="computed from simulated replicates, not from judge trials"),
-    Table("estimator_validation_full", "", "validation", "Estimator validation (full)",
-          "The estimator validation with validation.full_n_seeds replicates.",
-          "coverage of the 95% intervals and bias of each estimator",
-          "judgeaudit.validation.study.summarise",
-          "judgeaudit.validation.study.write_outputs", "wilson_cr2_bm",
-          "the simulated scenario's clusters", "", {}, figures=("estimator_validation_full",),
-          extra_methods=("paired_t_cr2_bm", "cluster_bootstrap_bca", "chance_normalised",
-                         "wilson"), recomputed=False,
-          why_not="computed from simulated replicates, not from judge trials"),
-    Table("power", "", "validation", "Power",
-          "Power (after Holm over each test's family) and minimum detectable effect of every "
-          "pre-specified headline test, simulated at the cell's own clusters and run through "
-          "the estimator the tables print.",
-          "power and MDE per tested cell", "judgeaudit.stats.power.report",
-          "judgeaudit.render.power.power_table", "power_sim_proportion",
-          "the cell's printed cluster unit (speaker, source, item)", "", {},
-          extra_methods=("power_sim_difference", "holm"), recomputed=False,
-          why_not="a design calculation from trial counts, not an estimate from responses"),
+    Table(
+        name="corpus_sources",
+        study="",
+        section=OTHER_SECTION,
+        label="Corpus sources",
+        caption=(
+            "Which corpus each study attribute uses (real or synthetic) and where it comes "
+            "from."
+        ),
+        estimand="",
+        function="judgeaudit.workflow.Plan.corpus_sources_param",
+        render="scripts/corpus_sources.py",
+        method="",
+        sampling_unit=_NONE,
+        cluster_column="",
+        inputs={},
+        recomputed=False,
+        why_not="a listing of the configured corpora, no estimate",
+    ),
+    Table(
+        name="specialist_accuracy",
+        study="",
+        section="specialists",
+        label="Specialist accuracy",
+        caption=(
+            "Each offline specialist on the test split of the corpus it was fitted on: "
+            "accuracy, EER or Spearman rho with its target."
+        ),
+        estimand="accuracy / EER / Spearman rho of each specialist on held-out speakers",
+        function="judgeaudit.specialists.evaluate.table",
+        render="judgeaudit.specialists.evaluate.markdown",
+        method="wilson_deff",
+        sampling_unit="the test speaker (source clip for naturalness)",
+        cluster_column="speaker",
+        inputs={},
+        figures=("specialist_confusion",),
+        extra_methods=("wilson", "cluster_bootstrap_stat", "fisher_z"),
+        recomputed=False,
+        why_not="computed from the specialists' predictions, not from judge trials",
+    ),
+    Table(
+        name="estimator_validation",
+        study="",
+        section="validation",
+        label="Estimator validation",
+        caption=(
+            "Simulated truth vs estimates: coverage and bias of every printed interval over"
+            " seeded replicates of planted scenarios."
+        ),
+        estimand="coverage of the 95% intervals and bias of each estimator",
+        function="judgeaudit.validation.study.summarise",
+        render="judgeaudit.validation.study.write_outputs",
+        method="wilson_cr2_bm",
+        sampling_unit="the simulated scenario's clusters",
+        cluster_column="",
+        inputs={},
+        figures=("estimator_validation",),
+        extra_methods=(
+            "paired_t_cr2_bm",
+            "cluster_bootstrap_bca",
+            "chance_normalised",
+            "wilson",
+        ),
+        recomputed=False,
+        why_not="computed from simulated replicates, not from judge trials",
+    ),
+    Table(
+        name="estimator_validation_full",
+        study="",
+        section="validation",
+        label="Estimator validation (full)",
+        caption="The estimator validation with validation.full_n_seeds replicates.",
+        estimand="coverage of the 95% intervals and bias of each estimator",
+        function="judgeaudit.validation.study.summarise",
+        render="judgeaudit.validation.study.write_outputs",
+        method="wilson_cr2_bm",
+        sampling_unit="the simulated scenario's clusters",
+        cluster_column="",
+        inputs={},
+        figures=("estimator_validation_full",),
+        extra_methods=(
+            "paired_t_cr2_bm",
+            "cluster_bootstrap_bca",
+            "chance_normalised",
+            "wilson",
+        ),
+        recomputed=False,
+        why_not="computed from simulated replicates, not from judge trials",
+    ),
+    Table(
+        name="power",
+        study="",
+        section="validation",
+        label="Power",
+        caption=(
+            "Power (after Holm over each test's family) and minimum detectable effect of"
+            " every pre-specified headline test, simulated at the cell's own clusters and"
+            " run through the estimator the tables print."
+        ),
+        estimand="power and MDE per tested cell",
+        function="judgeaudit.stats.power.report",
+        render="judgeaudit.render.power.power_table",
+        method="power_sim_proportion",
+        sampling_unit="the cell's printed cluster unit (speaker, source, item)",
+        cluster_column="",
+        inputs={},
+        extra_methods=("power_sim_difference", "holm"),
+        recomputed=False,
+        why_not="a design calculation from trial counts, not an estimate from responses",
+    ),
 )
 OTHER_FIGURES = (
-    Figure("specialist_confusion", "Confusion matrices of the classification specialists "
-           "on their test splits (rows gold, columns predicted).",
-           "judgeaudit.specialists.evaluate.confusion_figure"),
-    Figure("estimator_validation", "Coverage of each interval method per scenario and "
-           "estimand over the replicates, with the nominal 95% and its Monte Carlo band.",
-           "judgeaudit.validation.study.coverage_figure"),
-    Figure("estimator_validation_full", "As the estimator validation figure, with "
-           "validation.full_n_seeds replicates.",
-           "judgeaudit.validation.study.coverage_figure"),
+    Figure(
+        name="specialist_confusion",
+        caption=(
+            "Confusion matrices of the classification specialists "
+            "on their test splits (rows gold, columns predicted)."
+        ),
+        function="judgeaudit.specialists.evaluate.confusion_figure",
+    ),
+    Figure(
+        name="estimator_validation",
+        caption=(
+            "Coverage of each interval method per scenario and "
+            "estimand over the replicates, with the nominal 95% and its Monte Carlo band."
+        ),
+        function="judgeaudit.validation.study.coverage_figure",
+    ),
+    Figure(
+        name="estimator_validation_full",
+        caption=(
+            "As the estimator validation figure, with validation.full_n_seeds replicates."
+        ),
+        function="judgeaudit.validation.study.coverage_figure",
+    ),
 )
 
 TABLES: dict[str, Table] = {t.name: t for r in REGISTRIES for t in r.tables}
@@ -96,16 +191,20 @@ def table(name: str) -> Table:
     try:
         return TABLES[name]
     except KeyError:
-        raise KeyError(f"no table {name!r} in the outputs registry (judgeaudit.outputs); "
-                       f"tables are {sorted(TABLES)}") from None
+        raise KeyError(
+            f"no table {name!r} in the outputs registry (judgeaudit.outputs); "
+            f"tables are {sorted(TABLES)}"
+        ) from None
 
 
 def figure(name: str) -> Figure:
     try:
         return FIGURES[name]
     except KeyError:
-        raise KeyError(f"no figure {name!r} in the outputs registry (judgeaudit.outputs); "
-                       f"figures are {sorted(FIGURES)}") from None
+        raise KeyError(
+            f"no figure {name!r} in the outputs registry (judgeaudit.outputs); "
+            f"figures are {sorted(FIGURES)}"
+        ) from None
 
 
 def section_of(name: str) -> str:
@@ -131,6 +230,22 @@ def method_text(key: str) -> str:
     return describe(key).description
 
 
-__all__ = ["FIGURES", "OTHER_FIGURES", "OTHER_SECTION", "OTHER_TABLES", "RECIPES",
-           "REGISTRIES", "SECTIONS", "STUDY_A", "STUDY_B", "TABLES", "caption_of", "figure",
-           "figures_of", "method_text", "recipe_for_rule", "section_of", "table"]
+__all__ = [
+    "FIGURES",
+    "OTHER_FIGURES",
+    "OTHER_SECTION",
+    "OTHER_TABLES",
+    "RECIPES",
+    "REGISTRIES",
+    "SECTIONS",
+    "STUDY_A",
+    "STUDY_B",
+    "TABLES",
+    "caption_of",
+    "figure",
+    "figures_of",
+    "method_text",
+    "recipe_for_rule",
+    "section_of",
+    "table",
+]

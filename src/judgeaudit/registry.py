@@ -9,6 +9,9 @@ figures and the pivot the paper prints it in. Workflow targets, the rules' input
 lists, the metric scripts, the report's sections and captions and the cell-trace
 recomputation are derived from it.
 
+Every entry is built by keyword only (`kw_only` dataclasses): a field is named where
+it is given, so no one counts commas to tell a caption from an estimand.
+
 Functions are named by dotted path (`module:attr` or `module.attr`) and imported
 only when called (`resolve`), so importing a registry costs nothing at DAG time.
 
@@ -35,7 +38,7 @@ def resolve(path: str) -> Callable[..., Any]:
     return obj
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Section:
     """A report section: id, heading, one-line description (what it shows)."""
 
@@ -44,7 +47,7 @@ class Section:
     description: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Pivot:
     """How the paper prints a table: one row per `rows` key combination, one column
     per `columns` key combination (in `column_order` when given), each cell the
@@ -60,7 +63,7 @@ class Pivot:
     column_order: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Figure:
     """A figure (stem under figures/, PNG + PDF): caption says what is plotted."""
 
@@ -72,7 +75,7 @@ class Figure:
     sampling_unit: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Metric:
     """One estimand: the rows of a metrics file that estimate it.
 
@@ -104,7 +107,7 @@ class Metric:
             describe(key)  # an unknown method key is an error at import time
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Table:
     """One table (stem under results/tables/, TSV + MD + TeX).
 
@@ -167,7 +170,7 @@ class Table:
         return describe(self.method).description if self.method else ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Recipe:
     """How the cell trace recomputes the rows a metrics rule wrote, with the rule's
     own functions (provenance only finds the files; it never computes).
@@ -229,7 +232,7 @@ class Recipe:
         return None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Registry:
     """One study's outputs: sections, metrics, tables, figures, recipes."""
 
