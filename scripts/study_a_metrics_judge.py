@@ -1,19 +1,18 @@
-"""Study A metrics and contrasts of one judge. Thin: the recipe of the study's outputs
-registry (judgeaudit.study_a.outputs -> judgeaudit.study_a.compute.judge_metrics)."""
+"""Study A metrics and contrasts of one judge. Thin: the study's recipe
+(judgeaudit.study_a.recipes -> judgeaudit.study_a.compute.judge_metrics)."""
 
 from judgeaudit.io import read_jsonl, write_tsv_atomic
-from judgeaudit.registry import resolve
 from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.stats.corpus import attach_corpus, corpus_by_task
-from judgeaudit.study_a.outputs import JUDGE_RULE, REGISTRY
+from judgeaudit.study_a.recipes import RECIPE
 
 smk, log = start_job(globals())
-recipe = REGISTRY.recipe(JUDGE_RULE)
+recipe = RECIPE
 params = {"judge": smk.params.judge, "n_boot": int(smk.params.n_boot)}
 trials = [t for path in smk.input.trials for t in read_jsonl(path)]
 responses = [r for path in smk.input.responses for r in read_jsonl(path)]
-inputs = resolve(recipe.load)(trials, responses, params)
-outputs = resolve(recipe.compute)(inputs, params)
+inputs = recipe.load(trials, responses, params)
+outputs = recipe.compute(inputs, params)
 # every row names the corpus its trials came from (facts.corpus)
 corpora = corpus_by_task(trials, "study A trials")
 for name in recipe.outputs:

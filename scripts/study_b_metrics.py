@@ -1,17 +1,16 @@
 """Study B metrics (params.metric: accuracy, protocol_gap, text_gap, cue_dependence,
 states, balance): the recipe of the study's outputs registry computes every output of the
-rule (judgeaudit.study_b.outputs.metric_recipe -> judgeaudit.study_b.compute)."""
+rule (judgeaudit.study_b.recipes.metric_recipe -> judgeaudit.study_b.compute)."""
 
 import json
 
 import pandas as pd
 
 from judgeaudit.io import write_tsv_atomic
-from judgeaudit.registry import resolve
 from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.stats.corpus import attach_corpus, corpus_by_task
 from judgeaudit.study_b import metrics as SB
-from judgeaudit.study_b.outputs import metric_recipe
+from judgeaudit.study_b.recipes import metric_recipe
 
 smk, log = start_job(globals())
 metric = smk.params.metric
@@ -21,11 +20,11 @@ params = {"n_boot": int(smk.params.n_boot), "seed": int(smk.params.seed),
 inputs = {}
 if "scored" in smk.input.keys():
     scored = [SB.read_scored(p) for p in smk.input.scored]
-    inputs = resolve(recipe.load)(scored, list(smk.input.get("item_files", [])))
+    inputs = recipe.load(scored, list(smk.input.get("item_files", [])))
 if "quality" in smk.input.keys():
     inputs["quality"] = pd.concat([pd.read_csv(p, sep="\t") for p in smk.input.quality],
                                   ignore_index=True)
-outputs = resolve(recipe.compute)(inputs, params)
+outputs = recipe.compute(inputs, params)
 # every row names the corpus of its task (carried from the trials' facts)
 corpora = (json.loads(smk.params.corpora) if "corpora" in smk.params.keys()
            else corpus_by_task(inputs["scored"], "study B scored shards"))

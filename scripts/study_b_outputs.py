@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from judgeaudit.registry import resolve
+from judgeaudit.registry import dotted
 from judgeaudit.scriptjob import finish_job, start_job
 from judgeaudit.study_b import outputs as B
 
@@ -14,10 +14,9 @@ smk, log = start_job(globals())
 wc = smk.wildcards
 entry = (B.REGISTRY.table(B.PREFIX + wc.table) if wc.get("table")
          else B.REGISTRY.figure(B.PREFIX + wc.figure))
-render = resolve(entry.render if wc.get("table") else entry.function)
+render = entry.render if wc.get("table") else entry.function
 out = Path(smk.output[0])
 frames = {role: pd.read_csv(smk.input[role], sep="\t") for role in entry.inputs}
 render(**frames, base=out.with_name(out.name.rsplit(".", 1)[0]))
-log.info("study B %s rendered with %s", entry.name,
-         entry.render if wc.get("table") else entry.function)
+log.info("study B %s rendered with %s", entry.name, dotted(render))
 finish_job(smk)

@@ -13,8 +13,9 @@ import pytest
 
 from judgeaudit import outputs as O
 from judgeaudit.config import validate_config
-from judgeaudit.registry import resolve
+from judgeaudit.registry import dotted
 from judgeaudit.stats import methods as M
+from judgeaudit.study_a import compute as compute_a
 from judgeaudit.study_a import outputs as A
 from judgeaudit.study_b import outputs as B
 from judgeaudit.workflow import (
@@ -88,17 +89,22 @@ def test_captions_labels_and_sections():
     assert len(labels) == len(set(labels))
 
 
-def test_every_declared_function_exists():
-    paths = [t.function for r in O.REGISTRIES for t in r.tables]
-    paths += [t.render for r in O.REGISTRIES for t in r.tables]
-    paths += [m.function for r in O.REGISTRIES for m in r.metrics]
-    paths += [f.function for r in O.REGISTRIES for f in r.figures]
+def test_every_declared_function_is_imported():
+    """The study registries hold the functions themselves (imported, so every edge is
+    an import), never a dotted path; a table of no study names none (its rule's script
+    calls its own)."""
+    fns = [t.function for r in O.REGISTRIES for t in r.tables]
+    fns += [t.render for r in O.REGISTRIES for t in r.tables]
+    fns += [m.function for r in O.REGISTRIES for m in r.metrics]
+    fns += [f.function for r in O.REGISTRIES for f in r.figures]
     for rec in O.RECIPES.values():
-        paths += [rec.compute, rec.load] + [p for p in (rec.select, rec.rescore) if p]
-    for p in paths:
-        assert callable(resolve(p)), p
-    with pytest.raises(LookupError, match="no_such_function"):
-        resolve("judgeaudit.study_a.metrics.no_such_function")
+        fns += [rec.compute, rec.load] + [p for p in (rec.select, rec.rescore) if p]
+    for fn in fns:
+        assert callable(fn) and fn.__module__.startswith("judgeaudit."), fn
+    assert A.REGISTRY.recipe("study_a_metrics_judge").compute is compute_a.judge_metrics
+    assert dotted(compute_a.judge_metrics) == "judgeaudit.study_a.compute:judge_metrics"
+    for t in O.OTHER_TABLES:
+        assert t.function is None and t.render is None, t.name
 
 
 def test_every_metrics_rule_has_its_recipe():
@@ -107,7 +113,7 @@ def test_every_metrics_rule_has_its_recipe():
     assert rules == {"accuracy", "protocol_gap", "text_gap", "cue_dependence", "states",
                      "balance"}
     for metric in rules:
-        assert B.metric_recipe(metric).compute.endswith(f":{metric}")
+        assert B.metric_recipe(metric).compute.__name__ == metric
     assert "study_a_metrics_judge" in O.RECIPES
     # the metrics script dispatches through the registry, not an if/elif chain
     script = (REPO / "scripts" / "study_b_metrics.py").read_text()
@@ -138,7 +144,7 @@ def test_study_b_outputs_dispatch_through_the_registry():
     import inspect
 
     for entry, fn in [*((t, t.render) for t in B.TABLES), *((f, f.function) for f in B.FIGURES)]:
-        sig = inspect.signature(resolve(fn))
+        sig = inspect.signature(fn)
         sig.bind(**{role: None for role in entry.inputs}, base="x")  # raises if not
         required = {n for n, p in sig.parameters.items() if p.default is p.empty}
         assert required <= {*entry.inputs, "base"}, (entry.name, required)
@@ -278,8 +284,9 @@ def test_study_a_test_methods_are_the_registry_entries():
     assert sa.CAPABILITY_TEST_TEXT == tau.description
     assert f"fewer than {sa.PLACEMENT_MIN_CLUSTERS} clusters" in wald.description
     assert f"fewer than {sa.CAPABILITY_MIN_CELLS} cells" in tau.description
-    assert resolve(wald.function) is sa.placement_wald
-    assert resolve(tau.function) is sa.capability_test
+    # the method registry (stats.methods) names its functions by dotted path
+    assert f"{sa.__name__}.placement_wald" == wald.function
+    assert f"{sa.__name__}.capability_test" == tau.function
     for value in ("ols_within_cr1_wald_f", "ols_within_cr1_wald_f:too_few_clusters",
                   "ols_within_cr1_wald_f:rank_deficient"):
         assert M.method_keys(value) == ("ols_within_cr1_wald_f",)

@@ -411,21 +411,20 @@ def test_holm_recipes_select_the_judges_family_and_the_rows_trials():
     """The registry's cell selection of a Holm table (study_b.compute) hands compute
     the judge's whole family, so the recomputed row has the table's p_holm; the
     cell's trials are the row's own."""
-    from judgeaudit.registry import resolve
-    from judgeaudit.study_b.outputs import metric_recipe
+    from judgeaudit.study_b.recipes import metric_recipe
 
     sc = _gap_scored(("pointwise", "pairwise", "text"))
     for metric in ("protocol_gap", "text_gap", "cue_dependence"):
         recipe = metric_recipe(metric)
-        table = resolve(recipe.compute)({"scored": sc}, {"n_boot": 0})[metric]
+        table = recipe.compute({"scored": sc}, {"n_boot": 0})[metric]
         row = table[(table["judge"] == "a") & (table["task"] == "positional")].iloc[0]
-        cell_inputs, ids, _ = resolve(recipe.select)({"scored": sc}, row.to_dict())
+        cell_inputs, ids, _ = recipe.select({"scored": sc}, row.to_dict())
         assert set(cell_inputs["scored"]["judge"]) == {"a"}
         assert set(cell_inputs["scored"]["task"]) == {"single", "positional"}
         mine = sc[sc["trial_id"].isin(ids)]
         assert set(mine["task"]) == {"positional"} and set(mine["judge"]) == {"a"}
         assert set(mine["cue"]) <= {row["cue"], "none"}
-        again = resolve(recipe.compute)(cell_inputs, {"n_boot": 0})[metric]
+        again = recipe.compute(cell_inputs, {"n_boot": 0})[metric]
         keys = [k for k in ("task", "cue", "protocol") if k in table.columns]
         hit = again.set_index(keys).loc[tuple(row[k] for k in keys)]
         assert hit["p_holm"] == pytest.approx(row["p_holm"]) and row["holm_m"] > 1, metric

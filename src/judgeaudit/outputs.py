@@ -42,6 +42,11 @@ SECTIONS: tuple[Section, ...] = (
 )
 
 _NONE = "none (each row a summary, not an estimate over units)"
+# The tables and figures of no study name no function: their rules' scripts call their
+# own (scripts/corpus_sources.py, specialists_accuracy.py, validation_table.py,
+# power_table.py), and the report and every trace job import this module, which would
+# otherwise import (and, for judgeaudit.codedeps, depend on) the specialists', the
+# validation's and the power code.
 OTHER_TABLES = (
     Table(
         name="corpus_sources",
@@ -53,8 +58,6 @@ OTHER_TABLES = (
             "from."
         ),
         estimand="",
-        function="judgeaudit.workflow.Plan.corpus_sources_param",
-        render="scripts/corpus_sources.py",
         method="",
         sampling_unit=_NONE,
         cluster_column="",
@@ -72,8 +75,6 @@ OTHER_TABLES = (
             "accuracy, EER or Spearman rho with its target."
         ),
         estimand="accuracy / EER / Spearman rho of each specialist on held-out speakers",
-        function="judgeaudit.specialists.evaluate.table",
-        render="judgeaudit.specialists.evaluate.markdown",
         method="wilson_deff",
         sampling_unit="the test speaker (source clip for naturalness)",
         cluster_column="speaker",
@@ -93,8 +94,6 @@ OTHER_TABLES = (
             " seeded replicates of planted scenarios."
         ),
         estimand="coverage of the 95% intervals and bias of each estimator",
-        function="judgeaudit.validation.study.summarise",
-        render="judgeaudit.validation.study.write_outputs",
         method="wilson_cr2_bm",
         sampling_unit="the simulated scenario's clusters",
         cluster_column="",
@@ -116,8 +115,6 @@ OTHER_TABLES = (
         label="Estimator validation (full)",
         caption="The estimator validation with validation.full_n_seeds replicates.",
         estimand="coverage of the 95% intervals and bias of each estimator",
-        function="judgeaudit.validation.study.summarise",
-        render="judgeaudit.validation.study.write_outputs",
         method="wilson_cr2_bm",
         sampling_unit="the simulated scenario's clusters",
         cluster_column="",
@@ -143,8 +140,6 @@ OTHER_TABLES = (
             " run through the estimator the tables print."
         ),
         estimand="power and MDE per tested cell",
-        function="judgeaudit.stats.power.report",
-        render="judgeaudit.render.power.power_table",
         method="power_sim_proportion",
         sampling_unit="the cell's printed cluster unit (speaker, source, item)",
         cluster_column="",
@@ -161,7 +156,6 @@ OTHER_FIGURES = (
             "Confusion matrices of the classification specialists "
             "on their test splits (rows gold, columns predicted)."
         ),
-        function="judgeaudit.specialists.evaluate.confusion_figure",
     ),
     Figure(
         name="estimator_validation",
@@ -169,14 +163,12 @@ OTHER_FIGURES = (
             "Coverage of each interval method per scenario and "
             "estimand over the replicates, with the nominal 95% and its Monte Carlo band."
         ),
-        function="judgeaudit.validation.study.coverage_figure",
     ),
     Figure(
         name="estimator_validation_full",
         caption=(
             "As the estimator validation figure, with validation.full_n_seeds replicates."
         ),
-        function="judgeaudit.validation.study.coverage_figure",
     ),
 )
 

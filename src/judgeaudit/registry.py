@@ -12,30 +12,29 @@ recomputation are derived from it.
 Every entry is built by keyword only (`kw_only` dataclasses): a field is named where
 it is given, so no one counts commas to tell a caption from an estimand.
 
-Functions are named by dotted path (`module:attr` or `module.attr`) and imported
-only when called (`resolve`), so importing a registry costs nothing at DAG time.
+Functions are the real callables, imported by the registry module that declares
+them, so every edge from an entry to its code is an import (seen by
+`judgeaudit.codedeps`, which reruns a rule whose registry's functions changed, and by
+any reader of the imports); `dotted(fn)` names one in text (`module:qualname`).
 
-Pure data; imports only the standard library and the method registry.
+Imports only the standard library and the method registry.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from judgeaudit.stats.methods import describe
 
+Fn = Callable[..., Any]  # a registry function: imported, never named by a string
 
-def resolve(path: str) -> Callable[..., Any]:
-    """The object a dotted path names: `pkg.mod:attr` or `pkg.mod.attr`."""
-    mod, _, attr = path.partition(":") if ":" in path else path.rpartition(".")
-    try:
-        obj = getattr(importlib.import_module(mod), attr)
-    except (ImportError, AttributeError) as exc:
-        raise LookupError(f"registry: cannot resolve {path!r}: {exc}") from exc
-    return obj
+
+def dotted(fn: Callable[..., Any] | None) -> str:
+    """The `module:qualname` of a registry function, as traces and logs print it
+    ("" for none)."""
+    return f"{fn.__module__}:{fn.__qualname__}" if fn is not None else ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -69,7 +68,7 @@ class Figure:
 
     name: str
     caption: str
-    function: str  # the function drawing it
+    function: Fn | None = None  # the function drawing it (None: its rule's script's own)
     inputs: Mapping[str, str] = field(default_factory=dict)  # role -> metrics file
     method: str = ""  # interval method of its error bars (a method key), "" if none
     sampling_unit: str = ""
@@ -88,12 +87,15 @@ class Metric:
     cell_keys: the columns that identify one cell (one estimate).
     sampling_unit: what the interval clusters on; cluster_column: the column holding it.
     output: the metrics file holding its rows; rule: the rule writing it.
+    reads_beyond_cell: the trials its estimate reads beyond its own cell's, in words
+      ("" = none); the cell trace recomputes such a metric's rows apart from the
+      other metrics of the cell (e.g. rf_adj reads the judge's audio-only answers).
     """
 
     name: str
     study: str
     estimand: str
-    function: str
+    function: Fn
     method: str
     cell_keys: tuple[str, ...]
     sampling_unit: str
@@ -101,6 +103,7 @@ class Metric:
     output: str
     rule: str
     extra_methods: tuple[str, ...] = ()
+    reads_beyond_cell: str = ""
 
     def __post_init__(self) -> None:
         for key in (self.method, *self.extra_methods):
@@ -116,7 +119,8 @@ class Table:
     caption: what is in it (the method sentence is added from the method registry).
     figures: figure stems shown under it. pivot: the paper layout (None: the long
     table is the layout). estimand: what its numbers estimate. function: the
-    function computing its numbers; render: the function writing the table files.
+    function computing its numbers; render: the function writing the table files
+    (both None for a table of no study: its rule's script calls its own).
     method: interval method key; sampling_unit / cluster_column as for Metric.
     inputs: role -> metrics file the render rule reads; metrics: the Metric names
     its rows come from. recomputed: False (with `why_not`) when the cell trace
@@ -135,8 +139,8 @@ class Table:
     label: str
     caption: str
     estimand: str
-    function: str
-    render: str
+    function: Fn | None = None
+    render: Fn | None = None
     method: str
     sampling_unit: str
     cluster_column: str
@@ -176,12 +180,12 @@ class Recipe:
     own functions (provenance only finds the files; it never computes).
 
     rule: the metrics rule (found in a table's provenance chain).
-    compute: dotted path of f(inputs, params) -> {output name: DataFrame}, the very
-      function the rule's script calls.
-    select: dotted path of f(inputs, row) -> (inputs restricted to the trials behind
-      `row`, the trial ids of the cell, a note), the cell selection ("" = the rows
-      are not recomputed from trials by the trace).
-    load: dotted path of the function turning the raw records into compute's inputs;
+    compute: f(inputs, params) -> {output name: DataFrame}, the very function the
+      rule's script calls.
+    select: f(inputs, row) -> (inputs restricted to the trials behind `row`, the trial
+      ids of the cell, a note), the cell selection (None = the rows are not
+      recomputed from trials by the trace).
+    load: the function turning the raw records into compute's inputs;
       source says which raw records the trace hands it:
         "trials_responses": load(trials, responses, params) with the trial and
           response rows of the rule's inputs (Study A: `join_inputs`);
@@ -201,14 +205,14 @@ class Recipe:
     """
 
     rule: str
-    compute: str
-    select: str
-    load: str
+    compute: Fn
+    select: Fn | None
+    load: Fn
     outputs: Mapping[str, str]
     source: str = "trials_responses"
     required: tuple[str, ...] = ("judge", "task")
     not_recomputed: Mapping[str, str] = field(default_factory=dict)
-    rescore: str = ""  # "scored_shards": dotted path of the re-scoring function
+    rescore: Fn | None = None  # "scored_shards": the re-scoring function
     family: tuple[str, ...] = ()
     # column -> {value: why}: rows with that value are not recomputed from one judge's
     # trials (e.g. a panel-level test written beside the per-judge contrasts)
@@ -279,4 +283,4 @@ class Registry:
         return [f.name for f in self.figures]
 
 
-__all__ = ["Figure", "Metric", "Pivot", "Recipe", "Registry", "Section", "Table", "resolve"]
+__all__ = ["Figure", "Metric", "Pivot", "Recipe", "Registry", "Section", "Table", "dotted"]

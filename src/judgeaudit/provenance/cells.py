@@ -35,7 +35,7 @@ import pandas as pd
 from judgeaudit import outputs as registry
 from judgeaudit.io import read_jsonl
 from judgeaudit.provenance import record_path
-from judgeaudit.registry import resolve
+from judgeaudit.registry import dotted
 
 # files whose records the cell chain follows; anything else is listed as a leaf
 FOLLOW_PREFIXES = ("results/tables/", "results/metrics/", "results/responses/",
@@ -413,7 +413,7 @@ def _scored_shards(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Pat
     recipe's own scoring function."""
     judge = row["judge"]
     task = None if recipe.family else row["task"]
-    rescore = resolve(recipe.rescore)
+    rescore = recipe.rescore
     frames, trials, resp_all = [], [], {}
     for node in ch:
         if not node["rule"].startswith("study_b_score"):  # study_b_score(_probes)
@@ -434,7 +434,7 @@ def _scored_shards(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Pat
                         f"{task or 'any'!r} in the provenance chain")
     items = [str(root / f) for f in _files(ch, "results/conditions/B/", recipe.rule)
              if f.endswith("items.jsonl")]
-    return resolve(recipe.load)(frames, items), trials, resp_all
+    return recipe.load(frames, items), trials, resp_all
 
 
 def _family_chain(recipe, ch: Sequence[dict], root: Path,
@@ -456,11 +456,11 @@ def _compute(recipe, cell_inputs: Mapping[str, Any], params: Mapping[str, Any], 
     """The recipe's compute on the cell's inputs; a family's (the same for every row
     of the family) computed once per family."""
     if not recipe.family:
-        return resolve(recipe.compute)(cell_inputs, params)
+        return recipe.compute(cell_inputs, params)
     if key not in _FAMILY_MEMO:
         if len(_FAMILY_MEMO) > 64:
             _FAMILY_MEMO.clear()
-        _FAMILY_MEMO[key] = resolve(recipe.compute)(cell_inputs, params)
+        _FAMILY_MEMO[key] = recipe.compute(cell_inputs, params)
     return _FAMILY_MEMO[key]
 
 
@@ -475,13 +475,13 @@ def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
     if recipe.source == "trials_responses":
         trials, resp, files = _trials_responses(recipe, row, ch, root)
         load_key = (recipe.load, files, json.dumps(params, sort_keys=True, default=str))
-        inputs = _memoised(_LOAD_MEMO, load_key, lambda: resolve(recipe.load)(
+        inputs = _memoised(_LOAD_MEMO, load_key, lambda: recipe.load(
             trials, [resp[t["trial_id"]] for t in trials if t["trial_id"] in resp], params))
     elif recipe.source == "scored_shards":
         inputs, trials, resp = _scored_shards(recipe, row, ch, root)
     else:
         raise CellError(f"recipe of rule {recipe.rule}: unknown source {recipe.source!r}")
-    cell_inputs, ids, note = resolve(recipe.select)(inputs, row)
+    cell_inputs, ids, note = recipe.select(inputs, row)
     key = (recipe.rule, str(root.resolve()), *(_keystr(row.get(f)) for f in recipe.family),
            json.dumps(params, sort_keys=True, default=str), _raw_stamps(ch, root))
     # rows whose selections are the same rows of the same memoised load (e.g. every
@@ -498,8 +498,8 @@ def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
         outputs = _memoised(_CELL_MEMO, same,
                             lambda: _compute(recipe, cell_inputs, params, key))
     shown = {k: v for k, v in sorted(params.items()) if k in ("n_boot", "seed", "gate")}
-    how = (f"{recipe.compute}({', '.join(f'{k}={v}' for k, v in shown.items())}) on "
-           f"{recipe.select} of {recipe.load}: {note}")
+    how = (f"{dotted(recipe.compute)}({', '.join(f'{k}={v}' for k, v in shown.items())}) "
+           f"on {dotted(recipe.select)} of {dotted(recipe.load)}: {note}")
     def rows() -> list:
         return _trial_rows([t for t in trials if t["trial_id"] in ids], resp)
 

@@ -3,22 +3,32 @@ error bars, saved as PNG and PDF with fixed metadata (reproducible bytes)."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 
-import matplotlib
+import numpy as np
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pandas as pd  # noqa: E402
+from judgeaudit.io import atomic_path
 
-from judgeaudit.io import atomic_path  # noqa: E402
-
-plt.rcParams.update({"svg.hashsalt": "judgeaudit", "font.size": 9})
 _META_PNG = {"Software": "judgeaudit"}
 _META_PDF = {"Creator": "judgeaudit", "Producer": "judgeaudit", "CreationDate": None,
              "ModDate": None}
+
+
+@functools.cache
+def pyplot():
+    """matplotlib.pyplot on the Agg backend with this project's rcParams, imported on
+    first use: the outputs registries import the renderers, and a workflow parse or a
+    metrics job that draws nothing need not pay for pyplot."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams.update({"svg.hashsalt": "judgeaudit", "font.size": 9})
+    return plt
 
 
 def save_figure(fig, base: str | Path) -> list[Path]:
@@ -30,7 +40,7 @@ def save_figure(fig, base: str | Path) -> list[Path]:
         with atomic_path(path) as tmp:
             fig.savefig(tmp, format=suffix[1:], dpi=150, bbox_inches="tight", metadata=meta)
         paths.append(path)
-    plt.close(fig)
+    pyplot().close(fig)
     return paths
 
 
@@ -53,6 +63,7 @@ def grouped_bars(df: pd.DataFrame, x: str, hue: str, panel: str | None = None,
     xs = [v for v in xs if v in set(df[x])]
     ncols = max(1, min(ncols, len(panels)))
     nrows = -(-len(panels) // ncols)
+    plt = pyplot()
     fig, grid = plt.subplots(nrows, ncols, figsize=(max(7.0, 0.9 * len(xs) + 3) * ncols,
                                                     3.4 * nrows),
                              squeeze=False, sharey=True)
@@ -83,6 +94,7 @@ def xy_errorbars(df: pd.DataFrame, x: str, y: str, label: str, marker_by: str,
                  lims: tuple[float, float] = (-0.02, 1.02), hline: float | None = None):
     """Scatter of columns `x` vs `y` (each with `<col>_low/_high` whiskers), colour by
     `label`, marker by `marker_by`."""
+    plt = pyplot()
     fig, ax = plt.subplots(figsize=(8, 5.5))
     markers = dict(zip(sorted(df[marker_by].unique()), "osD^v<>p*", strict=False))
     labels = sorted(df[label].unique())

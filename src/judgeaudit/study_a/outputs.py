@@ -10,20 +10,16 @@ table have no counterpart in the paper and are labelled A.S1-A.S6. (The pairwise
 
 from __future__ import annotations
 
-# the recipes' functions are named by dotted path (imported when called): declared
-# here so a script using this registry depends on them (judgeaudit.codedeps)
-__code_deps__ = ("judgeaudit.study_a.compute",)
-
-from judgeaudit.registry import Figure, Metric, Pivot, Recipe, Registry, Section, Table
+from judgeaudit.registry import Figure, Fn, Metric, Pivot, Registry, Section, Table
+from judgeaudit.study_a import metrics as SA
+from judgeaudit.study_a import render as RA
+from judgeaudit.study_a.recipes import JUDGE_RULE, RECIPES
 from judgeaudit.vocab import study_a as vocab_a
 
 STUDY = "A"
 METRICS_FILE = "results/metrics/A/metrics.tsv"
 CONTRASTS_FILE = "results/metrics/A/contrasts.tsv"
 PLANTED_FILE = "results/metrics/A/planted.tsv"
-JUDGE_RULE = "study_a_metrics_judge"
-SA = "judgeaudit.study_a.metrics"
-RA = "judgeaudit.study_a.render"
 CLS_UNIT = (
     "the speaker (classification tasks: one speaker records many clips, each "
     "judged under several derangement seeds)"
@@ -34,16 +30,9 @@ PAIR_UNIT = (
 )
 CLS_CELL = ("judge", "task", "family", "condition", "seed", "metric")
 PAIR_CELL = ("judge", "task", "family", "condition", "metric")
-FOLLOW = ("rf", "rf_adj", "rf_norm")
-CONFLICT_SHARES = ("follow_block", "follow_reference", "follow_gold", "follow_other")
-PAIR_METRICS = (
-    "lock",
-    "g",
-    "consistent_correct",
-    "consistent_wrong",
-    "locked_first",
-    "locked_second",
-)
+FOLLOW = vocab_a.FOLLOW_METRICS
+CONFLICT_SHARES = vocab_a.CONFLICT_SHARES
+PAIR_METRICS = vocab_a.PAIR_METRICS
 
 SECTIONS = (
     Section(
@@ -86,7 +75,7 @@ def _m(
     *,
     name: str,
     estimand: str,
-    function: str,
+    function: Fn,
     unit: str = CLS_UNIT,
     cell: tuple[str, ...] = CLS_CELL,
     method: str = "wilson_cr2_bm",
@@ -114,7 +103,7 @@ METRICS = (
             "P(answer = gold) among valid answers, per judge x task x condition "
             "(seed-pooled and per seed)"
         ),
-        function=f"{SA}.classification_metrics",
+        function=SA.classification_metrics,
     ),
     _m(
         name="rf",
@@ -122,7 +111,7 @@ METRICS = (
             "follow rate RF = P(answer = the wrong label shown) on the wrong-label "
             "blueprint conditions and the reference placements (null 0)"
         ),
-        function=f"{SA}.classification_metrics",
+        function=SA.classification_metrics,
     ),
     _m(
         name="rf_adj",
@@ -130,18 +119,18 @@ METRICS = (
             "RF among trials whose wrong label differs from the judge's own "
             "audio-only answer for the clip (the label contradicts what it hears)"
         ),
-        function=f"{SA}.classification_metrics",
+        function=SA.classification_metrics,
     ),
     _m(
         name="rf_norm",
         estimand="chance-normalised RF~ = (RF - c)/(1 - c), c = 1/(K-1), unclipped",
-        function=f"{SA}.rf_norm_row",
+        function=SA.rf_norm_row,
         extra=("chance_normalised", "cluster_bootstrap_bca", "wilson"),
     ),
     _m(
         name="follow_true_reference",
         estimand="P(answer = the true reference label) under the `match` control",
-        function=f"{SA}.classification_metrics",
+        function=SA.classification_metrics,
     ),
     *(
         _m(
@@ -150,7 +139,7 @@ METRICS = (
                 f"share of cue-conflict answers that {s.replace('follow_', 'follow the ')} "
                 "(block label, reference label, gold, or none of them)"
             ),
-            function=f"{SA}.classification_metrics",
+            function=SA.classification_metrics,
         )
         for s in CONFLICT_SHARES
     ),
@@ -160,14 +149,14 @@ METRICS = (
             "position lock: share of pairs (valid in both orders) where the same slot "
             "wins in both orders"
         ),
-        function=f"{SA}.pairwise_metrics",
+        function=SA.pairwise_metrics,
         unit=PAIR_UNIT,
         cell=PAIR_CELL,
     ),
     _m(
         name="g",
         estimand="gold-aligned rate g: share of single judgments choosing the better clip",
-        function=f"{SA}.pairwise_metrics",
+        function=SA.pairwise_metrics,
         unit=PAIR_UNIT,
         cell=PAIR_CELL,
     ),
@@ -175,7 +164,7 @@ METRICS = (
         _m(
             name=mode,
             estimand=f"share of pairs (valid in both orders) in mode {mode}",
-            function=f"{SA}.pairwise_metrics",
+            function=SA.pairwise_metrics,
             unit=PAIR_UNIT,
             cell=PAIR_CELL,
         )
@@ -188,7 +177,7 @@ METRICS = (
             "pre-specified paired difference a - b of a 0/1 outcome over "
             "units valid under both conditions (study_a.metrics.CONTRASTS)"
         ),
-        function=f"{SA}.contrast_rows",
+        function=SA.contrast_rows,
         method="paired_t_cr2_bm",
         cell_keys=("judge", "task", "family", "contrast"),
         sampling_unit="speaker / source clip / pair (cluster_unit column)",
@@ -204,7 +193,7 @@ METRICS = (
             "planted propensity of a simulated judge beside its estimate "
             "(seed-pooled) and whether the printed CI covers it"
         ),
-        function=f"{SA}.planted_table",
+        function=SA.planted_table,
         method="wilson_cr2_bm",
         cell_keys=("judge", "knob", "task", "condition", "metric"),
         sampling_unit="as the estimate's metric",
@@ -233,8 +222,8 @@ TABLES = (
             " wrong-block conditions."
         ),
         estimand="P(answer = gold) per judge x task x blueprint condition",
-        function=f"{SA}.classification_metrics",
-        render=f"{RA}.table_blueprint",
+        function=SA.classification_metrics,
+        render=RA.table_blueprint,
         method="wilson_cr2_bm",
         sampling_unit=CLS_UNIT,
         cluster_column="cluster",
@@ -260,8 +249,8 @@ TABLES = (
             " RF~ side by side (seed-pooled)."
         ),
         estimand="RF, rf_adj and RF~ per judge x task x wrong-label condition",
-        function=f"{SA}.classification_metrics",
-        render=f"{RA}.table_follow_blueprint",
+        function=SA.classification_metrics,
+        render=RA.table_follow_blueprint,
         method="wilson_cr2_bm",
         sampling_unit=CLS_UNIT,
         cluster_column="cluster",
@@ -289,8 +278,8 @@ TABLES = (
             " only)."
         ),
         estimand="RF~ per judge x task x placement, plain and fallible",
-        function=f"{SA}.classification_metrics",
-        render=f"{RA}.table_reference",
+        function=SA.classification_metrics,
+        render=RA.table_reference,
         method="wilson_cr2_bm",
         sampling_unit=CLS_UNIT,
         cluster_column="cluster",
@@ -318,8 +307,8 @@ TABLES = (
             "`conflict_fallible` (with the fallible-label instruction)."
         ),
         estimand="share of answers following each cue per judge x task",
-        function=f"{SA}.classification_metrics",
-        render=f"{RA}.table_conflict",
+        function=SA.classification_metrics,
+        render=RA.table_conflict,
         method="wilson_cr2_bm",
         sampling_unit=CLS_UNIT,
         cluster_column="cluster",
@@ -345,8 +334,8 @@ TABLES = (
             "single judgments), by format (concat vs native)."
         ),
         estimand="lock and g per judge x pair task x format",
-        function=f"{SA}.pairwise_metrics",
-        render=f"{RA}.table_pairwise",
+        function=SA.pairwise_metrics,
+        render=RA.table_pairwise,
         method="wilson_cr2_bm",
         sampling_unit=PAIR_UNIT,
         cluster_column="cluster",
@@ -379,8 +368,8 @@ TABLES = (
             " panel-level Kendall test of the capability table (judge `panel`)."
         ),
         estimand="paired differences of accuracy / lock between two conditions",
-        function=f"{SA}.contrast_rows",
-        render=f"{RA}.table_contrasts",
+        function=SA.contrast_rows,
+        render=RA.table_contrasts,
         method="paired_t_cr2_bm",
         sampling_unit="speaker / source clip / pair (cluster_unit column)",
         cluster_column="cluster",
@@ -409,8 +398,8 @@ TABLES = (
             "judges."
         ),
         estimand="planted rate vs its estimate per simulated judge x knob x task",
-        function=f"{SA}.planted_table",
-        render=f"{RA}.table_planted",
+        function=SA.planted_table,
+        render=RA.table_planted,
         method="wilson_cr2_bm",
         sampling_unit="as the estimate's metric",
         cluster_column="cluster",
@@ -436,8 +425,8 @@ TABLES = (
             "audio-only accuracy and RF / RF~ / rf_adj under wrong_with_audio per judge x"
             " task"
         ),
-        function=f"{SA}.capability_table",
-        render=f"{RA}.table_capability",
+        function=SA.capability_table,
+        render=RA.table_capability,
         method="wilson_cr2_bm",
         sampling_unit=CLS_UNIT,
         cluster_column="cluster",
@@ -471,8 +460,8 @@ TABLES = (
         estimand=(
             "accuracy and RF per judge x task x wrong-label condition x derangement seed"
         ),
-        function=f"{SA}.seed_stability",
-        render=f"{RA}.table_seed_stability",
+        function=SA.seed_stability,
+        render=RA.table_seed_stability,
         method="wilson_cr2_bm",
         sampling_unit=CLS_UNIT,
         cluster_column="cluster",
@@ -496,7 +485,7 @@ FIGURES = (
             " each placement plain and with the fallible-label instruction (_fallible) side"
             " by side, one bar per judge, one panel per task; error bars are the 95% CI."
         ),
-        function=f"{RA}.all_figures",
+        function=RA.all_figures,
         inputs=_IN,
         method="wilson_cr2_bm",
         sampling_unit=CLS_UNIT,
@@ -507,7 +496,7 @@ FIGURES = (
             "Position-lock rate (x) against the gold-aligned rate g (y) per judge, pair"
             " task and format, with 95% CI bars on both axes; the line g = 0.5 is chance."
         ),
-        function=f"{RA}.all_figures",
+        function=RA.all_figures,
         inputs=_IN,
         method="wilson_cr2_bm",
         sampling_unit=PAIR_UNIT,
@@ -518,7 +507,7 @@ FIGURES = (
             "Accuracy (seed-pooled) under each feature-blueprint condition, one bar per"
             " judge, one panel per task; error bars are the 95% CI."
         ),
-        function=f"{RA}.all_figures",
+        function=RA.all_figures,
         inputs=_IN,
         method="wilson_cr2_bm",
         sampling_unit=CLS_UNIT,
@@ -531,47 +520,10 @@ FIGURES = (
             " seed-pooled, with 95% CI bars on both axes; a dotted vertical line at each"
             " task's chance level 1/K."
         ),
-        function=f"{RA}.all_figures",
+        function=RA.all_figures,
         inputs=_IN,
         method="wilson_cr2_bm",
         sampling_unit=CLS_UNIT,
-    ),
-)
-
-RECIPES = (
-    Recipe(
-        rule=JUDGE_RULE,
-        compute="judgeaudit.study_a.compute:judge_metrics",
-        select="judgeaudit.study_a.compute:select_cell",
-        load="judgeaudit.study_a.compute:join_inputs",
-        outputs={
-            "metrics": "results/metrics/A/judges/{judge}.tsv",
-            "contrasts": "results/metrics/A/judges/{judge}.contrasts.tsv",
-        },
-        required=("judge", "task"),
-        not_recomputed={
-            "p_holm": (
-                "Holm's adjustment runs over every audited judge of the family "
-                "(rule study_a_metrics), not over one judge's trials"
-            ),
-            "reject_holm": "as p_holm",
-            "planted": "the planted rate is the simulated judge's config, not an estimate",
-            "simulates": (
-                "the published judge a twin simulates: the config's "
-                "simulated.twin_of, not an estimate"
-            ),
-        },
-        rows_not_recomputed={
-            "family": {
-                "capability_dependence": (
-                    "a panel-level test over every audited judge's "
-                    "seed-pooled metric rows (rule study_a_metrics, "
-                    "study_a.metrics.capability_test), not one judge's "
-                    "trials; its cells are traced in "
-                    "study_a_capability"
-                )
-            }
-        },
     ),
 )
 

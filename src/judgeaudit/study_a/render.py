@@ -23,7 +23,6 @@ from judgeaudit.stats.clustered import (
     METHOD_TEXT,
     caption_method,
 )
-from judgeaudit.study_a import outputs as study_a_outputs
 from judgeaudit.study_a.metrics import (
     CAPABILITY_TEST_TEXT,
     PLACEMENT_WALD_TEXT,
@@ -35,10 +34,11 @@ from judgeaudit.vocab import study_a as vocab_a
 RQ1 = list(vocab_a.BLUEPRINT_CONDITIONS)
 WRONG = list(vocab_a.WRONG_BLUEPRINT_CONDITIONS)
 PLACEMENTS = list(vocab_a.PLACEMENTS)
-# the metrics (columns) of each table: the outputs registry's (judgeaudit.study_a.outputs)
-CONFLICT = list(study_a_outputs.REGISTRY.table("study_a_table4_conflict").metrics)
-PAIR_METRICS = list(study_a_outputs.REGISTRY.table("study_a_table5_pairwise").metrics)
-FOLLOW = {"rf": "RF", "rf_adj": "rf_adj", "rf_norm": "RF~"}
+# the metrics (columns) of each table (vocab.study_a, as the outputs registry lists them)
+CONFLICT = list(vocab_a.CONFLICT_SHARES)
+PAIR_METRICS = list(vocab_a.PAIR_METRICS)
+# the follow metrics' column headers
+FOLLOW = dict(zip(vocab_a.FOLLOW_METRICS, ("RF", "rf_adj", "RF~"), strict=True))
 # row keys of every long table; a teammate's extra key column (e.g. `corpus`) is
 # picked up automatically when the metric frame has it
 KEYS = ["judge", "task"]

@@ -34,11 +34,12 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
 
-STATES = ("111", "110", "101", "100", "011", "010", "001", "000")
+from judgeaudit.vocab.study_b import STATES
+
 GATE_METHOD = ("one-sided exact binomial (scipy binomtest) of P vs max(uniform, best "
                "constant) at the CR2 effective sample size over items (n / deff, deff >= 1)")
+GATE_KEY = "binomial_gate_clustered"  # GATE_METHOD's key in the method registry
 
 
 def _span(item: Mapping, scope: str = "trajectory") -> list[int]:
@@ -52,6 +53,8 @@ def clustered_binomtest(bits: Sequence[float], clusters: Sequence, chance: float
                         ) -> tuple[float, int, int, float]:
     """One-sided exact binomial test of rate > chance at the CR2 effective sample size
     over `clusters`: (p-value, k_eff, n_eff, deff). See the module docstring."""
+    from scipy.stats import binomtest  # here: the registry imports this module at DAG time
+
     from judgeaudit.stats.clustered import clustered_proportion
 
     y = np.asarray(bits, dtype=float)
@@ -187,6 +190,6 @@ def gate_potemkin(pot: pd.DataFrame, st: pd.DataFrame, chance: pd.DataFrame,
     return pot
 
 
-__all__ = ["GATE_METHOD", "STATES", "best_constant", "chance_distribution",
+__all__ = ["GATE_KEY", "GATE_METHOD", "STATES", "best_constant", "chance_distribution",
            "clustered_binomtest", "gate_potemkin",
            "rendering_chance", "state_probabilities"]

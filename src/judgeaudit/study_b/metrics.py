@@ -59,6 +59,7 @@ from judgeaudit.vocab.study_b import (
     DEPLOYMENT_PROTOCOL,
     NO_CUE,
     PROTOCOLS,
+    STATES,
     TEXT_PROTOCOL,
 )
 
@@ -67,8 +68,8 @@ from judgeaudit.vocab.study_b import (
 #: earlier to the later candidate shift; kept only as a named option)
 P_SCOPES = ("trajectory", "span")
 HOLM_METHOD = "holm (statsmodels multipletests), family = one judge's rows of the table"
+HOLM_KEY = "holm_per_judge"  # HOLM_METHOD's key in the method registry (stats.methods)
 
-STATES = ("111", "110", "101", "100", "011", "010", "001", "000")
 STATE_NAMES = {"111": "reliable", "110": "potemkin", "010": "perception bottleneck",
                "100": "mapping bottleneck", "000": "full failure", "001": "lucky",
                "011": "shortcut (no P)", "101": "shortcut (no O)"}
@@ -497,7 +498,7 @@ def balance(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str], n_boot: i
     return pd.DataFrame(out)
 
 
-__all__ = ["HOLM_METHOD", "P_SCOPES", "STATES", "STATE_NAMES", "accuracy", "add_holm", "balance",
+__all__ = ["HOLM_KEY", "HOLM_METHOD", "P_SCOPES", "STATES", "STATE_NAMES", "accuracy", "add_holm", "balance",
            "cell", "clustered_rate", "cue_dependence", "p_turns", "paired_item_diff", "potemkin",
            "protocol_gap", "read_scored", "score_trials", "state_distribution", "states",
            "text_gap"]

@@ -9,34 +9,18 @@ figures).
 
 from __future__ import annotations
 
-# the recipes' functions are named by dotted path (imported when called): declared
-# here so a script using this registry depends on them (judgeaudit.codedeps)
-__code_deps__ = ("judgeaudit.study_b.compute",)
-
-from judgeaudit.registry import Figure, Metric, Pivot, Recipe, Registry, Section, Table
+from judgeaudit.registry import Figure, Metric, Pivot, Registry, Section, Table
+from judgeaudit.study_b import chance, writers
+from judgeaudit.study_b import metrics as SB
+from judgeaudit.study_b import render as RB
+from judgeaudit.study_b.recipes import FILES, RECIPES, metric_recipe
 from judgeaudit.vocab import study_b as vocab_b
 
 STUDY = "B"
-M = "results/metrics/B"
-SB = "judgeaudit.study_b.metrics"
-RB = "judgeaudit.study_b.render"
-C = "judgeaudit.study_b.compute"
 ITEM = "the item (its two renderings and its two orders are one cluster)"
 CELL = ("judge", "task", "protocol", "cue")
-FILES = {
-    "accuracy": f"{M}/accuracy.tsv",
-    "protocol_gap": f"{M}/protocol_gap.tsv",
-    "cue_dependence": f"{M}/cue_dependence.tsv",
-    "states": f"{M}/states.tsv",
-    "distribution": f"{M}/state_distribution.tsv",
-    "potemkin": f"{M}/potemkin.tsv",
-    "chance": f"{M}/state_chance.tsv",
-    "balance": f"{M}/balance.tsv",
-    "text_gap": f"{M}/text_gap.tsv",
-    "writer_ablation": f"{M}/writer_ablation.tsv",
-}
-HOLM = "holm_per_judge"  # the gap tables' p_holm (holm_method column)
-GATE = "binomial_gate_clustered"  # the Potemkin rows' chance gate (gate_method column)
+HOLM = SB.HOLM_KEY  # the gap tables' p_holm (holm_method column)
+GATE = chance.GATE_KEY  # the Potemkin rows' chance gate (gate_method column)
 
 SECTIONS = (
     Section(
@@ -77,7 +61,7 @@ METRICS = (
             "P(pred = the reply right for the rendering) among valid "
             "answers per judge x task x protocol x cue, and the P / O probe accuracies"
         ),
-        function=f"{SB}.accuracy",
+        function=SB.accuracy,
         method="wilson_cr2_bm",
         cell_keys=CELL,
         sampling_unit=ITEM,
@@ -93,7 +77,7 @@ METRICS = (
             "mean over items of per-item accuracy Pairwise - Pointwise "
             "per judge x task x cue (items valid under both protocols)"
         ),
-        function=f"{SB}.protocol_gap",
+        function=SB.protocol_gap,
         method="paired_t_cr2_bm",
         cell_keys=("judge", "task", "cue"),
         sampling_unit=ITEM,
@@ -110,7 +94,7 @@ METRICS = (
             "the same request with and without its audio) per judge x task x cue (items "
             "valid under both)"
         ),
-        function=f"{SB}.text_gap",
+        function=SB.text_gap,
         method="paired_t_cr2_bm",
         cell_keys=("judge", "task", "cue"),
         sampling_unit=ITEM,
@@ -127,7 +111,7 @@ METRICS = (
             f" items (contrasted cues: {', '.join(vocab_b.CONTRASTED_CUES)}; no cue:"
             f" {vocab_b.NO_CUE})"
         ),
-        function=f"{SB}.cue_dependence",
+        function=SB.cue_dependence,
         method="paired_t_cr2_bm",
         cell_keys=CELL,
         sampling_unit=ITEM,
@@ -143,7 +127,7 @@ METRICS = (
             "share of renderings in each (P, O, J) state per "
             "judge x task (renderings with an invalid probe counted in n_invalid)"
         ),
-        function=f"{SB}.state_distribution",
+        function=SB.state_distribution,
         method="wilson_cr2_bm",
         cell_keys=("judge", "task", "state"),
         sampling_unit=ITEM,
@@ -160,7 +144,7 @@ METRICS = (
             " gate), the P, O, staging, J and T bit rates, the staged Potemkin rate P(J=0 |"
             " P=1, staging=1) and P(T=1 | J=1) per judge x task"
         ),
-        function=f"{SB}.potemkin",
+        function=SB.potemkin,
         method="wilson_cr2_bm",
         cell_keys=("judge", "task", "metric"),
         sampling_unit=ITEM,
@@ -176,7 +160,7 @@ METRICS = (
             "per task and quality metric (lexical counts, the LLM scorer's 1-5 ratings,"
             " DNSMOS): mean of R0 and R1, the gap R1 - R0 and the mean |R1 - R0| over items"
         ),
-        function=f"{SB}.balance",
+        function=SB.balance,
         method="paired_t_cr2_bm",
         cell_keys=("task", "metric"),
         sampling_unit=ITEM,
@@ -193,7 +177,7 @@ METRICS = (
             "with the run's writer's replies and with a second writer's, and their paired "
             "difference second - run writer over items"
         ),
-        function="judgeaudit.study_b.writers.writer_ablation",
+        function=writers.writer_ablation,
         method="wilson_cr2_bm",
         cell_keys=("judge", "task", "row", "writer"),
         sampling_unit=ITEM,
@@ -220,8 +204,8 @@ TABLES = (
             " task, with the P and O probe accuracies in the long table."
         ),
         estimand="P(pred correct) per judge x task x protocol x cue",
-        function=f"{SB}.accuracy",
-        render=f"{RB}.accuracy_table",
+        function=SB.accuracy,
+        render=RB.accuracy_table,
         method="wilson_cr2_bm",
         sampling_unit=ITEM,
         cluster_column="item_id",
@@ -247,8 +231,8 @@ TABLES = (
             "Holm-adjusted over each judge's rows."
         ),
         estimand="Pairwise - Pointwise per judge x task x cue",
-        function=f"{SB}.protocol_gap",
-        render=f"{RB}.gap_table",
+        function=SB.protocol_gap,
+        render=RB.gap_table,
         method="paired_t_cr2_bm",
         sampling_unit=ITEM,
         cluster_column="item_id",
@@ -271,8 +255,8 @@ TABLES = (
             " renderings of an item scores Text = 1/2 by construction."
         ),
         estimand="Pointwise - Text per judge x task x cue",
-        function=f"{SB}.text_gap",
-        render=f"{RB}.text_gap_table",
+        function=SB.text_gap,
+        render=RB.text_gap_table,
         method="paired_t_cr2_bm",
         sampling_unit=ITEM,
         cluster_column="item_id",
@@ -295,8 +279,8 @@ TABLES = (
             " the mean |R1 - R0| over items, per task."
         ),
         estimand="R1 - R0 quality gap per task x metric",
-        function=f"{SB}.balance",
-        render=f"{RB}.balance_table",
+        function=SB.balance,
+        render=RB.balance_table,
         method="paired_t_cr2_bm",
         sampling_unit=ITEM,
         cluster_column="item_id",
@@ -326,8 +310,8 @@ TABLES = (
         estimand=(
             "Pointwise accuracy under each writer and their difference per judge x task"
         ),
-        function="judgeaudit.study_b.writers.writer_ablation",
-        render=f"{RB}.writer_ablation_table",
+        function=writers.writer_ablation,
+        render=RB.writer_ablation_table,
         method="wilson_cr2_bm",
         sampling_unit=ITEM,
         cluster_column="item_id",
@@ -363,8 +347,8 @@ TABLES = (
             "P(T=1 | J=1), per judge and task."
         ),
         estimand="conditional Potemkin rate and probe rates per judge x task",
-        function=f"{SB}.potemkin",
-        render=f"{RB}.potemkin_table",
+        function=SB.potemkin,
+        render=RB.potemkin_table,
         method="wilson_cr2_bm",
         sampling_unit=ITEM,
         cluster_column="item_id",
@@ -385,8 +369,8 @@ TABLES = (
             " K classes per scored turn; O and J between R1 and R2)."
         ),
         estimand="share of renderings in each state per judge x task",
-        function=f"{SB}.state_distribution",
-        render=f"{RB}.states_table",
+        function=SB.state_distribution,
+        render=RB.states_table,
         method="wilson_cr2_bm",
         sampling_unit=ITEM,
         cluster_column="item_id",
@@ -396,7 +380,7 @@ TABLES = (
         pivot=Pivot(
             rows=("task", "judge"),
             columns=("state",),
-            column_order=("111", "110", "101", "100", "011", "010", "001", "000"),
+            column_order=vocab_b.STATES,
         ),
         extra_methods=("wilson",),
         recomputed=False,
@@ -415,7 +399,7 @@ FIGURES = (
             "Share of renderings in each (P, O, J) state, stacked, one bar per judge and"
             " one for the uniform-chance judge, one panel per task."
         ),
-        function=f"{RB}.states_figure",
+        function=RB.states_figure,
         inputs={"distribution": FILES["distribution"], "chance": FILES["chance"]},
         method="",
         sampling_unit=ITEM,
@@ -427,7 +411,7 @@ FIGURES = (
             " collapse (Pairwise - Pointwise, no cue) and the cue dependence (Pointwise,"
             " contrasted cue - no cue); point estimates, colour from -1 to 1."
         ),
-        function=f"{RB}.heatmap_figure",
+        function=RB.heatmap_figure,
         inputs={
             "potemkin": FILES["potemkin"],
             "gap": FILES["protocol_gap"],
@@ -442,7 +426,7 @@ FIGURES = (
             "J - T (Pointwise - Text accuracy, paired over items) with its 95% interval per"
             " judge (rows), one panel per task, one marker per cue."
         ),
-        function=f"{RB}.text_gap_figure",
+        function=RB.text_gap_figure,
         inputs={"text_gap": FILES["text_gap"]},
         method="paired_t_cr2_bm",
         sampling_unit=ITEM,
@@ -454,57 +438,13 @@ FIGURES = (
             " per task: O (stated label, text) and staging (the judge's own P label, text)"
             " beside J (audio) show the text/audio modality gap."
         ),
-        function=f"{RB}.probes_figure",
+        function=RB.probes_figure,
         inputs={"potemkin": FILES["potemkin"]},
         method="wilson_cr2_bm",
         sampling_unit=ITEM,
     ),
 )
 
-
-def _recipe(
-    *, metric: str, outputs: tuple[str, ...], select: str = "", family: tuple[str, ...] = ()
-) -> Recipe:
-    return Recipe(
-        rule=f"study_b_{metric}",
-        compute=f"{C}:{metric}",
-        select=select and f"{C}:{select}",
-        load=f"{C}:load",
-        outputs={o: FILES[o] for o in outputs},
-        source="scored_shards",
-        rescore=f"{C}:rescore",
-        family=family,
-    )
-
-
-RECIPES = (
-    _recipe(metric="accuracy", outputs=("accuracy",), select="select_accuracy"),
-    # Holm per judge: the trace recomputes over every task of the row's judge
-    _recipe(
-        metric="protocol_gap",
-        outputs=("protocol_gap",),
-        select="select_protocol_gap",
-        family=("judge",),
-    ),
-    _recipe(
-        metric="text_gap",
-        outputs=("text_gap",),
-        select="select_text_gap",
-        family=("judge",),
-    ),
-    _recipe(
-        metric="cue_dependence",
-        outputs=("cue_dependence",),
-        select="select_cue_dependence",
-        family=("judge",),
-    ),
-    _recipe(
-        metric="states",
-        outputs=("states", "distribution", "potemkin", "chance"),
-        select="select_states",
-    ),
-    _recipe(metric="balance", outputs=("balance",)),
-)
 
 REGISTRY = Registry(
     study=STUDY,
@@ -551,12 +491,8 @@ def rule_outputs(rule: str) -> dict[str, str]:
     return files
 
 
-def metric_recipe(metric: str) -> Recipe:
-    """The recipe of a metric rule's `metric` param (scripts/study_b_metrics.py)."""
-    return REGISTRY.recipe(f"study_b_{metric}")
-
-
 __all__ = [
+    "FILES",
     "FIGURES",
     "FIGURE_NAMES",
     "METRICS",

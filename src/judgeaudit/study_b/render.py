@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from judgeaudit.render.figures import plt, save_figure
+from judgeaudit.render.figures import pyplot, save_figure
 from judgeaudit.render.tables import (
     CELL_LEGEND,
     INVALID_LEGEND,
@@ -41,14 +41,14 @@ from judgeaudit.stats.clustered import (
     caption_method,
 )
 from judgeaudit.stats.methods import describe
-from judgeaudit.vocab.study_b import CONTRASTED_CUES, CUES, NO_CUE, PROTOCOLS, TASKS
+from judgeaudit.study_b.chance import GATE_KEY
+from judgeaudit.study_b.metrics import HOLM_KEY
+from judgeaudit.vocab.study_b import CONTRASTED_CUES, CUES, NO_CUE, PROTOCOLS, STATES, TASKS
 
 TASK_LABEL = {"single": "Single", "positional": "Positional", "conversation": "Conversation"}
 TASK_ORDER = TASKS
 CUE_ORDER = CUES
-HOLM_KEY = "holm_per_judge"  # p_holm of the gap tables (study_b.metrics.add_holm)
-GATE_KEY = "binomial_gate_clustered"  # the Potemkin chance gate (study_b.chance)
-STATE_ORDER = ("111", "110", "101", "100", "011", "010", "001", "000")
+STATE_ORDER = STATES
 STATE_COLORS = {"111": "#1a9850", "110": "#d73027", "101": "#91cf60", "100": "#fc8d59",
                 "011": "#d9ef8b", "010": "#fee08b", "001": "#c7eae5", "000": "#7f7f7f"}
 
@@ -149,7 +149,7 @@ def text_gap_figure(text_gap: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     returns the plotted estimates (judge x task|cue)."""
     tasks = [t for t in TASK_ORDER if t in set(text_gap["task"])]
     judges = sorted(set(text_gap["judge"]))
-    fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(3.4 * max(1, len(tasks)) + 1,
+    fig, axes = pyplot().subplots(1, max(1, len(tasks)), figsize=(3.4 * max(1, len(tasks)) + 1,
                                                             0.45 * len(judges) + 1.6),
                              sharey=True, squeeze=False)
     marks = dict(zip(CUE_ORDER, ("o", "s", "^", "D"), strict=True))
@@ -187,7 +187,7 @@ def probes_figure(potemkin: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     tasks = [t for t in TASK_ORDER if t in set(potemkin["task"])]
     judges = sorted(set(potemkin["judge"]))
     metrics = [(m, lab) for m, lab in PROBE_METRICS if m in set(potemkin["metric"])]
-    fig, axes = plt.subplots(1, max(1, len(tasks)), figsize=(3.4 * max(1, len(tasks)) + 1.2,
+    fig, axes = pyplot().subplots(1, max(1, len(tasks)), figsize=(3.4 * max(1, len(tasks)) + 1.2,
                                                             3.2), sharey=True, squeeze=False)
     width = 0.8 / max(1, len(metrics))
     plotted = {}
@@ -332,7 +332,7 @@ def states_figure(distribution: pd.DataFrame, base: str | Path,
     tasks = [t for t in TASK_ORDER if t in set(distribution["task"])]
     judges = sorted(set(distribution["judge"]) - {CHANCE_ROW})
     judges += [CHANCE_ROW] if CHANCE_ROW in set(distribution["judge"]) else []
-    fig, axes = plt.subplots(1, len(tasks), figsize=(3.2 * len(tasks) + 1.5, 3.2),
+    fig, axes = pyplot().subplots(1, len(tasks), figsize=(3.2 * len(tasks) + 1.5, 3.2),
                              sharey=True, squeeze=False)
     heights = {}
     for ax, task in zip(axes[0], tasks, strict=True):
@@ -388,7 +388,7 @@ def heatmap_figure(potemkin: pd.DataFrame, gap: pd.DataFrame, cue: pd.DataFrame,
     judges = sorted(set(potemkin["judge"]) | set(gap["judge"]))
     mat = pd.DataFrame({col: [data[col].get(j, np.nan) for j in judges] for col in cols},
                        index=judges)
-    fig, ax = plt.subplots(figsize=(1.1 * len(cols) + 2, 0.45 * len(judges) + 1.6))
+    fig, ax = pyplot().subplots(figsize=(1.1 * len(cols) + 2, 0.45 * len(judges) + 1.6))
     im = ax.imshow(mat.to_numpy(dtype=float), cmap="RdBu_r", vmin=-1, vmax=1, aspect="auto")
     ax.set_xticks(range(len(cols)), cols, rotation=45, ha="right", fontsize=7)
     ax.set_yticks(range(len(judges)), judges)

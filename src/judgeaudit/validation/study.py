@@ -319,13 +319,13 @@ def write_outputs(summary: pd.DataFrame, base: str | Path, figure_base: str | Pa
 
 
 def coverage_figure(summary: pd.DataFrame, base: str | Path, band: Sequence[float] = BAND):
-    from judgeaudit.render.figures import plt, save_figure
+    from judgeaudit.render.figures import pyplot, save_figure
 
     d = summary[summary["n_reps"] > 0].copy()
     d["label"] = d["scenario"] + " | " + d["estimand"]
     labels = list(dict.fromkeys(d["label"]))
     y = {lab: i for i, lab in enumerate(labels)}
-    fig, ax = plt.subplots(figsize=(7.5, 0.22 * len(labels) + 1.2))
+    fig, ax = pyplot().subplots(figsize=(7.5, 0.22 * len(labels) + 1.2))
     ax.axvspan(band[0], band[1], color="0.9", zorder=0, label=f"[{band[0]}, {band[1]}]")
     ax.axvline(0.95, color="0.5", lw=0.8, ls="--")
     styles = {(True, False): ("o", "C0", "printed"), (False, False): ("s", "C1", "secondary"),

@@ -78,3 +78,8 @@ __all__ = ["BLUEPRINT_CONDITIONS", "CLS_SHARDS", "CLS_TASKS", "CONFLICT_CONDITIO
            "WRONG_BLUEPRINT_CONDITIONS", "pair_criterion", "pair_task"]
 # the four modes of an AB/BA pair (study_a.rates.pair_mode); lock = the two locked ones
 PAIR_MODES = ("consistent_correct", "consistent_wrong", "locked_first", "locked_second")
+# the metric names of the tables' columns (study_a.metrics writes them in the `metric`
+# column; the outputs registry and the renderers read them from here)
+FOLLOW_METRICS = ("rf", "rf_adj", "rf_norm")  # follow rate, adjusted, chance-normalised
+CONFLICT_SHARES = ("follow_block", "follow_reference", "follow_gold", "follow_other")
+PAIR_METRICS = ("lock", "g", *PAIR_MODES)  # position lock, gold-aligned rate, the modes

@@ -32,6 +32,9 @@ TASK_CUES: dict[str, tuple[str, ...]] = {
 # cue a task runs). A new contrasted cue: add it to CUES, TASK_CUES and here.
 CONTRASTED_CUES: tuple[str, ...] = ("hard", "transition")
 PROBES: tuple[str, ...] = ("P", "O")
+# the (P, O, J) states of a rendering (perception, oracle, judgment bits), in the order
+# every table and figure prints them
+STATES: tuple[str, ...] = ("111", "110", "101", "100", "011", "010", "001", "000")
 # reply writers of the template source (config study_b.replies.writer): the bank file
 # under templates/study_b/ each reads; `templates_b` is the second family the
 # writer-swap ablation re-writes the replies with

@@ -1,0 +1,99 @@
+"""Study B's recipes: how each metrics rule computes its outputs (the functions
+scripts/study_b_metrics.py calls) and how the cell trace recomputes one row with the
+same functions (see `judgeaudit.registry.Recipe`); `FILES` names the metrics files.
+
+Apart from the outputs registry (`judgeaudit.study_b.outputs`, which joins them) so
+the metrics rules' script imports, and by `judgeaudit.codedeps` depends on, its own
+computation only: a caption or renderer edit never reruns the metrics.
+"""
+
+from __future__ import annotations
+
+from judgeaudit.registry import Fn, Recipe
+from judgeaudit.study_b import compute as C
+
+M = "results/metrics/B"
+FILES = {
+    "accuracy": f"{M}/accuracy.tsv",
+    "protocol_gap": f"{M}/protocol_gap.tsv",
+    "cue_dependence": f"{M}/cue_dependence.tsv",
+    "states": f"{M}/states.tsv",
+    "distribution": f"{M}/state_distribution.tsv",
+    "potemkin": f"{M}/potemkin.tsv",
+    "chance": f"{M}/state_chance.tsv",
+    "balance": f"{M}/balance.tsv",
+    "text_gap": f"{M}/text_gap.tsv",
+    "writer_ablation": f"{M}/writer_ablation.tsv",
+}
+
+
+def _recipe(
+    *,
+    metric: str,
+    compute: Fn,
+    outputs: tuple[str, ...],
+    select: Fn | None = None,
+    family: tuple[str, ...] = (),
+) -> Recipe:
+    return Recipe(
+        rule=f"study_b_{metric}",
+        compute=compute,
+        select=select,
+        load=C.load,
+        outputs={o: FILES[o] for o in outputs},
+        source="scored_shards",
+        rescore=C.rescore,
+        family=family,
+    )
+
+
+RECIPES = (
+    _recipe(
+        metric="accuracy",
+        compute=C.accuracy,
+        outputs=("accuracy",),
+        select=C.select_accuracy,
+    ),
+    # Holm per judge: the trace recomputes over every task of the row's judge
+    _recipe(
+        metric="protocol_gap",
+        compute=C.protocol_gap,
+        outputs=("protocol_gap",),
+        select=C.select_protocol_gap,
+        family=("judge",),
+    ),
+    _recipe(
+        metric="text_gap",
+        compute=C.text_gap,
+        outputs=("text_gap",),
+        select=C.select_text_gap,
+        family=("judge",),
+    ),
+    _recipe(
+        metric="cue_dependence",
+        compute=C.cue_dependence,
+        outputs=("cue_dependence",),
+        select=C.select_cue_dependence,
+        family=("judge",),
+    ),
+    _recipe(
+        metric="states",
+        compute=C.states,
+        outputs=("states", "distribution", "potemkin", "chance"),
+        select=C.select_states,
+    ),
+    _recipe(metric="balance", compute=C.balance, outputs=("balance",)),
+)
+
+
+def metric_recipe(metric: str) -> Recipe:
+    """The recipe of a metric rule's `metric` param (scripts/study_b_metrics.py)."""
+    rule = f"study_b_{metric}"
+    for recipe in RECIPES:
+        if recipe.rule == rule:
+            return recipe
+    raise KeyError(f"judgeaudit.study_b.recipes: no recipe for metric {metric!r} (rule "
+                   f"{rule}); recipes are {[r.rule for r in RECIPES]}")
+
+
+__all__ = ["FILES", "RECIPES", "metric_recipe"]
