@@ -53,13 +53,17 @@ class Pivot:
     `value` column (`est [lo, hi]` of estimate / ci_low / ci_high when value is
     "estimate") of the long TSV rows that pass `where` (column -> allowed values).
     `control_column` marks the rows to set apart (e.g. `role` == control, or the
-    judge's provider being a control)."""
+    judge's provider being a control). `labels`: column value -> the header printed
+    for it; `title`: the panel's heading (a table's `extra_pivots`; its main pivot is
+    headed by its estimand)."""
 
     rows: tuple[str, ...]
     columns: tuple[str, ...]
     value: str = "estimate"
     where: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     column_order: tuple[str, ...] = ()
+    labels: Mapping[str, str] = field(default_factory=dict)
+    title: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,6 +135,7 @@ class Table:
     enabled_by: dotted config path of a boolean that must be true for the table to be
     a target of `rule all` ("" = always; the rule builds it on demand either way),
     e.g. "study_b.writer_ablation.enabled".
+    extra_pivots: further panels the report prints under the paper layout.
     """
 
     name: str
@@ -155,6 +160,7 @@ class Table:
     aliases: Mapping[str, str] = field(default_factory=dict)
     fixed: Mapping[str, str] = field(default_factory=dict)
     enabled_by: str = ""
+    extra_pivots: tuple[Pivot, ...] = ()
 
     def __post_init__(self) -> None:
         for key in (self.method, *self.extra_methods):

@@ -22,7 +22,7 @@ import pandas as pd
 
 from judgeaudit.judges.adapters import providers
 from judgeaudit.vocab import study_a as vocab_a
-from judgeaudit.vocab.study_b import CUES, PROTOCOLS, TASKS
+from judgeaudit.vocab.study_b import CUES, PROBES, PROTOCOLS, STATES, TASKS
 
 # config providers of the control judges, read off the adapter classes' `control` role
 CONTROL_PROVIDERS = providers(control=True)
@@ -46,37 +46,17 @@ class Pivot:
 
 
 _PAIR_TASKS = tuple(vocab_a.pair_task(c) for c in vocab_a.PAIR_CRITERIA)
-# the papers' order of the values of common key columns (a pivot's own order wins)
+# the papers' order of the values of common key columns (a pivot's own order wins),
+# from the studies' vocabularies (the names their metrics write)
 DEFAULT_ORDER: dict[str, tuple[str, ...]] = {
     "task": (*vocab_a.CLS_TASKS, *_PAIR_TASKS, *TASKS),
     "condition": (*vocab_a.BLUEPRINT_CONDITIONS, *vocab_a.PLACEMENTS,
                   vocab_a.MATCH_CONDITION),
     "format": vocab_a.PAIR_FORMATS, "protocol": PROTOCOLS, "cue": CUES,
-    "state": ("111", "110", "101", "100", "011", "010", "001", "000"),
-    "metric": ("accuracy", "rf", "rf_adj", "rf_norm", "lock", "g", "consistent_correct",
-               "consistent_wrong", "locked_first", "locked_second", "follow_block",
-               "follow_reference", "follow_gold", "follow_other", "P", "O", "J"),
+    "state": STATES,
+    "metric": ("accuracy", *vocab_a.FOLLOW_METRICS, *vocab_a.PAIR_METRICS,
+               *vocab_a.CONFLICT_SHARES, *PROBES, "J"),
 }
-# second panels the report prints under a table's registry pivot
-EXTRA_PIVOTS: dict[str, tuple[Pivot, ...]] = {
-    "study_a_table3_reference": (
-        Pivot(rows=("task", "judge"), cols=("metric", "condition"),
-              where={"metric": ("rf", "accuracy"),
-                     "condition": (*vocab_a.PLACEMENTS, vocab_a.MATCH_CONDITION)},
-              labels={"rf": "RF", "accuracy": "accuracy"},
-              title="reference-follow rate RF by placement; accuracy (match = the "
-                    "true-reference control)"),),
-    "study_a_table5_pairwise": (
-        Pivot(rows=("task", "judge"), cols=("format", "metric"),
-              where={"metric": ("consistent_correct", "consistent_wrong", "locked_first",
-                                "locked_second")},
-              labels={"consistent_correct": "cons. correct", "consistent_wrong":
-                      "cons. wrong", "locked_first": "locked 1st", "locked_second":
-                      "locked 2nd"},
-              title="pair modes over pairs judged validly in both orders"),),
-}
-
-
 def from_registry(p: Any, title: str = "") -> Pivot:
     """A registry `Pivot` (judgeaudit.registry) as printed here; value `gap` reads its
     interval from gap_ci_low / gap_ci_high."""
@@ -85,18 +65,21 @@ def from_registry(p: Any, title: str = "") -> Pivot:
                                                                 f"{value}_ci_high")
     order = {p.columns[0]: tuple(p.column_order)} if p.column_order else {}
     return Pivot(rows=tuple(p.rows), cols=tuple(p.columns), where=dict(p.where),
-                 order=order, title=title, est=value, lo=lo, hi=hi)
+                 order=order, labels=dict(getattr(p, "labels", {})),
+                 title=title or getattr(p, "title", ""), est=value, lo=lo, hi=hi)
 
 
 def pivots_of(stem: str) -> tuple[Pivot, ...]:
-    """The registry's pivot of a table (the paper's layout), then any extra panel."""
+    """The registry's pivot of a table (the paper's layout), then its extra panels."""
     from judgeaudit import outputs
 
     out: list[Pivot] = []
     entry = outputs.TABLES.get(stem)
     if entry is not None and entry.pivot is not None:
         out.append(from_registry(entry.pivot, entry.estimand))
-    return (*out, *EXTRA_PIVOTS.get(stem, ()))
+    if entry is not None:
+        out += [from_registry(p) for p in entry.extra_pivots]
+    return tuple(out)
 
 
 def states_as_text(frame: pd.DataFrame) -> pd.DataFrame:
@@ -258,6 +241,6 @@ def printed_pivots(stem: str, frame: pd.DataFrame, panel: Mapping[str, Any],
 
 Linker = Callable[[int, str], str]
 
-__all__ = ["CONTROL_PROVIDERS", "DEFAULT_ORDER", "EXTRA_PIVOTS", "MAX_ROWS", "Cell", "Pivot", "Printed",
+__all__ = ["CONTROL_PROVIDERS", "DEFAULT_ORDER", "MAX_ROWS", "Cell", "Pivot", "Printed",
            "cell_text", "fill", "fmt", "from_registry", "is_control", "pivots_of",
            "printed_pivots", "states_as_text"]

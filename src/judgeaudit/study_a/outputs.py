@@ -294,6 +294,21 @@ TABLES = (
             column_order=PLACEMENT_ORDER,
         ),
         extra_methods=("chance_normalised", "cluster_bootstrap_bca", "wilson"),
+        extra_pivots=(
+            Pivot(
+                rows=_ROWS,
+                columns=("metric", "condition"),
+                where={
+                    "metric": ("rf", "accuracy"),
+                    "condition": (*vocab_a.PLACEMENTS, vocab_a.MATCH_CONDITION),
+                },
+                labels={"rf": "RF", "accuracy": "accuracy"},
+                title=(
+                    "reference-follow rate RF by placement; accuracy (match = the "
+                    "true-reference control)"
+                ),
+            ),
+        ),
     ),
     Table(
         name="study_a_table4_conflict",
@@ -351,6 +366,20 @@ TABLES = (
         ),
         extra_methods=("cluster_bootstrap_bca", "wilson"),
         aliases={"format": "condition"},
+        extra_pivots=(
+            Pivot(
+                rows=_ROWS,
+                columns=("format", "metric"),
+                where={"metric": vocab_a.PAIR_MODES},
+                labels={
+                    "consistent_correct": "cons. correct",
+                    "consistent_wrong": "cons. wrong",
+                    "locked_first": "locked 1st",
+                    "locked_second": "locked 2nd",
+                },
+                title="pair modes over pairs judged validly in both orders",
+            ),
+        ),
     ),
     Table(
         name="study_a_contrasts",
