@@ -420,6 +420,17 @@ def study_b_metric_outputs(rule):
     return study_b_outputs.rule_outputs(rule)
 
 
+def study_b_metric_inputs(recipe):
+    """{role: files} a Study B metric rule reads (its recipe's rule_inputs)."""
+    return _planned(W.study_b_metric_inputs)(recipe.rule_inputs)
+
+
+def study_b_metric_params(recipe):
+    """{param: value} a Study B metric rule passes from the config (its recipe's
+    rule_params), beyond its metric, seed and bootstrap size."""
+    return _planned(W.study_b_metric_params)(recipe.rule_params)
+
+
 def study_b_table_inputs(wildcards):
     return STUDY_B_TABLE_INPUTS[wildcards.table]
 

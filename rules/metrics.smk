@@ -86,70 +86,34 @@ for _rule, (_shards, _tag) in study_b_score_rules().items():
             "../scripts/study_b_score.py"
 
 
-rule study_b_accuracy:
-    """Accuracy (item-clustered Wilson CI, wilson_cr2_bm; valid n, n_invalid) per judge x
-    task x protocol x cue (judgeaudit.study_b.outputs / compute.accuracy)."""
-    input:
-        scored=study_b_scored(),
-        code=package_code("study_b_metrics.py"),
-    output:
-        **study_b_metric_outputs("study_b_accuracy"),
-    log:
-        "logs/metrics/study_b_accuracy.log",
-    benchmark:
-        "logs/benchmarks/study_b_accuracy/study_b_accuracy.tsv"
-    conda:
-        CONDA_ENV
-    params:
-        metric="accuracy",
-        n_boot=config["study_b"]["bootstrap"],
-        seed=config["seed"],
-    script:
-        "../scripts/study_b_metrics.py"
+# One rule per recipe of the study's registry (judgeaudit.study_b.recipes): its inputs,
+# outputs and params are the recipe's, its computation the recipe's compute function.
+for _recipe in study_b_outputs.RECIPES:
 
-
-rule study_b_protocol_gap:
-    """Pairwise - Pointwise, paired over items (CR2 paired t, paired_t_cr2_bm; the item
-    bootstrap BCa as a cross-check)."""
-    input:
-        scored=study_b_scored(_sb_is_protocol),
-        code=package_code("study_b_metrics.py"),
-    output:
-        **study_b_metric_outputs("study_b_protocol_gap"),
-    log:
-        "logs/metrics/study_b_protocol_gap.log",
-    benchmark:
-        "logs/benchmarks/study_b_protocol_gap/study_b_protocol_gap.tsv"
-    conda:
-        CONDA_ENV
-    params:
-        metric="protocol_gap",
-        n_boot=config["study_b"]["bootstrap"],
-        seed=config["seed"],
-    script:
-        "../scripts/study_b_metrics.py"
-
-
-rule study_b_text_gap:
-    """What listening adds: Pointwise (audio) - Text (the same request without
-    audio) per judge x task x cue, paired over items, Holm per judge."""
-    input:
-        scored=study_b_scored(_sb_is_protocol),
-        code=package_code("study_b_metrics.py"),
-    output:
-        **study_b_metric_outputs("study_b_text_gap"),
-    log:
-        "logs/metrics/study_b_text_gap.log",
-    benchmark:
-        "logs/benchmarks/study_b_text_gap.tsv"
-    conda:
-        CONDA_ENV
-    params:
-        metric="text_gap",
-        n_boot=config["study_b"]["bootstrap"],
-        seed=config["seed"],
-    script:
-        "../scripts/study_b_metrics.py"
+    rule:
+        """A Study B metrics rule (accuracy, protocol gap, text gap, cue dependence,
+        states, reply balance): the recipe's compute on the scored shards or the reply
+        quality rows (scripts/study_b_metrics.py)."""
+        name:
+            _recipe.rule
+        input:
+            **study_b_metric_inputs(_recipe),
+            code=package_code("study_b_metrics.py"),
+        output:
+            **study_b_metric_outputs(_recipe.rule),
+        log:
+            f"logs/metrics/{_recipe.rule}.log",
+        benchmark:
+            f"logs/benchmarks/{_recipe.rule}/{_recipe.rule}.tsv"
+        conda:
+            CONDA_ENV
+        params:
+            **study_b_metric_params(_recipe),
+            metric=study_b_outputs.short(_recipe.rule),
+            n_boot=config["study_b"]["bootstrap"],
+            seed=config["seed"],
+        script:
+            "../scripts/study_b_metrics.py"
 
 
 rule study_b_writer_ablation:
@@ -204,80 +168,6 @@ rule study_b_writer_ablation:
         seed=config["seed"],
     script:
         "../scripts/study_b_writer_ablation.py"
-
-
-rule study_b_cue_dependence:
-    """acc(contrasted cue) - acc(no cue) per contrasted cue (vocab.study_b.CONTRASTED_CUES),
-    paired over items (CR2 paired t)."""
-    input:
-        scored=study_b_scored(_sb_is_cue_contrast),
-        code=package_code("study_b_metrics.py"),
-    output:
-        **study_b_metric_outputs("study_b_cue_dependence"),
-    log:
-        "logs/metrics/study_b_cue_dependence.log",
-    benchmark:
-        "logs/benchmarks/study_b_cue_dependence/study_b_cue_dependence.tsv"
-    conda:
-        CONDA_ENV
-    params:
-        metric="cue_dependence",
-        n_boot=config["study_b"]["bootstrap"],
-        seed=config["seed"],
-    script:
-        "../scripts/study_b_metrics.py"
-
-
-rule study_b_states:
-    """(P, O, J) states per rendering, their distribution, the conditional Potemkin
-    rate and the staging probe (P's label fed to O)."""
-    input:
-        scored=study_b_scored(_sb_is_state_input),
-        item_files=lambda wc: [
-            f"results/conditions/B/{t}/items.jsonl" for t in study_b_tasks()
-        ],
-        code=package_code("study_b_metrics.py"),
-    output:
-        **study_b_metric_outputs("study_b_states"),
-    log:
-        "logs/metrics/study_b_states.log",
-    benchmark:
-        "logs/benchmarks/study_b_states/study_b_states.tsv"
-    conda:
-        CONDA_ENV
-    params:
-        metric="states",
-        gate=lambda wc: as_param(config["study_b"]["potemkin_gate"]),
-        p_scope=config["study_b"]["tasks"]["positional"]["p_bit"],
-        n_boot=config["study_b"]["bootstrap"],
-        seed=config["seed"],
-    script:
-        "../scripts/study_b_metrics.py"
-
-
-rule study_b_balance:
-    """R0 vs R1 quality gaps (lexical; DNSMOS when spoken), paired over items (CR2 paired
-    t; the item bootstrap BCa as a cross-check)."""
-    input:
-        quality=lambda wc: [
-            f"results/conditions/B/{t}/reply_quality.tsv" for t in study_b_tasks()
-        ],
-        code=package_code("study_b_metrics.py"),
-    output:
-        **study_b_metric_outputs("study_b_balance"),
-    log:
-        "logs/metrics/study_b_balance.log",
-    benchmark:
-        "logs/benchmarks/study_b_balance/study_b_balance.tsv"
-    conda:
-        CONDA_ENV
-    params:
-        metric="balance",
-        corpora=lambda wc: as_param({t: study_b_corpus(t) for t in study_b_tasks()}),
-        n_boot=config["study_b"]["bootstrap"],
-        seed=config["seed"],
-    script:
-        "../scripts/study_b_metrics.py"
 
 
 # <<< study_b

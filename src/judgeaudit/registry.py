@@ -223,6 +223,13 @@ class Recipe:
     # column -> {value: why}: rows with that value are not recomputed from one judge's
     # trials (e.g. a panel-level test written beside the per-judge contrasts)
     rows_not_recomputed: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    # the rule's inputs beyond its code: role -> which files under that role (a name
+    # the workflow's planner resolves, e.g. Study B's "scored": "protocol" = the scored
+    # shards of the audio and text protocols); params: the config-derived params the
+    # rule passes beyond its metric, seed and bootstrap size. Study B's metric rules
+    # are emitted from these (rules/metrics.smk, one loop over the recipes).
+    rule_inputs: Mapping[str, str] = field(default_factory=dict)
+    rule_params: tuple[str, ...] = ()
 
     def row_not_recomputed(self, row: Mapping[str, Any]) -> str:
         """Why this row is not recomputed ("" when it is)."""

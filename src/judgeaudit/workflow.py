@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -98,6 +98,14 @@ def study_b_is_state_input(shard: str) -> bool:
     return shard in (*vocab_b.PROBE_SHARDS,
                      *(vocab_b.protocol_shard(p, vocab_b.NO_CUE)
                        for p in (vocab_b.DEPLOYMENT_PROTOCOL, vocab_b.TEXT_PROTOCOL)))
+
+
+# the shard sets a Study B metrics rule reads (its recipe's rule_inputs["scored"]) and
+# the per-task condition files (any other role)
+STUDY_B_SHARD_SETS: dict[str, Callable[[str], bool] | None] = {
+    "all": None, "protocol": study_b_is_protocol, "cue_contrast": study_b_is_cue_contrast,
+    "state_input": study_b_is_state_input}
+STUDY_B_TASK_FILES = {"items": "items.jsonl", "reply_quality": "reply_quality.tsv"}
 
 
 def validation_run(table_name: str) -> str:
@@ -593,6 +601,40 @@ class Plan:
                     out += [f"results/metrics/B/scored/{j}/{task}/{shard}.tsv"
                             for j in self.study_b_judges()]
         return out
+
+    def study_b_metric_inputs(self, reads: Mapping[str, str]) -> dict[str, list[str]]:
+        """The input files of a Study B metrics rule, role -> files, from its recipe's
+        `rule_inputs` (judgeaudit.study_b.recipes): `scored` names a set of shards
+        (STUDY_B_SHARD_SETS), any other role a file every task's conditions hold
+        (STUDY_B_TASK_FILES)."""
+        out: dict[str, list[str]] = {}
+        for role, what in reads.items():
+            if role == "scored" and what in STUDY_B_SHARD_SETS:
+                out[role] = self.study_b_scored(STUDY_B_SHARD_SETS[what])
+            elif role != "scored" and what in STUDY_B_TASK_FILES:
+                out[role] = [f"results/conditions/B/{t}/{STUDY_B_TASK_FILES[what]}"
+                             for t in self.study_b_tasks()]
+            else:
+                known = STUDY_B_SHARD_SETS if role == "scored" else STUDY_B_TASK_FILES
+                raise PlanError(f"a Study B recipe reads {role}={what!r}; known for "
+                                f"{role}: {sorted(known)}")
+        return out
+
+    def study_b_metric_params(self, names: Sequence[str]) -> dict[str, str]:
+        """The config-derived params a Study B metrics rule passes beyond its metric,
+        seed and bootstrap size (its recipe's `rule_params`)."""
+        sb = self.config["study_b"]
+        known = {
+            "gate": lambda: as_param(sb["potemkin_gate"]),
+            "p_scope": lambda: sb["tasks"]["positional"]["p_bit"],
+            "corpora": lambda: as_param({t: self.study_b_corpus(t)
+                                         for t in self.study_b_tasks()}),
+        }
+        unknown = sorted(set(names) - set(known))
+        if unknown:
+            raise PlanError(f"Study B recipe params {unknown} are unknown; known: "
+                            f"{sorted(known)}")
+        return {n: known[n]() for n in names}
 
     def study_b_targets(self) -> list[str]:
         if not (self.config["study_b"]["enabled"] and self.study_b_tasks()):

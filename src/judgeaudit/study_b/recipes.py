@@ -34,6 +34,8 @@ def _recipe(
     outputs: tuple[str, ...],
     select: Fn | None = None,
     family: tuple[str, ...] = (),
+    reads: dict[str, str] | None = None,
+    params: tuple[str, ...] = (),
 ) -> Recipe:
     return Recipe(
         rule=f"study_b_{metric}",
@@ -44,6 +46,8 @@ def _recipe(
         source="scored_shards",
         rescore=C.rescore,
         family=family,
+        rule_inputs={"scored": "all"} if reads is None else reads,
+        rule_params=params,
     )
 
 
@@ -61,6 +65,7 @@ RECIPES = (
         outputs=("protocol_gap",),
         select=C.select_protocol_gap,
         family=("judge",),
+        reads={"scored": "protocol"},
     ),
     _recipe(
         metric="text_gap",
@@ -68,6 +73,7 @@ RECIPES = (
         outputs=("text_gap",),
         select=C.select_text_gap,
         family=("judge",),
+        reads={"scored": "protocol"},
     ),
     _recipe(
         metric="cue_dependence",
@@ -75,14 +81,23 @@ RECIPES = (
         outputs=("cue_dependence",),
         select=C.select_cue_dependence,
         family=("judge",),
+        reads={"scored": "cue_contrast"},
     ),
     _recipe(
         metric="states",
         compute=C.states,
         outputs=("states", "distribution", "potemkin", "chance"),
         select=C.select_states,
+        reads={"scored": "state_input", "item_files": "items"},
+        params=("gate", "p_scope"),
     ),
-    _recipe(metric="balance", compute=C.balance, outputs=("balance",)),
+    _recipe(
+        metric="balance",
+        compute=C.balance,
+        outputs=("balance",),
+        reads={"quality": "reply_quality"},
+        params=("corpora",),
+    ),
 )
 
 
