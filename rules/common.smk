@@ -19,6 +19,7 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 from judgeaudit.audit import plan as _audit_plan
 from judgeaudit.config import ConfigError, check_duplicate_keys, validate_config
+from judgeaudit.judges.adapters import providers
 from judgeaudit.judges.budget import budget_scope, missing_keys
 from judgeaudit.locks import clear_stale_locks
 from judgeaudit.vocab import alternation
@@ -517,8 +518,7 @@ def power_audited():
     study_b = [
         n
         for n in W.study_b_judges()
-        if panel.get(n, {}).get("provider")
-        not in ("listener", "label_reader", "first_slot")
+        if panel.get(n, {}).get("provider") not in providers(control=True)
     ]
     return {
         "A": len(W.study_a_judges()) - len(W.study_a_control_judges()),

@@ -346,3 +346,16 @@ def test_registry_entries_are_built_by_keyword():
                                  "", {}))]:
         with pytest.raises(TypeError):
             cls(*args)
+
+
+def test_cell_trace_reads_its_study_facts_from_the_registry():
+    """The cell trace's memo fields are the recomputed metrics' cell keys, and a metric
+    reading trials beyond its cell (rf_adj: the judge's audio-only answers) says so in
+    its entry; provenance/cells.py names no metric and lists no cell field itself."""
+    assert set(O.CELL_FIELDS) == {"judge", "task", "family", "condition", "seed",
+                                  "contrast", "protocol", "cue", "state"}
+    assert "audio_only" in O.reads_beyond_cell("study_a_metrics_judge", "rf_adj")
+    assert O.reads_beyond_cell("study_a_metrics_judge", "rf") == ""
+    assert O.reads_beyond_cell("study_b_accuracy", "rf_adj") == ""
+    cells = (REPO / "src" / "judgeaudit" / "provenance" / "cells.py").read_text()
+    assert "rf_adj" not in cells and "_CELL_FIELDS" not in cells

@@ -177,6 +177,14 @@ TABLES.update({t.name: t for t in OTHER_TABLES})
 FIGURES: dict[str, Figure] = {f.name: f for r in REGISTRIES for f in r.figures}
 FIGURES.update({f.name: f for f in OTHER_FIGURES})
 RECIPES: dict[str, Recipe] = {r.rule: r for reg in REGISTRIES for r in reg.recipes}
+# the row columns a recipe's cell selection reads: the cell keys of every recomputed
+# metric but `metric` (rows agreeing on them share one recomputation, e.g. the six pair
+# metrics of one judge x task x format)
+CELL_FIELDS: tuple[str, ...] = tuple(dict.fromkeys(
+    k for reg in REGISTRIES for m in reg.metrics if m.rule in RECIPES
+    for k in m.cell_keys if k != "metric"))
+_BEYOND_CELL = {(m.rule, m.name): m.reads_beyond_cell for reg in REGISTRIES
+                for m in reg.metrics if m.reads_beyond_cell}
 
 
 def table(name: str) -> Table:
@@ -209,12 +217,14 @@ def caption_of(name: str) -> str:
     return TABLES[name].caption if name in TABLES else name.replace("_", " ")
 
 
-def figures_of(name: str) -> tuple[str, ...]:
-    return TABLES[name].figures if name in TABLES else ()
-
-
 def recipe_for_rule(rule: str) -> Recipe | None:
     return RECIPES.get(rule)
+
+
+def reads_beyond_cell(rule: str, metric: object) -> str:
+    """What the rows of `metric` (written by `rule`) read beyond their cell's trials, in
+    words ("" for none: the registry's `Metric.reads_beyond_cell`)."""
+    return _BEYOND_CELL.get((rule, str(metric)), "")
 
 
 def method_text(key: str) -> str:
@@ -223,6 +233,7 @@ def method_text(key: str) -> str:
 
 
 __all__ = [
+    "CELL_FIELDS",
     "FIGURES",
     "OTHER_FIGURES",
     "OTHER_SECTION",
@@ -235,8 +246,8 @@ __all__ = [
     "TABLES",
     "caption_of",
     "figure",
-    "figures_of",
     "method_text",
+    "reads_beyond_cell",
     "recipe_for_rule",
     "section_of",
     "table",

@@ -509,10 +509,6 @@ def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
 
 
 _MEMO: dict[tuple, tuple] = {}
-# row fields a recipe's cell selection reads (rows agreeing on them share one
-# recomputation, e.g. the six pair metrics of one judge x task x format)
-_CELL_FIELDS = ("judge", "task", "family", "condition", "seed", "protocol", "cue", "state",
-                "contrast")
 
 
 def _raw_stamps(ch: Sequence[dict], root: Path) -> tuple:
@@ -524,8 +520,11 @@ def _raw_stamps(ch: Sequence[dict], root: Path) -> tuple:
 def _run_recipe(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
                 family: tuple[pd.DataFrame, int] | None = None):
     files = _raw_stamps(ch, root)
-    key = (recipe.rule, str(root.resolve()), row.get("metric") == "rf_adj",
-           *(_keystr(row.get(f)) for f in _CELL_FIELDS), files)
+    # rows agreeing on the registry's cell fields share one recomputation, unless a
+    # metric reads trials beyond its cell (the registry's Metric.reads_beyond_cell)
+    key = (recipe.rule, str(root.resolve()), registry.reads_beyond_cell(recipe.rule,
+                                                                        row.get("metric")),
+           *(_keystr(row.get(f)) for f in registry.CELL_FIELDS), files)
     if key not in _MEMO:
         if len(_MEMO) > 64:
             _MEMO.clear()

@@ -356,7 +356,6 @@ METHOD_PLACEMENT_WALD = "ols_within_cr1_wald_f"
 PLACEMENT_MIN_CLUSTERS = 5  # the Wald test needs at least this many clusters
 # the one description is the method registry's (judgeaudit.stats.methods)
 PLACEMENT_WALD_TEXT = describe(METHOD_PLACEMENT_WALD).description
-CONTROL_PROVIDERS = ("listener", "label_reader", "first_slot")
 CONTRAST_COLUMNS = ["family", "contrast", "judge", "task", "unit", "cluster_unit", "n",
                     "n_clusters", "p_a", "p_b", "estimate", "ci_low", "ci_high", "one_sided",
                     "statistic", "pvalue", "method"]

@@ -80,6 +80,7 @@ def _m(
     cell: tuple[str, ...] = CLS_CELL,
     method: str = "wilson_cr2_bm",
     extra: tuple[str, ...] = ("cluster_bootstrap_bca", "wilson"),
+    beyond: str = "",
 ) -> Metric:
     return Metric(
         name=name,
@@ -93,6 +94,7 @@ def _m(
         output=METRICS_FILE,
         rule=JUDGE_RULE,
         extra_methods=extra,
+        reads_beyond_cell=beyond,
     )
 
 
@@ -120,6 +122,10 @@ METRICS = (
             "audio-only answer for the clip (the label contradicts what it hears)"
         ),
         function=SA.classification_metrics,
+        beyond=(
+            "the judge's audio_only trials of the task (its own audio-only answer for "
+            "each clip)"
+        ),
     ),
     _m(
         name="rf_norm",
