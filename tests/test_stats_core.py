@@ -4,13 +4,16 @@ published reference numbers), not to the wrappers' own output."""
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy.stats import norm
 
 from judgeaudit.stats.ci import proportion, wilson
 from judgeaudit.stats.clustered import chance_level, cluster_bootstrap_bca
 from judgeaudit.stats.contrasts import holm
-from judgeaudit.study_a.rates import pair_mode, pair_summary
+from judgeaudit.study_a.metrics import pairwise_metrics
+from judgeaudit.study_a.rates import pair_mode
+from judgeaudit.vocab.study_a import PAIR_MODES
 
 
 def wilson_closed_form(k, n, alpha=0.05):
@@ -83,25 +86,50 @@ def test_chance_level():
         chance_level(2)
 
 
+def _pair_frame(pairs) -> pd.DataFrame:
+    """Pairwise trial rows (both orders of each pair) as study_a.metrics.join makes
+    them, from (choice in AB order, choice in BA order, better slot in AB order)."""
+    rows = []
+    for i, (ab, ba, better) in enumerate(pairs):
+        better_ba = "B" if better == "A" else "A"  # the better clip's slot in BA order
+        for order, choice, gold in (("AB", ab, better), ("BA", ba, better_ba)):
+            rows.append({"judge": "j", "task": "pair_t", "family": "pairwise",
+                         "condition": "concat", "pair_id": f"p{i}", "order": order,
+                         "parsed": choice, "gold": gold, "valid": choice is not None,
+                         "status": "valid" if choice is not None else "invalid",
+                         "better_slot_ab": better, "cluster": f"p{i}",
+                         "cluster_unit": "pair"})
+    return pd.DataFrame(rows)
+
+
+def _pair_rates(pairs) -> dict[str, dict]:
+    return {r["metric"]: r for r in pairwise_metrics(_pair_frame(pairs))}
+
+
 def test_pair_modes():
     assert pair_mode("A", "A", "A") == "locked_first"
     assert pair_mode("B", "B", "A") == "locked_second"
     assert pair_mode("A", "B", "A") == "consistent_correct"
     assert pair_mode("B", "A", "A") == "consistent_wrong"
     assert pair_mode(None, "A", "A") is None
-    s = pair_summary([("A", "A", "A"), ("A", "A", "B"), ("A", "B", "A"), ("B", None, "A")])
-    assert s["modes"] == {"consistent_correct": 1, "consistent_wrong": 0,
-                          "locked_first": 2, "locked_second": 0}
-    assert s["lock_k"] == 2 and s["n_pairs"] == 3 and s["n_invalid_pairs"] == 1
+    # the metrics rule's own pair rates (study_a.metrics.pairwise_metrics)
+    m = _pair_rates([("A", "A", "A"), ("A", "A", "B"), ("A", "B", "A"), ("B", None, "A")])
+    assert {k: m[k]["estimate"] * m[k]["n"] for k in PAIR_MODES} == {
+        "consistent_correct": 1, "consistent_wrong": 0, "locked_first": 2,
+        "locked_second": 0}
+    assert m["lock"]["estimate"] == pytest.approx(2 / 3)
+    assert (m["lock"]["n"], m["lock"]["n_invalid"]) == (3, 1)
     # judgments: (A,A|A) 1 of 2, (A,A|B) 1 of 2, (A,B|A) 2 of 2, (B|A) 0 of 1 valid
-    assert (s["g_k"], s["g_n"], s["g_invalid"]) == (4, 7, 1)
+    assert (m["g"]["estimate"] * m["g"]["n"], m["g"]["n"], m["g"]["n_invalid"]) == (
+        pytest.approx(4), 7, 1)
 
 
 def test_first_slot_judge_has_g_one_half():
     rng = np.random.default_rng(1)
     pairs = [("A", "A", rng.choice(["A", "B"])) for _ in range(100)]
-    s = pair_summary(pairs)
-    assert s["lock_k"] == 100 and s["g_k"] / s["g_n"] == 0.5
+    m = _pair_rates(pairs)
+    assert m["lock"]["estimate"] == 1 and m["lock"]["n"] == 100
+    assert m["g"]["estimate"] == 0.5
 
 
 def test_cluster_bootstrap_bca_duplicates_do_not_shrink_ci():

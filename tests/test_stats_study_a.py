@@ -338,7 +338,7 @@ def test_planted_targets_per_attribute_fallible_and_implied_text_rf():
             "follow_reference": {"before": 0.4, "after_fallible": 0.1},
             "precedence": "reference",
             "attributes": {"language": {"follow_block": {"framed": 0.0}}}}
-    emo = {(k, c, m): v for k, c, m, v in sa.planted_targets(spec, "emotion", 8)}
+    emo = {(k, c, m): v for k, c, m, v, _ in sa.planted_targets(spec, "emotion", 8)}
     assert emo[("follow_block.framed", "wrong_block", "rf")] == pytest.approx(0.5 + 0.5 / 8)
     # unset fallible knobs plant the plain rate (the instruction changes nothing)
     assert emo[("follow_block.framed_fallible", "wrong_block_fallible", "rf")] == \
@@ -350,7 +350,7 @@ def test_planted_targets_per_attribute_fallible_and_implied_text_rf():
     assert emo[("conflict.follow_block", "conflict", "follow_block")] == pytest.approx(0.36)
     assert emo[("conflict_fallible.follow_block", "conflict_fallible", "follow_block")] == \
         pytest.approx(0.36)
-    lang = {(k, c, m): v for k, c, m, v in sa.planted_targets(spec, "language", 4)}
+    lang = {(k, c, m): v for k, c, m, v, _ in sa.planted_targets(spec, "language", 4)}
     # a non-following judge without audio: chance 1/K
     assert lang[("follow_block.framed", "wrong_block", "rf")] == pytest.approx(0.25)
 

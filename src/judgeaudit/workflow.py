@@ -236,9 +236,6 @@ class Plan:
         names = [self.dataset_for(a) for a in cfg["attributes"]] + list(cfg["datasets"])
         return sorted(set(names))
 
-    def features_table_for(self, attribute: str) -> str:
-        return f"results/features/{self.dataset_for(attribute)}.tsv"
-
     def features_targets(self) -> list[str]:
         if not self.config["features"]["enabled"]:
             return []
@@ -413,10 +410,6 @@ class Plan:
 
     def judge_preflight_gate(self, judge: str) -> list[str]:
         return [JUDGE_PREFLIGHT] if self.paid_judge(judge) else []
-
-    def responses_for(self, study: str, task: str, shard: str) -> list[str]:
-        """Response shards of every active judge for one trial shard."""
-        return [f"results/responses/{j}/{study}/{task}/{shard}.jsonl" for j in self.judge_names()]
 
     # ---------------------------------------------------------------- Study A
     def study_a_dataset(self, attribute: str) -> str:

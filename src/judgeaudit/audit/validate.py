@@ -12,12 +12,6 @@ from judgeaudit.audit.power import design_effect, fixed_n
 from judgeaudit.audit.sequential import Design, run_sequential
 
 
-def size_for(effect: float, alpha: float, power: float, sd: float, per_cluster: int,
-             icc: float, sided: str) -> int:
-    a = alpha / 2 if sided == "two" else alpha
-    return fixed_n(effect, a, power, sd, design_effect(per_cluster, icc))
-
-
 def replicate(kind: str, params: dict, *, n_max: int, per_cluster: int, stages: int,
               alpha: float, effect: float, sided: str, reps: int, seed: int,
               early_stop: bool, spending: str = "obf") -> dict:

@@ -220,14 +220,6 @@ def fmt(x: float, digits: int = 2) -> str:
     return f"{x:.{digits}f}"
 
 
-def cell_text(c: Cell | None) -> str:
-    if c is None:
-        return "-"
-    if math.isnan(c.est):
-        return "-"
-    return f"{fmt(c.est)} [{fmt(c.lo)}, {fmt(c.hi)}]"
-
-
 def printed_pivots(stem: str, frame: pd.DataFrame, panel: Mapping[str, Any],
                    pivots: Mapping[str, Sequence[Pivot]] | None = None) -> list[Printed]:
     """The table's pivots (registry first) filled from its long frame."""
@@ -242,5 +234,5 @@ def printed_pivots(stem: str, frame: pd.DataFrame, panel: Mapping[str, Any],
 Linker = Callable[[int, str], str]
 
 __all__ = ["CONTROL_PROVIDERS", "DEFAULT_ORDER", "MAX_ROWS", "Cell", "Pivot", "Printed",
-           "cell_text", "fill", "fmt", "from_registry", "is_control", "pivots_of",
+           "fill", "fmt", "from_registry", "is_control", "pivots_of",
            "printed_pivots", "states_as_text"]

@@ -125,11 +125,6 @@ def apply_speaker_norm(x: np.ndarray, speakers: Sequence[str],
     return out
 
 
-def normalise_by_speaker(x: np.ndarray, speakers: Sequence[str]) -> np.ndarray:
-    """Transductive per-speaker z-scoring of `x` with its own rows' statistics."""
-    return apply_speaker_norm(x, speakers, speaker_stats(x, speakers))
-
-
 # --------------------------------------------------------------------------------------
 # the encoder
 # --------------------------------------------------------------------------------------

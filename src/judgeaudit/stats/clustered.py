@@ -61,7 +61,7 @@ import functools
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -119,9 +119,6 @@ class Estimate:
     @property
     def width(self) -> float:
         return self.hi - self.lo
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
     def row(self) -> dict[str, Any]:
         """The tidy-table columns: estimate, ci_low, ci_high, n, n_clusters, method,

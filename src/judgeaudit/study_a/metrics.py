@@ -43,7 +43,7 @@ from judgeaudit.stats.clustered import (
 )
 from judgeaudit.stats.contrasts import holm
 from judgeaudit.stats.methods import describe
-from judgeaudit.study_a.rates import PAIR_MODES, pair_mode
+from judgeaudit.study_a.rates import pair_mode
 from judgeaudit.vocab.study_a import (
     CLS_SHARDS,
     CONFLICT_CONDITION,
@@ -51,6 +51,7 @@ from judgeaudit.vocab.study_a import (
     FALLIBLE_OF,
     FALLIBLE_PLACEMENTS,
     PAIR_FORMATS,
+    PAIR_MODES,
     PLACEMENTS,
     WRONG_BLUEPRINT_CONDITIONS,
     fallible_protocol,
@@ -593,16 +594,11 @@ def effective_knobs(spec: dict[str, Any], task: str) -> dict[str, Any]:
     return out
 
 
-def planted_targets(spec: dict[str, Any], task: str | None = None, k_classes: int | None = None,
-                    conflict_placement: str = "before") -> list[tuple[str, str, str, float]]:
-    """(knob, condition, metric, planted target): see `_targets`."""
-    return [t[:4] for t in _targets(spec, task, k_classes, conflict_placement)]
-
-
-def _targets(spec: dict[str, Any], task: str | None = None, k_classes: int | None = None,
-             conflict_placement: str = "before") -> list[tuple[str, str, str, float, float]]:
-    """(knob, condition, metric, planted target) for one simulated judge's spec on one
-    task (its per-attribute overrides applied). A text-only knob's target is the RF it
+def planted_targets(spec: dict[str, Any], task: str | None = None,
+                    k_classes: int | None = None, conflict_placement: str = "before"
+                    ) -> list[tuple[str, str, str, float, float]]:
+    """(knob, condition, metric, planted target, the knob's value) for one simulated
+    judge's spec on one task (its per-attribute overrides applied). A text-only knob's target is the RF it
     implies, p + (1 - p)/K, when K is given (else p). A `_fallible` knob left unset
     plants the plain rate (the instruction changes nothing). Cue-conflict shares are
     planted only where audio accuracy is 1 (else a misheard clip can coincide with a
@@ -654,8 +650,8 @@ def planted_table(metrics_df: pd.DataFrame, specs: dict[str, dict[str, Any]],
     for judge, spec in sorted(specs.items()):
         mine = pooled[pooled["judge"] == judge]
         for task in sorted(mine["task"].astype(str).unique()):
-            targets = _targets(spec, task, ks.get(task),
-                               design.get("conflict_placement", "before"))
+            targets = planted_targets(spec, task, ks.get(task),
+                                      design.get("conflict_placement", "before"))
             acc = mine[(mine["task"] == task) & (mine["condition"] == "audio_only")
                        & (mine["metric"] == "accuracy")]
             hears_all = bool(len(acc)) and float(acc["estimate"].iloc[0]) == 1.0

@@ -1,4 +1,4 @@
-"""Pairwise-order modes and summaries (Study A).
+"""Pairwise-order modes (Study A).
 
 (Chance-normalised follow rates: `stats.clustered.chance_level` / `chance_normalised`.)
 
@@ -9,21 +9,12 @@ clip in AB order, each valid pair falls in exactly one mode:
   locked_first        chooses slot A in both orders
   locked_second       chooses slot B in both orders
 Lock rate = locked_first + locked_second; g = share of single judgments whose
-chosen slot holds the better clip.
+chosen slot holds the better clip (both: study_a.metrics.pairwise_metrics).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
-
-from judgeaudit.vocab.study_a import PAIR_MODES
-
 SLOTS = ("A", "B")
-
-
-def other(slot: str) -> str:
-    return "B" if slot == "A" else "A"
 
 
 def pair_mode(choice_ab: str | None, choice_ba: str | None, better_ab: str) -> str | None:
@@ -36,28 +27,3 @@ def pair_mode(choice_ab: str | None, choice_ba: str | None, better_ab: str) -> s
     if choice_ab == choice_ba:
         return "locked_first" if choice_ab == "A" else "locked_second"
     return "consistent_correct" if choice_ab == better_ab else "consistent_wrong"
-
-
-def pair_summary(pairs: Iterable[tuple[str | None, str | None, str]]) -> dict[str, Any]:
-    """Counts over pairs (choice_ab, choice_ba, better_ab): modes, lock, g.
-
-    g counts every valid single judgment (a pair with one invalid order still
-    contributes its valid one); modes and lock need both orders valid."""
-    counts = dict.fromkeys(PAIR_MODES, 0)
-    n_pairs = n_invalid_pairs = g_k = g_n = g_invalid = 0
-    for choice_ab, choice_ba, better_ab in pairs:
-        for choice, better in ((choice_ab, better_ab), (choice_ba, other(better_ab))):
-            if choice in SLOTS:
-                g_n += 1
-                g_k += int(choice == better)
-            else:
-                g_invalid += 1
-        mode = pair_mode(choice_ab, choice_ba, better_ab)
-        if mode is None:
-            n_invalid_pairs += 1
-        else:
-            counts[mode] += 1
-            n_pairs += 1
-    return {"modes": counts, "n_pairs": n_pairs, "n_invalid_pairs": n_invalid_pairs,
-            "lock_k": counts["locked_first"] + counts["locked_second"],
-            "g_k": g_k, "g_n": g_n, "g_invalid": g_invalid}
