@@ -3,8 +3,8 @@
 
 # >>> study_a
 rule study_a_tables:
-    """Study A tables (the outputs registry's: analogues of Paper A's Tables II-IV, cue
-    conflict, contrasts, planted vs estimated) as TSV, Markdown and LaTeX."""
+    """Every table of Study A's outputs registry (judgeaudit.study_a.outputs TABLES:
+    Paper A's Tables II-IV and A.S1-A.S6) as TSV, Markdown and LaTeX."""
     input:
         unpack(lambda wc: STUDY_A_TABLE_INPUTS),
         code=package_code("study_a_tables.py"),
@@ -22,8 +22,8 @@ rule study_a_tables:
 
 
 rule study_a_figures:
-    """Study A figures: follow rate by placement, lock vs g by format, accuracy by
-    blueprint condition (PNG + PDF)."""
+    """Every figure of Study A's outputs registry (judgeaudit.study_a.outputs FIGURES)
+    as PNG and PDF."""
     input:
         unpack(lambda wc: STUDY_A_FIGURE_INPUTS),
         code=package_code("study_a_figures.py"),
@@ -45,9 +45,9 @@ rule study_a_figures:
 
 # >>> study_b
 rule study_b_table:
-    """One Study B table (accuracy, protocol_gap, balance, potemkin,
-    state_distribution) as TSV, Markdown and LaTeX; inputs per table in
-    STUDY_B_TABLE_INPUTS (rules/common.smk)."""
+    """One table of Study B's outputs registry (judgeaudit.study_b.outputs TABLES;
+    {table} = its name without study_b_) as TSV, Markdown and LaTeX, drawn by the
+    entry's render function from its input roles (STUDY_B_TABLE_INPUTS)."""
     input:
         unpack(study_b_table_inputs),
         code=package_code("study_b_outputs.py"),
@@ -66,8 +66,9 @@ rule study_b_table:
 
 
 rule study_b_figure:
-    """One Study B figure (states, heatmap) as PNG and PDF; inputs per figure in
-    STUDY_B_FIGURE_INPUTS (rules/common.smk)."""
+    """One figure of Study B's outputs registry (judgeaudit.study_b.outputs FIGURES;
+    {figure} = its name without study_b_) as PNG and PDF, drawn by the entry's
+    function from its input roles (STUDY_B_FIGURE_INPUTS)."""
     input:
         unpack(study_b_figure_inputs),
         code=package_code("study_b_outputs.py"),

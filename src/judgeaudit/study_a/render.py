@@ -1,6 +1,7 @@
-"""Study A tables (analogues of the paper's Tables II-V, contrasts, planted vs
-estimated) and figures, built from the tidy metric tables with the generic
-renderers in `tables.py` / `figures.py`."""
+"""Study A's tables (Paper A's Tables II-IV and A.S1-A.S6: follow rates, cue
+conflict, contrasts, planted vs estimated, capability, seed stability) and figures,
+built from the tidy metric tables with the generic renderers in
+`judgeaudit.render.tables` / `judgeaudit.render.figures`."""
 
 from __future__ import annotations
 
