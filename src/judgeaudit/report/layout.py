@@ -40,6 +40,7 @@ class Pivot:
     order: Mapping[str, Sequence[str]] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)  # column value -> header text
     title: str = ""
+    clip_low: float | None = None  # print max(clip_low, x) (x in the TSV), marked
     est: str = "estimate"
     lo: str = "ci_low"
     hi: str = "ci_high"
@@ -60,12 +61,18 @@ DEFAULT_ORDER: dict[str, tuple[str, ...]] = {
 # second panels the report prints under a table's registry pivot
 EXTRA_PIVOTS: dict[str, tuple[Pivot, ...]] = {
     "study_a_table3_reference": (
-        Pivot(rows=("task", "judge"), cols=("metric", "condition"),
-              where={"metric": ("rf", "accuracy"),
+        Pivot(rows=("task", "judge"), cols=("condition",), where={"metric": ("rf_norm",)},
+              order={"condition": tuple(c for p in vocab_a.PLACEMENTS
+                                        for c in (p, p + vocab_a.FALLIBLE_SUFFIX))},
+              clip_low=0.0,
+              title="beside RF: chance-normalised RF~ = max(0, (RF - c)/(1 - c)), c = "
+                    "1/(K-1), clipped at 0 as Paper A prints it (a clipped value is marked "
+                    "\u2193; its trace shows the unclipped estimate, negative = below "
+                    "chance)"),
+        Pivot(rows=("task", "judge"), cols=("condition",),
+              where={"metric": ("accuracy",),
                      "condition": (*vocab_a.PLACEMENTS, vocab_a.MATCH_CONDITION)},
-              labels={"rf": "RF", "accuracy": "accuracy"},
-              title="reference-follow rate RF by placement; accuracy (match = the "
-                    "true-reference control)"),),
+              title="accuracy by placement (match = the true-reference control)"),),
     "study_a_table5_pairwise": (
         Pivot(rows=("task", "judge"), cols=("format", "metric"),
               where={"metric": ("consistent_correct", "consistent_wrong", "locked_first",
@@ -110,6 +117,12 @@ def states_as_text(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def state_text(v: Any) -> str:
+    """One (P, O, J) state as its 3-character code (11 -> "011"), "-" when missing."""
+    s = _state(v)
+    return "-" if s is None or (isinstance(s, float) and math.isnan(s)) else str(s)
+
+
 def _state(v: Any) -> Any:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return v
@@ -134,6 +147,9 @@ class Cell:
     n: float = math.nan
     n_clusters: float = math.nan
     method: str = ""
+    p: float = math.nan  # the row's test p-value (pvalue), where it has one
+    p_holm: float = math.nan  # Holm-adjusted within its family (p_holm)
+    reject: str = ""  # reject_holm as printed: "True" / "False" / "" (not tested)
 
 
 @dataclass
@@ -194,7 +210,8 @@ def fill(pivot: Pivot, frame: pd.DataFrame, panel: Mapping[str, Any]) -> Printed
         cells.setdefault(rk, {})[ck] = Cell(
             _f(r.get(pivot.est)), _f(r.get(pivot.lo)), _f(r.get(pivot.hi)), int(i),
             "" if _blank(r.get("one_sided")) else str(r.get("one_sided")),
-            _f(r.get("n")), _f(r.get("n_clusters")), m)
+            _f(r.get("n")), _f(r.get("n_clusters")), m, _f(r.get("pvalue")),
+            _f(r.get("p_holm")), "" if _blank(r.get("reject_holm")) else str(r.get("reject_holm")))
     judge_pos = pivot.rows.index("judge") if "judge" in pivot.rows else None
     row_keys = list(cells)
     # order: the group keys (task, format) in their paper order, audited judges before
@@ -260,4 +277,4 @@ Linker = Callable[[int, str], str]
 
 __all__ = ["CONTROL_PROVIDERS", "DEFAULT_ORDER", "EXTRA_PIVOTS", "MAX_ROWS", "Cell", "Pivot", "Printed",
            "cell_text", "fill", "fmt", "from_registry", "is_control", "pivots_of",
-           "printed_pivots", "states_as_text"]
+           "printed_pivots", "state_text", "states_as_text"]

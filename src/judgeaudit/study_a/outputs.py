@@ -126,11 +126,12 @@ TABLES = (
           "a wrong reference (system, rubric, before, after the audio), each placement "
           "plain and with the fallible-label instruction (+fallible: labels can be wrong, "
           "the audio wins); `match` is the true-reference control (accuracy only).",
-          "RF~ per judge x task x placement, plain and fallible",
+          "reference-follow rate RF per judge x task x placement, plain and fallible "
+          "(Paper A's Table III metric)",
           f"{SA}.classification_metrics",
           f"{RA}.table_reference", "wilson_cr2_bm", CLS_UNIT, "cluster", _IN,
           ("accuracy", *FOLLOW), ("study_a_follow_by_placement",), paper_table="III",
-          pivot=Pivot(_ROWS, ("condition",), where={"metric": ("rf_norm",)},
+          pivot=Pivot(_ROWS, ("condition",), where={"metric": ("rf",)},
                       column_order=PLACEMENT_ORDER),
           extra_methods=("chance_normalised", "cluster_bootstrap_bca", "wilson")),
     Table("study_a_table4_conflict", STUDY, "conflict", "Table A.S2",
