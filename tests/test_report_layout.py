@@ -141,8 +141,8 @@ def test_contrasts_print_holm_p_and_decision_and_controls_apart():
 
 
 def test_a_wide_layout_is_split_into_panels_that_fit():
-    from judgeaudit.report.paper import MAX_VALUE_COLUMNS, _printed_html
     from judgeaudit.report.layout import Pivot
+    from judgeaudit.report.paper import MAX_VALUE_COLUMNS, _printed_html
 
     rows = [{"judge": j, "task": t, "protocol": pr, "cue": c, "estimate": 0.5,
              "ci_low": 0.4, "ci_high": 0.6}
