@@ -246,6 +246,7 @@ def _propensities_html(sim: Mapping[str, Any]) -> str:
         return _e(v if not isinstance(v, float) else f"{v:g}")
 
     def lines(d: Mapping[str, Any], prefix: str = "") -> list[str]:
+        d = {k: v for k, v in d.items() if v is not None and v != {}}  # unset knobs
         scalars = [f"{_e(k)} <b>{value(v)}</b>" for k, v in sorted(d.items())
                    if not isinstance(v, Mapping)]
         out = [prefix + " · ".join(scalars)] if scalars else []
