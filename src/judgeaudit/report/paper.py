@@ -38,6 +38,7 @@ from judgeaudit.provenance import CONFIG_STORE, record_path, save_resolved_confi
 from judgeaudit.provenance.cells import read_table, request_text
 from judgeaudit.render.tables import simulation_note
 from judgeaudit.report.abstract import abstract
+from judgeaudit.report.audio import describe as describe_audio
 from judgeaudit.report.cellpages import (
     Store,
     _e,
@@ -1002,6 +1003,8 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
               "<p>Each judge answers every trial once (cached by request); the same trial "
               "set is sent to each judge. The full prompt texts are in the "
               "<a href='#appendix'>appendix</a>.</p>", samples_html,
+              f"<p class='meta audio'>{_e(describe_audio(store.audio_stats))}; every trace "
+              "page plays the clips its trials sent.</p>",
               "<h3>Statistics</h3>", _stats_html(config, methods),
               "<h2 id='results'>Results</h2>"]
     for sid, heading, desc in SECTIONS:
@@ -1021,7 +1024,8 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
             "trace_errors": stats["trace_errors"], "tables": n_table,
             "figures": len(figs), "limitations": lims, "judges": active,
             "corpora": [c["name"] for c in corpora], "trials_per_judge": n_trials,
-            "findings": [sid for sid, _ in findings], "store_bytes": store_bytes}
+            "findings": [sid for sid, _ in findings], "store_bytes": store_bytes,
+            "audio": dict(store.audio_stats)}
 
 
 def _specialists_html(config: Mapping[str, Any], frames: Mapping[str, pd.DataFrame]) -> str:
