@@ -495,6 +495,25 @@ def report_traces():
     ]
 
 
+# Files the report reads when they exist: the human listening check (written by
+# `judgeaudit import-human`) and the last `judgeaudit verify` result. Optional inputs,
+# so the default run builds without them; once one appears (or changes) the report is
+# out of date and the next run rebuilds it (a new input file, or a newer one).
+REPORT_OPTIONAL_INPUTS = {
+    "human": "results/tables/human_validation.tsv",
+    "verify": "results/verify.json",
+}
+
+
+def report_optional_inputs(wildcards=None):
+    """The optional report inputs that exist now ({role: path})."""
+    return {
+        role: path
+        for role, path in REPORT_OPTIONAL_INPUTS.items()
+        if Path(path).is_file()
+    }
+
+
 TARGETS["report"] = lambda: ["results/report/index.html", "results/report.html"]
 # <<< report helpers
 

@@ -118,6 +118,7 @@ rule report:
     trace page per table (every number links to it). results/report.html
     redirects to it."""
     input:
+        unpack(report_optional_inputs),
         tables=lambda wc: report_inputs(".tsv"),
         figures=lambda wc: report_inputs(".png"),
         traces=lambda wc: report_traces(),
@@ -126,6 +127,7 @@ rule report:
         html="results/report/index.html",
         cells=directory("results/report/cells"),
         assets=directory("results/report/figures"),
+        audio=directory("results/report/audio"),
         config_copy="results/report/config.yaml",
         redirect="results/report.html",
     log:

@@ -274,3 +274,51 @@ def eval_js(work: Path, expr: str, scripts: list[Path] = (), inline: str = ""):
     assert m, "eval page produced no result: " + dom[-1500:]
     assert m.group(1) == "RESULT", html.unescape(m.group(2))
     return json.loads(html.unescape(m.group(2)))
+
+
+FIT = """<!doctype html><html><body style="margin:0"><pre id="result">pending</pre>
+<iframe id="f" src="%(page)s" style="width:%(width)dpx;height:900px;border:0"></iframe>
+<script>
+document.getElementById("f").onload = function () {
+  var doc = this.contentDocument, win = this.contentWindow, judges = %(judges)s;
+  var cs = win.getComputedStyle(doc.body);
+  var column = doc.body.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+  var out = {window: win.innerWidth, column: column, tables: [], wide: [], broken: []};
+  doc.querySelectorAll("table").forEach(function (t, k) {
+    var box = t.closest("[id]"), w = t.getBoundingClientRect().width;
+    var rec = {k: k, id: box ? box.id : "", cls: t.className, width: w,
+               table: t.dataset.table || ""};
+    out.tables.push(rec);
+    if (w > column + 0.5) out.wide.push(rec);
+  });
+  doc.querySelectorAll("td, th").forEach(function (c) {
+    var text = c.innerText.trim();
+    if (judges.indexOf(text) < 0) return;
+    var r = doc.createRange(); r.selectNodeContents(c);
+    var tops = {};
+    Array.prototype.forEach.call(r.getClientRects(), function (q) {
+      if (q.width > 0) tops[Math.round(q.top)] = 1; });
+    if (Object.keys(tops).length > 1)
+      out.broken.push({text: text, lines: Object.keys(tops).length,
+                       table: (c.closest("[id]") || {}).id || ""});
+  });
+  document.getElementById("result").textContent = "RESULT" + JSON.stringify(out) + "END";
+};
+</script></body></html>
+"""
+
+
+def table_fit(page: Path, work: Path, judges: list[str], width: int = 1400) -> dict:
+    """Every table of `page` laid out by Chromium in a `width` px window: its width
+    against the text column's (the body's content box), the tables wider than it
+    (`wide`), and every cell holding a judge name whose text takes more than one line
+    (`broken`)."""
+    checker = work / "fit.html"
+    checker.write_text(FIT % {"page": page.resolve().as_uri(), "width": width,
+                              "judges": json.dumps(sorted(judges))})
+    dom = run_chromium(checker.resolve().as_uri(), budget_ms=20000)
+    m = re.search(r"RESULT(.*?)END", dom, re.S)
+    assert m, "fit page produced no result: " + dom[-1500:]
+    import html
+
+    return json.loads(html.unescape(m.group(1)))

@@ -114,6 +114,21 @@ def test_page_holds_requests_not_gold(run):
                 "--root", str(root), "--out", str(other)]) == 2
 
 
+def test_out_path_is_an_html_page_or_refused(run, capsys):
+    """`--out lt` writes lt.html (a browser shows a page without the suffix as source
+    text); a path with another suffix is refused before anything is written."""
+    root, _ = run
+    args = ["listening-test", "--study", "B", "--task", "single", "--n", "3", "--root",
+            str(root), "--out"]
+    assert cli([*args, str(root / "lt")]) == 0
+    assert (root / "lt.html").is_file() and not (root / "lt").exists()
+    assert str(root / "lt.html") in capsys.readouterr().out
+    assert cli([*args, str(root / "page.HTML")]) == 0 and (root / "page.HTML").is_file()
+    assert cli([*args, str(root / "lt.txt")]) == 2
+    err = capsys.readouterr().err
+    assert "lt.txt" in err and "ending in .html" in err and not (root / "lt.txt").exists()
+
+
 def test_import_rejects_bad_answers(run, tmp_path):
     root, _ = run
     bad = tmp_path / "bad.tsv"

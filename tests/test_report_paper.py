@@ -252,11 +252,27 @@ def test_report_is_small_and_grouped_per_table(run):
     n_responses = sum(_store(report / "cells" / "store" / f"{t}.js")["n_responses"]
                       for t in store if t != "_rules")
     n_rows = sum(len(pd.read_csv(t, sep="\t")) for t in (clone / "results/tables").glob("*.tsv"))
-    total = sum(p.stat().st_size for p in report.rglob("*") if p.is_file())
+    audio = report / "audio"
+    total = sum(p.stat().st_size for p in report.rglob("*") if p.is_file()
+                and audio not in p.parents)
     bound = 2_000_000 + 80 * n_responses + 1_500 * n_rows
     print("report tree bytes:", total, "responses:", n_responses, "rows:", n_rows,
           "bound:", bound)
     assert n_responses > 100 and total < min(bound, 25_000_000), (total, bound)
+    # the audio the trace pages play: one Opus copy per distinct clip sent, ~13 kbit/s
+    import soundfile as sf
+
+    sent = {}
+    for f in (clone / "results" / "trials").rglob("*.jsonl"):
+        for line in f.read_text().splitlines():
+            for part in json.loads(line)["request"]["parts"]:
+                if part.get("kind") == "audio":
+                    sent[part["sha256"]] = part["path"]
+    seconds = sum(sf.info(str(clone / p)).duration for p in sent.values())
+    clips = list(audio.iterdir())
+    audio_bytes = sum(p.stat().st_size for p in clips)
+    print("report audio:", len(clips), "clips,", round(seconds), "s,", audio_bytes, "bytes")
+    assert len(clips) == len(sent) and audio_bytes < 2_500 * seconds + 2_000 * len(sent)
 
 
 def _store(path):

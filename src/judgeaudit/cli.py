@@ -299,7 +299,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="only trials of this condition (default: A audio_only)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--root", type=Path, default=Path("."), help="the run directory")
-    p.add_argument("--out", type=Path, default=None)
+    p.add_argument("--out", type=Path, default=None,
+                   help="the page to write: a path ending in .html (no suffix: .html is "
+                        "added; any other suffix is refused)")
     p.set_defaults(func=_cmd_listening_test)
     p = sub.add_parser("import-human", help="import downloaded listening-test TSVs into "
                        "results/tables/human_validation.{tsv,md,tex}")

@@ -64,6 +64,7 @@ class Pivot:
     column_order: tuple[str, ...] = ()
     labels: Mapping[str, str] = field(default_factory=dict)
     title: str = ""
+    clip_low: float | None = None  # printed as max(clip_low, x), marked (Paper A's RF~)
 
 
 @dataclass(frozen=True, kw_only=True)

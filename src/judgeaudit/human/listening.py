@@ -195,6 +195,22 @@ by this page.</p>
 """
 
 
+def page_path(root: str | Path, study: str, task: str, out: str | Path | None) -> Path:
+    """Where the page goes: `out` as given when it ends in `.html`, `out` + `.html` when
+    it has no suffix (a browser shows a page without the suffix as source text), the
+    default `results/human/listening_<study>_<task>.html` when None; any other suffix
+    is refused."""
+    if out is None:
+        return Path(root) / "results" / "human" / f"listening_{study}_{task}.html"
+    out = Path(out)
+    if out.suffix.lower() == ".html":
+        return out
+    if out.suffix == "" and out.name not in ("", ".", ".."):
+        return out.with_name(out.name + ".html")
+    raise ListeningTestError(f"--out {out}: the listening test is an HTML page; give a path "
+                             f"ending in .html (e.g. {out.with_suffix('.html')})")
+
+
 def write_listening_test(root: str | Path, study: str, task: str, n: int,
                          out: str | Path | None = None, shard: str | None = None,
                          condition: str | None = None, seed: int = 0) -> dict[str, Any]:
@@ -204,6 +220,7 @@ def write_listening_test(root: str | Path, study: str, task: str, n: int,
         raise ListeningTestError(f"study must be A or B, not {study!r}")
     if n < 1:
         raise ListeningTestError(f"--n must be at least 1, not {n}")
+    out = page_path(root, study, task, out)
     d_shard, d_cond = DEFAULT_SHARD[study]
     if shard is None:
         shard, condition = d_shard, (condition if condition is not None else d_cond)
@@ -227,9 +244,6 @@ def write_listening_test(root: str | Path, study: str, task: str, n: int,
     text = PAGE % {"study": html.escape(study), "task": html.escape(task),
                    "manifest": json.dumps(manifest, sort_keys=True).replace("</", "<\\/"),
                    "items": "\n".join(items), "columns": json.dumps(list(TSV_COLUMNS))}
-    if out is None:
-        out = root / "results" / "human" / f"listening_{study}_{task}.html"
-    out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(out, text)
     return {"path": str(out), "n": n, "n_items": len({_item_key(t) for t in chosen}),

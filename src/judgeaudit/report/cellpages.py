@@ -47,7 +47,8 @@ from judgeaudit.provenance.cells import (
     trace_row,
     value_columns,
 )
-from judgeaudit.report.layout import states_as_text
+from judgeaudit.report.audio import AudioCopies
+from judgeaudit.report.layout import STATE_COLUMNS, state_text, states_as_text
 
 RULES_FILE = "_rules"  # cells/store/_rules.js: the rule nodes and configs, once
 JSON_SEP = (",", ":")
@@ -149,6 +150,7 @@ class _TaskStore:
         self.texts: list[str] = []
         self._texts: dict[str, int] = {}
         self.links: dict[str, str] = {}
+        self.play: dict[str, str] = {}  # audio path's text index -> its copy in the report
         self.trials: dict[str, list[Any]] = {k: [] for k in (
             "id", "condition", "gold", "system", "parts")}
         self.facts: list[dict[str, int]] = []
@@ -170,7 +172,8 @@ class _TaskStore:
         trials = {k: encode_column(v) for k, v in self.trials.items() if k != "parts"}
         trials["parts"] = self.trials["parts"]
         trials["facts"] = [encode_column([f.get(k, -1) for f in self.facts]) for k in keys]
-        return {"v": 2, "root": root_rel, "links": self.links, "texts": self.texts,
+        return {"v": 2, "root": root_rel, "links": self.links, "play": self.play,
+                "texts": self.texts,
                 "label_keys": list(LABEL_FACTS), "fact_keys": keys,
                 "n_trials": len(self.facts), "trials": trials,
                 "n_responses": len(self.responses["trial"]),
@@ -244,6 +247,8 @@ class Store:
         self.tasks: dict[str, _TaskStore] = {}
         self.rules = Rules(self.root, self.cell_dir)
         self._linked: dict[str, str | None] = {}
+        self.audio = AudioCopies(self.root, self.out)
+        self.audio_stats: dict[str, Any] = {}
 
     def _link(self, ts: _TaskStore, path: str) -> int:
         """Intern `path`; record its link when `root/path` does not give it."""
@@ -267,7 +272,11 @@ class Store:
         enc = []
         for p in r.get("request_parts") or []:
             if p.get("kind") == "audio":
-                enc.append(-1 - self._link(ts, str(p.get("path"))))
+                i = self._link(ts, str(p.get("path")))
+                copy = self.audio.add(str(p.get("path")), p.get("sha256"))
+                if copy:
+                    ts.play[str(i)] = f"../{copy}"  # as seen from cells/
+                enc.append(-1 - i)
             else:
                 enc.append(ts.t(p.get("text", "")))
         system = r.get("request_system")
@@ -313,7 +322,8 @@ class Store:
         for name, text in files.items():
             write_text_atomic(self.cell_dir / "store" / f"{name}.js", text)
             total += len(text.encode("utf-8"))
-        return total
+        self.audio_stats = self.audio.write()
+        return total + self.audio_stats["bytes"]
 
 
 # ------------------------------------------------------------------ one table
@@ -397,9 +407,10 @@ def _cell(i: int, column: str, t: Any, frame: pd.DataFrame) -> str:
     """One number of the grid: the printed value, coloured by its check; the
     recomputed value beside it wherever it prints differently."""
     ident = f"id='r{i}.{_e(column)}'"
+    text = state_text if column in STATE_COLUMNS else _num  # states keep leading zeros
     if t is None:
-        return f"<td {ident} class=nt>{_e(_num(frame.at[i, column]))}"
-    v, r = _num(t.value), _num(t.recomputed)
+        return f"<td {ident} class=nt>{_e(text(frame.at[i, column]))}"
+    v, r = text(t.value), text(t.recomputed)
     cls = f" class={_CHECK[t.match]}" if t.match is not True else ""  # a match: plain
     if t.match is None or r == v:
         return f"<td {ident}{cls}>{_e(v)}"
@@ -471,7 +482,10 @@ def write_table_pages(stem: str, tsv: str, frame: pd.DataFrame, root: Path, out:
             "count, or a link from the report) to see its recipe, rule chain, the config "
             "values that shaped it and, per trial, the request as sent, the audio, every "
             "label shown to the judge, the gold answer, the parsed answer and the raw "
-            "response with a link to its file and line.</p>"
+            "response with a link to its file and line. Each clip plays from the report's "
+            "own folder (<code>audio/</code>: one Ogg Opus copy per distinct clip, named by "
+            "the sha256 of the WAV the judge was sent, which is linked by its path in the "
+            "run directory), so a copy of the report folder alone plays it.</p>"
             + (f"<ol class=notes>{note_list}</ol>" if note_list else "")
             + f"<div class=wide><table class=grid>{head}" + "\n".join(body)
             + "</table></div>"
@@ -543,7 +557,7 @@ CELL_JS = r"""
   function href(S, i) { return S.links[i] || S.root + "/" + S.texts[i]; }
   function record(task, k) {
     var S = window.STORE[task], C = prep(S), X = S.texts, t = C.r_trial[k];
-    var facts = {}, labels = {}, lines = [], audio = [], links = [];
+    var facts = {}, labels = {}, lines = [], audio = [], links = [], play = [];
     S.fact_keys.forEach(function (name, j) {
       var v = C.facts[j][t]; if (v >= 0) facts[name] = X[v]; });
     S.label_keys.forEach(function (name) {
@@ -554,12 +568,13 @@ CELL_JS = r"""
     lines.push("[user]");
     C.parts[t].forEach(function (p) {
       if (p < 0) { audio.push(X[-1 - p]); links.push(href(S, -1 - p));
+                   play.push((S.play || {})[-1 - p] || "");
                    lines.push("[audio: " + X[-1 - p] + "]"); }
       else lines.push(X[p]); });
     var f = C.r_file[k];
     return {task: task, trial_id: C.id[t], condition: X[C.condition[t]], gold: X[C.gold[t]],
             facts: facts, labels_shown: labels, request_text: lines.join("\n"),
-            audio: audio, audio_links: links, judge: X[C.r_judge[k]],
+            audio: audio, audio_links: links, audio_play: play, judge: X[C.r_judge[k]],
             model_version: X[C.r_model[k]], status: X[C.r_status[k]],
             parsed: X[C.r_parsed[k]], raw_text: X[C.r_raw[k]],
             response_file: f >= 0 ? X[f] : "", response_link: f >= 0 ? href(S, f) : "",
@@ -579,8 +594,10 @@ CELL_JS = r"""
     row("labels shown", ls.length ? ls.map(function (k) {
       return esc(k) + " = <b>" + esc(r.labels_shown[k]) + "</b>"; }).join(" · ") : "none");
     row("parsed answer", "<b>" + esc(r.parsed) + "</b> (" + esc(r.status) + ")");
-    row("audio sent", r.audio.map(function (a, i) { return link(a, r.audio_links[i]); })
-        .join("<br>") || "none");
+    row("audio sent", r.audio.map(function (a, i) {
+      return (r.audio_play[i] ? "<audio controls preload='none' src='" + esc(r.audio_play[i]) +
+              "'></audio> " : "<span class='bad'>(not in the report folder)</span> ") +
+             link(a, r.audio_links[i]); }).join("<br>") || "none");
     row("raw response", "<code>" + esc(r.raw_text) + "</code>");
     row("response line", r.response_file ? link(r.response_file, r.response_link) +
         ", line " + esc(r.response_line) : "none");
@@ -604,8 +621,13 @@ CELL_JS = r"""
     var h = "", all = refs(row), root = "";
     all.slice(0, 1).forEach(function (r) {
       if (window.STORE[r[0]]) root = window.STORE[r[0]].root; });
-    h += "<p>Recomputed with <code>" + esc(D.recipes[row.recipe]) + "</code> from the " +
-         all.length + " trials and responses below.</p>";
+    if (all.length)
+      h += "<p>Recomputed with <code>" + esc(D.recipes[row.recipe]) + "</code> from the " +
+           all.length + " trials and responses below.</p>";
+    else
+      h += "<p class='nr'>Not recomputed from trials: this row's numbers are traced to " +
+           "their rule chain and config only (the row's note says why and where its " +
+           "trials are traced).</p>";
     h += "<details><summary>rule chain and config</summary><pre>";
     D.chains[row.chain].forEach(function (k) {
       var n = R.nodes[k], code = R.objs[n.code] || {};

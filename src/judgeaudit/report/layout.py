@@ -40,6 +40,7 @@ class Pivot:
     order: Mapping[str, Sequence[str]] = field(default_factory=dict)
     labels: Mapping[str, str] = field(default_factory=dict)  # column value -> header text
     title: str = ""
+    clip_low: float | None = None  # print max(clip_low, x) (x in the TSV), marked
     est: str = "estimate"
     lo: str = "ci_low"
     hi: str = "ci_high"
@@ -66,7 +67,8 @@ def from_registry(p: Any, title: str = "") -> Pivot:
     order = {p.columns[0]: tuple(p.column_order)} if p.column_order else {}
     return Pivot(rows=tuple(p.rows), cols=tuple(p.columns), where=dict(p.where),
                  order=order, labels=dict(getattr(p, "labels", {})),
-                 title=title or getattr(p, "title", ""), est=value, lo=lo, hi=hi)
+                 title=title or getattr(p, "title", ""),
+                 clip_low=getattr(p, "clip_low", None), est=value, lo=lo, hi=hi)
 
 
 def pivots_of(stem: str) -> tuple[Pivot, ...]:
@@ -93,6 +95,12 @@ def states_as_text(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def state_text(v: Any) -> str:
+    """One (P, O, J) state as its 3-character code (11 -> "011"), "-" when missing."""
+    s = _state(v)
+    return "-" if s is None or (isinstance(s, float) and math.isnan(s)) else str(s)
+
+
 def _state(v: Any) -> Any:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return v
@@ -117,6 +125,9 @@ class Cell:
     n: float = math.nan
     n_clusters: float = math.nan
     method: str = ""
+    p: float = math.nan  # the row's test p-value (pvalue), where it has one
+    p_holm: float = math.nan  # Holm-adjusted within its family (p_holm)
+    reject: str = ""  # reject_holm as printed: "True" / "False" / "" (not tested)
 
 
 @dataclass
@@ -177,7 +188,8 @@ def fill(pivot: Pivot, frame: pd.DataFrame, panel: Mapping[str, Any]) -> Printed
         cells.setdefault(rk, {})[ck] = Cell(
             _f(r.get(pivot.est)), _f(r.get(pivot.lo)), _f(r.get(pivot.hi)), int(i),
             "" if _blank(r.get("one_sided")) else str(r.get("one_sided")),
-            _f(r.get("n")), _f(r.get("n_clusters")), m)
+            _f(r.get("n")), _f(r.get("n_clusters")), m, _f(r.get("pvalue")),
+            _f(r.get("p_holm")), "" if _blank(r.get("reject_holm")) else str(r.get("reject_holm")))
     judge_pos = pivot.rows.index("judge") if "judge" in pivot.rows else None
     row_keys = list(cells)
     # order: the group keys (task, format) in their paper order, audited judges before
@@ -235,4 +247,4 @@ Linker = Callable[[int, str], str]
 
 __all__ = ["CONTROL_PROVIDERS", "DEFAULT_ORDER", "MAX_ROWS", "Cell", "Pivot", "Printed",
            "fill", "fmt", "from_registry", "is_control", "pivots_of",
-           "printed_pivots", "states_as_text"]
+           "printed_pivots", "state_text", "states_as_text"]

@@ -38,6 +38,7 @@ from judgeaudit.provenance import CONFIG_STORE, record_path, save_resolved_confi
 from judgeaudit.provenance.cells import read_table, request_text
 from judgeaudit.render.tables import simulation_note
 from judgeaudit.report.abstract import abstract
+from judgeaudit.report.audio import describe as describe_audio
 from judgeaudit.report.cellpages import (
     Store,
     _e,
@@ -47,6 +48,8 @@ from judgeaudit.report.cellpages import (
 )
 from judgeaudit.report.layout import MAX_ROWS, Printed, fmt, printed_pivots
 from judgeaudit.report.layout import is_control as _is_control
+from judgeaudit.report.planted import TABLE as PLANTED_TABLE
+from judgeaudit.report.planted import planted_html
 from judgeaudit.report.published import for_table
 from judgeaudit.stats.methods import METHODS as _METHODS
 from judgeaudit.stats.methods import describe as _describe
@@ -99,8 +102,11 @@ line-height:1.45}
 h1{font-size:1.7em} h2{border-bottom:1px solid #ccc;margin-top:2em} h3{font-size:1.05em}
 table{border-collapse:collapse;font:12px system-ui,sans-serif;margin:.4em 0}
 td,th{border:1px solid #ddd;padding:2px 5px;text-align:right;vertical-align:top;
-overflow-wrap:anywhere}
-th{background:#f3f3f3} td.k,th.k{text-align:left}
+overflow-wrap:break-word}
+th{background:#f3f3f3;font-weight:600} td.k,th.k{text-align:left}
+td.j,th.j{white-space:nowrap} td .p{display:block;color:#555;font-size:11px;white-space:nowrap}
+p.panel{margin:.6em 0 0} p.controls{margin:.3em 0 0;font-style:italic}
+table.planted tr.apart td{color:#666;background:#fafafa} td.ok{color:#070} td.bad{color:#b00}
 td a,p a.num{color:#0645ad;text-decoration:none} td a:hover{text-decoration:underline}
 td .ci{display:block;color:#555;font-size:11px;white-space:nowrap}
 tr.grp th{background:#e8eef7;text-align:left} tr.sep th{background:#f7f7f7;color:#666;
@@ -219,18 +225,43 @@ def _judges(root: Path, config: Mapping[str, Any], active: Sequence[str]) -> tup
         versions = ", ".join(f"{v} ({n})" for v, n in seen_versions[name].most_common())
         extra = ""
         if prov == "simulated":
-            extra = json.dumps({k: v for k, v in (spec.get("simulated") or {}).items()
-                                if k != "seed"}, sort_keys=True)
+            extra = _propensities_html({k: v for k, v in (spec.get("simulated") or {}).items()
+                                        if k != "seed"})
         facts.append({"name": name, "provider": prov, "embedded": prov in providers(embedded=True),
                       "model": spec.get("model")})
-        rows.append(f"<tr><td class='k'><b>{_e(name)}</b></td><td class='k'>{_e(prov)}</td>"
+        rows.append(f"<tr><td class='k j'><b>{_e(name)}</b></td><td class='k'>{_e(prov)}</td>"
                     f"<td class='k'>{_e(spec.get('model') or spec.get('function') or '(embedded)')}</td>"
-                    f"<td class='k'>{_e(versions or '-')}</td>"
-                    f"<td class='k'><code>{_e(extra)}</code></td></tr>")
-    head = ("<table><tr><th class='k'>judge</th><th class='k'>provider</th>"
+                    f"<td class='k'>{_header_text(versions or '-')}</td>"
+                    f"<td class='k planted'>{extra or '-'}</td></tr>")
+    head = ("<table class='judges'><tr><th class='k'>judge</th><th class='k'>provider</th>"
             "<th class='k'>model</th><th class='k'>model version seen in responses (n)</th>"
-            "<th class='k'>planted propensities</th></tr>")
+            "<th class='k'>planted propensities (simulated judges; config "
+            "judges.panel.&lt;judge&gt;.simulated)</th></tr>")
     return head + "\n".join(rows) + "</table>", facts
+
+
+def _propensities_html(sim: Mapping[str, Any]) -> str:
+    """A simulated judge's planted propensities, one line per knob (`knob: setting
+    value, ...`; per-attribute overrides as `attribute: knob ...`), scalars first."""
+    def value(v: Any) -> str:
+        return _e(v if not isinstance(v, float) else f"{v:g}")
+
+    def lines(d: Mapping[str, Any], prefix: str = "") -> list[str]:
+        d = {k: v for k, v in d.items() if v is not None and v != {}}  # unset knobs
+        scalars = [f"{_e(k)} <b>{value(v)}</b>" for k, v in sorted(d.items())
+                   if not isinstance(v, Mapping)]
+        out = [prefix + " · ".join(scalars)] if scalars else []
+        for k, v in sorted(d.items()):
+            if not isinstance(v, Mapping):
+                continue
+            if all(not isinstance(x, Mapping) for x in v.values()):
+                out.append(f"{prefix}<i>{_e(k)}</i>: " + ", ".join(
+                    f"{_header_text(a)} <b>{value(x)}</b>" for a, x in v.items()))
+            else:
+                out += lines(v, f"{prefix}{_e(k)} ")
+        return out
+
+    return "<br>".join(lines(sim))
 
 
 def _samples(root: Path) -> tuple[str, list, list]:
@@ -398,25 +429,164 @@ def _md_caption(tsv: Path, stem: str) -> str:
 
 
 # ------------------------------------------------------------------ printed tables
+def _cells_key(frame: pd.DataFrame, panel: Mapping[str, Any], pivoted: bool) -> str:
+    """What the printed cells hold, for this table only: the interval notation where
+    it prints intervals, the control judges' panel where it has control judges, the
+    Holm columns where it has tested rows."""
+    parts = []
+    if {"estimate", "ci_low", "ci_high"} <= set(frame.columns):
+        parts.append("Cells: estimate [95% interval]"
+                     + (" (* one-sided bound)" if "one_sided" in frame.columns and
+                        not frame["one_sided"].astype(str).isin(["", "nan"]).all()
+                        else ""))
+    judges = set(frame["judge"].astype(str)) if "judge" in frame.columns else set()
+    ctrl = sorted(j for j in judges if _is_control(j, panel))
+    if ctrl and pivoted:
+        parts.append(f"control judges ({', '.join(ctrl)}) are printed apart, after the "
+                     "audited judges")
+    if "p_holm" in frame.columns and pivoted:
+        parts.append("p<sub>H</sub>: the Holm-adjusted p-value within its family over the "
+                     "audited judges, <b>rej.</b> = rejected at 0.05, n.s. = not rejected "
+                     "(rows outside a Holm family print their unadjusted p)")
+    return "; ".join(parts) + (". " if parts else "")
+
+
 def _href(stem: str, row: int, col: str = "estimate") -> str:
     return f"cells/{stem}.html#r{row}.{col}"
 
 
-def _printed_html(stem: str, p: Printed) -> str:
-    """One pivot as an HTML table: grouped column headers, a header row per group of
-    the first row key (task / format), audited judges first, then the control judges
-    under their own header row."""
+# at a 1400 px window the text column is 1180 px: a paper-layout table prints at most
+# this many value columns side by side (each `est [lo, hi]` ~85 px, beside two key
+# columns); a wider layout is split into panels along its first column key
+MAX_VALUE_COLUMNS = 10
+
+
+def _panels(header: Sequence[tuple[str, ...]], panel: Mapping[str, Any] | None = None,
+            judge_level: int | None = None) -> list[list[int]]:
+    """The printed columns (indices into `header`) of each panel: consecutive groups of
+    the first column key packed up to MAX_VALUE_COLUMNS, a wider group cut in pieces;
+    where the columns are judges (`judge_level`), the control judges' columns in
+    panels of their own after the audited ones."""
+    def groups(cols: list[int]) -> list[list[int]]:
+        out: list[list[int]] = []
+        for j in cols:
+            if out and header[out[-1][0]][:1] == header[j][:1]:
+                out[-1].append(j)
+            else:
+                out.append([j])
+        return out
+
+    def pack(cols: list[int]) -> list[list[int]]:
+        out: list[list[int]] = []
+        for g in groups(cols):
+            for k in range(0, len(g), MAX_VALUE_COLUMNS):
+                piece = g[k:k + MAX_VALUE_COLUMNS]
+                if out and len(out[-1]) + len(piece) <= MAX_VALUE_COLUMNS and \
+                        len(piece) == len(g):
+                    out[-1] += piece
+                else:
+                    out.append(piece)
+        return out
+
+    cols = list(range(len(header)))
+    if judge_level is None or panel is None:
+        return pack(cols)
+    ctrl = [j for j in cols if _is_control(header[j][judge_level], panel)]
+    return pack([j for j in cols if j not in ctrl]) + pack(ctrl)
+
+
+def _header_text(label: str) -> str:
+    """A column header that may wrap at its underscores (never inside a word)."""
+    return _e(label).replace("_", "_<wbr>")
+
+
+def _p_text(x: float) -> str:
+    if math.isnan(x):
+        return "-"
+    return f"{x:.3f}" if x >= 0.001 else "&lt;0.001"
+
+
+def _cell_html(stem: str, piv: Any, c: Any) -> str:
+    """One printed cell: `est [lo, hi]` linked to its trace, and for a tested row its
+    p-value, Holm-adjusted p and Holm decision beside it."""
+    if c is None:
+        return "<td>-</td>"
+    if math.isnan(c.est):
+        return f"<td><a href='{_href(stem, c.row, piv.est)}'>-</a></td>"
+    lo_clip = piv.clip_low
+
+    def shown(x: float) -> str:  # as printed: clipped at the pivot's floor, marked
+        if lo_clip is None or math.isnan(x) or x >= lo_clip:
+            return fmt(x)
+        return (f"<span class='clip' title='clipped at {fmt(lo_clip)}; unclipped "
+                f"{fmt(x)}'>{fmt(lo_clip)}\u2193</span>")
+
+    side = " title='one-sided 95% bound'" if c.one_sided else ""
+    out = f"<td{side}><a href='{_href(stem, c.row, piv.est)}'>{shown(c.est)}</a>"
+    if not (math.isnan(c.lo) and math.isnan(c.hi)):
+        out += (f"<span class='ci'>[<a href='{_href(stem, c.row, piv.lo)}'>{shown(c.lo)}"
+                f"</a>, <a href='{_href(stem, c.row, piv.hi)}'>{shown(c.hi)}</a>]"
+                f"{'*' if c.one_sided else ''}</span>")
+    if not math.isnan(c.p_holm):
+        verdict = ("<b>rej.</b>" if c.reject.lower() == "true" else "n.s."
+                   if c.reject.lower() == "false" else "")
+        out += (f"<span class='p'>p<sub>H</sub> <a href='{_href(stem, c.row, 'p_holm')}'>"
+                f"{_p_text(c.p_holm)}</a> {verdict}</span>")
+    elif not math.isnan(c.p):
+        out += (f"<span class='p'>p <a href='{_href(stem, c.row, 'pvalue')}'>"
+                f"{_p_text(c.p)}</a></span>")
+    elif ":" in c.method:  # a test the method could not run says why (method:reason)
+        out += f"<span class='p'>no test: {_e(c.method.split(':', 1)[1].replace('_', ' '))}</span>"
+    return out + "</td>"
+
+
+def _printed_html(stem: str, p: Printed, panel: Mapping[str, Any] | None = None) -> str:
+    """One pivot as HTML tables: grouped column headers (wrapping at underscores), a
+    header row per group of the first row key (task / format), the audited judges in
+    one table and the control judges in a table of their own under it; a layout wider
+    than MAX_VALUE_COLUMNS is split into panels along its first column key (where
+    the columns are judges, the control judges' columns are a panel of their own)."""
     piv = p.pivot
     group = len(piv.rows) >= 2
     key_cols = piv.rows[1:] if group else piv.rows
-    ncols = len(key_cols) + len(p.header)
-    out = [f"<div class='wide'><table class='paper' data-table='{_e(stem)}'>"]
+    judge_level = piv.cols.index("judge") if "judge" in piv.cols else None
+    panels = _panels(p.header, panel, judge_level)
     levels = len(piv.cols)
+    out: list[str] = []
+    audited = [b for b in p.body if not b[1]]
+    controls = [b for b in p.body if b[1]]
+    for cols in panels:
+        header = [p.header[j] for j in cols]
+        col_ctrl = judge_level is not None and panel is not None and \
+            _is_control(header[0][judge_level], panel)
+        if len(panels) > 1:
+            first = sorted({h[0] for h in header}, key=[h[0] for h in header].index)
+            what = ("control judges (behaviour known by construction)" if col_ctrl else
+                    "audited judges" if judge_level == 0 else
+                    f"{piv.cols[0]}: {', '.join(first)}")
+            out.append(f"<p class='meta panel'>{_e(what)}</p>")
+        for part, bodies in (("audited", audited), ("control", controls)):
+            rows = [(rk, ctrl, [cells[j] for j in cols]) for rk, ctrl, cells in bodies]
+            rows = [r for r in rows if any(c is not None for c in r[2])]
+            if not rows:
+                continue
+            if part == "control":
+                out.append("<p class='meta controls'>Control judges (behaviour known by "
+                           "construction), apart from the audited judges:</p>")
+            out.append(_panel_table(stem, piv, header, rows, key_cols, group, levels,
+                                    part if not col_ctrl else "control"))
+    return "\n".join(out)
+
+
+def _panel_table(stem: str, piv: Any, header: list[tuple[str, ...]], rows: list,
+                 key_cols: Sequence[str], group: bool, levels: int, part: str) -> str:
+    ncols = len(key_cols) + len(header)
+    out = [f"<div class='wide'><table class='paper {part}' data-table='{_e(stem)}'>"]
     for lev in range(levels):
         cells = "".join(f"<th class='k' rowspan='{levels}'>{_e(k)}</th>" for k in key_cols) \
             if lev == 0 else ""
         spans: list[list[Any]] = []
-        for key in p.header:
+        for key in header:
             prefix = key[:lev + 1]
             if spans and spans[-1][0] == prefix:
                 spans[-1][1] += 1
@@ -424,31 +594,21 @@ def _printed_html(stem: str, p: Printed) -> str:
                 spans.append([prefix, 1])
         for prefix, span in spans:
             label = piv.labels.get(prefix[-1], prefix[-1])
-            cells += f"<th colspan='{span}'>{_e(label)}</th>"
+            j = " class='j'" if piv.cols[lev] == "judge" else ""
+            cells += f"<th colspan='{span}'{j}>{_header_text(label)}</th>"
         out.append(f"<tr>{cells}</tr>")
-    last_group, ctrl_open = None, False
-    for rk, ctrl, cells in p.body:
+    last_group = None
+    for rk, ctrl, cells in rows:
         if group and rk[0] != last_group:
             out.append(f"<tr class='grp'><th colspan='{ncols}'>{_e(piv.rows[0])}: "
                        f"{_e(rk[0])}</th></tr>")
-            last_group, ctrl_open = rk[0], False
-        if ctrl and not ctrl_open:
-            out.append(f"<tr class='sep'><th colspan='{ncols}'>control judges (behaviour "
-                       "known by construction)</th></tr>")
-            ctrl_open = True
+            last_group = rk[0]
         keys = rk[1:] if group else rk
-        tds = "".join(f"<td class='k'>{_e(k)}</td>" for k in keys)
-        for c in cells:
-            if c is None or math.isnan(c.est):
-                tds += "<td>-</td>" if c is None else \
-                    f"<td><a href='{_href(stem, c.row, piv.est)}'>-</a></td>"
-                continue
-            side = " title='one-sided 95% bound'" if c.one_sided else ""
-            tds += (f"<td{side}><a href='{_href(stem, c.row, piv.est)}'>{fmt(c.est)}</a>"
-                    f"<span class='ci'>[<a href='{_href(stem, c.row, piv.lo)}'>{fmt(c.lo)}"
-                    f"</a>, <a href='{_href(stem, c.row, piv.hi)}'>{fmt(c.hi)}</a>]"
-                    f"{'*' if c.one_sided else ''}</span></td>")
-        out.append(f"<tr class='{'control' if ctrl else 'audited'}'>{tds}</tr>")
+        tds = "".join(f"<td class='k{' j' if name == 'judge' else ''}'>{_header_text(k)}</td>"
+                      for name, k in zip(key_cols, keys, strict=True))
+        tds += "".join(_cell_html(stem, piv, c) for c in cells)
+        out.append(f"<tr class='{'control' if ctrl or part == 'control' else 'audited'}'>"
+                   f"{tds}</tr>")
     # at most MAX_ROWS rows in index.html: a longer layout is cut, saying so, and the
     # whole table stays one link away (its trace page and its TSV)
     room = MAX_ROWS - levels - 1
@@ -584,28 +744,52 @@ def _published_html(stem: str, frame: pd.DataFrame) -> str:
             "<th class='k'>this run</th></tr>" + "\n".join(rows) + "</table></div></div>")
 
 
+def _plotted(caption: str) -> str:
+    """What one plotted element of a figure is, from its caption's words (the n of
+    the caption is per that element)."""
+    c = caption.lower()
+    for words, element in ((("confusion", "matri"), "matrix (one specialist's test split)"),
+                           (("stacked",), "stacked bar (one judge x task)"),
+                           (("heatmap", "colour from"), "cell"),
+                           (("one bar per",), "bar"),
+                           (("one point per", "x) against"), "point"),
+                           (("marker",), "marker")):
+        if any(w in c for w in words):
+            return element
+    return "plotted estimate"
+
+
 def _figure_stats(fig: str, frame: pd.DataFrame) -> str:
     """The figure's interval method and sampling unit (its registry entry, else its
-    table's) and the n behind each plotted point (from the table's rows)."""
+    table's) and the n behind each plotted element (from the table's rows). A
+    registry figure that declares no interval method plots none: its caption says so
+    and names no method."""
     entry = _outputs.FIGURES.get(fig)
-    if entry is not None and not entry.method and entry.function and \
-            "point estimates" in entry.caption:
-        keys: list[str] = []  # the figure plots no interval
+    caption = entry.caption if entry is not None else ""
+    plots_intervals = any(w in caption.lower() for w in ("interval", "ci bars", "95% ci",
+                                                          "band"))
+    if entry is not None and entry.method:
+        keys = method_keys([entry.method])
+    elif entry is None or plots_intervals:
+        keys = _methods_of(frame)
     else:
-        keys = method_keys([entry.method]) if entry is not None and entry.method else \
-            _methods_of(frame)
+        keys = []
     unit = (entry.sampling_unit if entry is not None and entry.sampling_unit else
             ", ".join(_units_of(frame)))
     parts = []
     if keys:
         parts.append("95% interval: " + _method_spans(keys))
     else:
-        parts.append("Point estimates only (their 95% intervals are in the table above)")
+        parts.append("No interval is plotted: point estimates (each one's 95% interval "
+                     "is in the table above)")
     if unit:
         parts.append("sampling unit (cluster): " + _e(unit))
     n, g = _n_range(frame, "n"), _n_range(frame, "n_clusters")
-    if n:
-        parts.append(f"n = {n} valid observations per point / bar"
+    element = _plotted(caption)
+    if n and element.startswith("matrix"):
+        parts.append(f"n = {n} test items per {element}")
+    elif n:
+        parts.append(f"n = {n} valid observations per {element}"
                      + (f", G = {g} clusters" if g else ""))
     return ". ".join(parts) + ("." if parts else "")
 
@@ -725,17 +909,18 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
         stats_txt = _stats_sentence(frame, "cell")
         if sim:
             caption = f"{caption.rstrip('.')}. {sim}."
+        printed = [] if stem == PLANTED_TABLE else printed_pivots(stem, frame, panel)
         block = [f"<div class='tbl' id='{_e(stem)}'><p class='cap'><b>{_e(number)}.</b> "
-                 f"{_e(caption)} {stats_txt} Cells: estimate [95% interval] (* one-sided "
-                 "bound); control judges are shaded, under their own header. "
+                 f"{_e(caption)} {stats_txt} {_cells_key(frame, panel, bool(printed))}"
                  f"<span class='links'>({_e(paths[stem])}, {len(frame)} rows: "
                  f"{' · '.join(links)}; click a number for its trace)</span></p>"]
-        printed = printed_pivots(stem, frame, panel)
         for p in printed:
             if len(printed) > 1 and p.pivot.title:
                 block.append(f"<p class='meta'>{_e(p.pivot.title)}</p>")
-            block.append(_printed_html(stem, p))
-        if not printed:
+            block.append(_printed_html(stem, p, panel))
+        if stem == PLANTED_TABLE:
+            block.append(planted_html(frame, lambda i, c, s=stem: _href(s, i, c)))
+        elif not printed:
             block.append(_long_html(stem, frame))
         block.append(_published_html(stem, frame))
         for fs in fig_stems:
@@ -818,6 +1003,8 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
               "<p>Each judge answers every trial once (cached by request); the same trial "
               "set is sent to each judge. The full prompt texts are in the "
               "<a href='#appendix'>appendix</a>.</p>", samples_html,
+              f"<p class='meta audio'>{_e(describe_audio(store.audio_stats))}; every trace "
+              "page plays the clips its trials sent.</p>",
               "<h3>Statistics</h3>", _stats_html(config, methods),
               "<h2 id='results'>Results</h2>"]
     for sid, heading, desc in SECTIONS:
@@ -837,7 +1024,8 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
             "trace_errors": stats["trace_errors"], "tables": n_table,
             "figures": len(figs), "limitations": lims, "judges": active,
             "corpora": [c["name"] for c in corpora], "trials_per_judge": n_trials,
-            "findings": [sid for sid, _ in findings], "store_bytes": store_bytes}
+            "findings": [sid for sid, _ in findings], "store_bytes": store_bytes,
+            "audio": dict(store.audio_stats)}
 
 
 def _specialists_html(config: Mapping[str, Any], frames: Mapping[str, pd.DataFrame]) -> str:
