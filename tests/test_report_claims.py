@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from html import unescape
 from pathlib import Path
 
 import pandas as pd
@@ -176,10 +177,11 @@ def expected(fr: dict[str, pd.DataFrame], panel: dict) -> dict[str, tuple]:
         out["b_states.potemkin"] = ("study_b_state_distribution", int(pm.index[0]), "")
         pot = fr.get("study_b_potemkin")
         if pot is not None:
-            cp = _num(_audited(_eq(pot, metric="conditional_potemkin", task=task), panel))
-            if len(cp):
-                k = _top(cp, ascending=False)
-                out["b_states.conditional"] = ("study_b_potemkin", k, _side(pot.loc[k], 0))
+            cp = _eq(pot, metric="conditional_potemkin", task=task, judge=st.at[i, "judge"])
+            assert len(cp) == 1
+            k = int(cp.index[0])
+            v = "" if pd.isna(pot.at[k, "ci_low"]) else _side(pot.loc[k], 0)
+            out["b_states.conditional"] = ("study_b_potemkin", k, v)
     return out
 
 
@@ -213,13 +215,17 @@ def _fmt(v) -> str:
 def sentence_mismatches(fr: dict[str, pd.DataFrame], panel: dict) -> list[str]:
     """Each re-derived row's judge and estimate [ci] are in the abstract's text."""
     findings, _ = abstract(fr, panel, lambda s, i, c: f"#{s}-{i}-{c}")
-    text = re.sub(r"<[^>]+>", "", " ".join(s for _, s in findings))
+    text = unescape(re.sub(r"<[^>]+>", "", " ".join(s for _, s in findings)))
     html = " ".join(s for _, s in findings)
     bad = []
     for cid, (table, row, _) in expected(fr, panel).items():
         if table == "" or cid == "validation.planted":
             continue
         r = fr[table].loc[row]
+        if pd.isna(r["estimate"]):  # not reported: the sentence gives the reason
+            if str(r.get("reason", "")) not in text:
+                bad.append(f"{cid}: the reason it is not reported is not in the abstract")
+            continue
         triple = f"{_fmt(r['estimate'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]"
         if triple not in text:
             bad.append(f"{cid}: {triple} not in the abstract")

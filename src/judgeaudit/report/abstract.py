@@ -171,11 +171,10 @@ def b_states(ev: Evaluated, say: _Say) -> str | None:
     if c is not None:
         out = (out + ". ") if out else "<b>Study B, (P, O, J) states.</b> "
         if str(c.get("reported", "true")).lower() == "false":
-            out += (f"The conditional Potemkin rate P(J=0 | P=1, O=1) of {_j(c)} is not "
-                    f"reported: {_e(str(c.get('reason', '')))}")
+            out += ("Its conditional Potemkin rate P(J=0 | P=1, O=1) is not reported: "
+                    f"{_e(str(c.get('reason', '')))}")
         else:
-            out += (f"The highest conditional Potemkin rate P(J=0 | P=1, O=1) of an "
-                    f"audited judge was {_j(c)}'s {say.est(c)}"
+            out += (f"Its conditional Potemkin rate P(J=0 | P=1, O=1) was {say.est(c)}"
                     + _verdict(c, " (interval includes 0)", "", ""))
     return (out + ".") if out else None
 

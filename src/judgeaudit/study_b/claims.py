@@ -33,10 +33,10 @@ CLAIMS: tuple[Claim, ...] = (
           bind={"judge": "b_states.top", "task": "b_states.top"},
           says="that judge's Potemkin mass (state 110)"),
     Claim("b_states.conditional", "study_b_potemkin",
-          select={"metric": "conditional_potemkin"}, bind={"task": "b_states.top"},
-          among="audited", rank="max", null=0.0,
-          says="the highest conditional Potemkin rate P(J=0 | P=1, O=1) of an audited "
-               "judge on that task"),
+          select={"metric": "conditional_potemkin"},
+          bind={"judge": "b_states.top", "task": "b_states.top"}, by="n", null=0.0,
+          says="that judge's conditional Potemkin rate P(J=0 | P=1, O=1), or why it is not "
+               "reported (the gate on P)"),
 )
 
 __all__ = ["CLAIMS"]
