@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgeaudit.registry import Claim, Comparison
+from judgeaudit.claimspec import Claim, Comparison
 from judgeaudit.report.claims import Evaluated, Result, declared, evaluate_all
 
 _e = html.escape

@@ -23,8 +23,8 @@ from typing import Any
 
 import pandas as pd
 
+from judgeaudit.claimspec import AMONG, RANKS, Claim, Comparison, Count
 from judgeaudit.judges.adapters import providers
-from judgeaudit.registry import AMONG, RANKS, Claim, Comparison, Count
 
 _CONTROL = providers(control=True)
 

@@ -8,7 +8,7 @@ every column that distinguishes rows of its table (condition, format, seed, metr
 
 from __future__ import annotations
 
-from judgeaudit.registry import Claim, Comparison, Count
+from judgeaudit.claimspec import Claim, Comparison, Count
 from judgeaudit.vocab import study_a as vocab_a
 
 _TASK = {"task": ("emotion", "language")}

@@ -6,7 +6,7 @@ Declared once here; evaluated by `judgeaudit.report.claims.evaluate`; formatted 
 
 from __future__ import annotations
 
-from judgeaudit.registry import Claim
+from judgeaudit.claimspec import Claim
 
 _TASK = {"task": ("single", "positional", "conversation")}
 
