@@ -400,3 +400,35 @@ def test_tiny_run_first_screen_says_what_ran(tiny_run):
         total = n["A"] + (n["B"] if j in b_judges else 0)
         assert re.search(rf"{re.escape(j)}\b[^;.]*answered {total} trials", head), (j, total)
     assert "the same trial set is sent to each judge" not in page
+    # every published entry has its comparable cell, except those marked by design
+    tables = {p.stem for p in PUBLISHED} & set(_frames(root / "results" / "tables"))
+    by_design = [p for p in PUBLISHED if p.not_comparable and p.stem in tables]
+    assert page.count("not comparable: ") == len(by_design)
+    assert "no matching cell" not in page
+
+
+# ------------------------------------------------------------------ what the run is
+def test_kinds_sentence_names_real_models_and_real_corpora():
+    from judgeaudit.report.runfacts import kinds_sentence
+
+    panel = {"gpt": {"provider": "openai", "model": "gpt-audio"},
+             "listener": {"provider": "listener"}, "sim": {"provider": "simulated"}}
+    s = unescape(re.sub(r"<[^>]+>", "", kinds_sentence(
+        panel, ["gpt", "listener", "sim"], ["ravdess", "synth_language"], {})))
+    assert "gpt is a real model" in s and "sim is simulated" in s
+    assert "listener is an embedded control" in s
+    assert "1 real (ravdess)" in s and "1 synthetic" in s
+    assert "describe no real model" not in s  # a real model was audited
+    only_sim = kinds_sentence({"sim": {"provider": "simulated"}}, ["sim"], ["synth_x"], {})
+    assert "validate the audit" in only_sim
+    synth_model = kinds_sentence({"g": {"provider": "gemini"}}, ["g"], ["synth_x"], {})
+    assert "not on real speech" in synth_model
+
+
+def test_trials_sentence_groups_judges_by_their_own_counts():
+    from judgeaudit.report.runfacts import trials_sentence
+
+    s = unescape(re.sub(r"<[^>]+>", "", trials_sentence(
+        {"a": {"A": 10, "B": 5}, "b": {"A": 10}, "c": {"A": 10, "B": 5}}, ["a", "b", "c"])))
+    assert s == ("a and c answered 15 trials each (10 Study A + 5 Study B); b answered 10 "
+                 "trials (10 Study A).")
