@@ -183,9 +183,10 @@ def validation(ev: Evaluated, say: _Say) -> str | None:
     t = ev.tallies.get("validation.planted")
     if t is None:
         return None
-    return (f"<b>Validation.</b> {t.k} of {t.m} counted planted rates of the simulated "
-            "judges (nonzero and below 1) lie inside their printed 95% interval "
-            f"(<a href='cells/{_e(t.count.table)}.html'>Table A.S4</a>); about "
+    href = say.link(t.count.table, t.rows[0], "inside")
+    return (f"<b>Validation.</b> <a class='num' href='{href}'>{t.k}</a> of {t.m} counted "
+            "planted rates of the simulated judges (nonzero and below 1) lie inside their "
+            "printed 95% interval (Table A.S4, one row per planted rate); about "
             f"{0.95 * t.m:.0f} of {t.m} are expected if the intervals hold their level.")
 
 
