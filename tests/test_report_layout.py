@@ -58,14 +58,14 @@ def test_abstract_states_the_interval_and_does_not_overclaim():
                        "judge": "sim-b", "task": "emotion", "estimate": -0.85,
                        "ci_low": -0.95, "ci_high": -0.75, "method": "paired_t_cr2_bm"}])
     frames["study_a_contrasts"] = c
-    out = dict(abstract(frames, PANEL, lambda s, i, col: f"cells/{s}.html#r{i}.{col}"))
+    out = dict(abstract(frames, PANEL, lambda s, i, col: f"cells/{s}.html#r{i}.{col}")[0])
     s = out["rq1"]
     assert "<b>sim-b</b>" in s  # the most affected audited judge, not a control
     assert "0.05" in s and "interval excludes 0" in s and "<b>listener</b>" in s
     assert "cells/study_a_table2_blueprint.html#r" in s
     # an interval that straddles the null is said to
     frames["study_a_contrasts"] = c.assign(ci_low=-0.9, ci_high=0.1)
-    s = dict(abstract(frames, PANEL, lambda s, i, col: "#"))["rq1"]
+    s = dict(abstract(frames, PANEL, lambda s, i, col: "#")[0])["rq1"]
     assert "includes 0: no drop is shown" in s
 
 

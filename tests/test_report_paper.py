@@ -173,7 +173,7 @@ def test_report_in_headless_chromium(run, tmp_path):
 
 
 # the abstract's research questions (report/abstract.py FINDINGS) the tiny run must state
-RESEARCH_QUESTIONS = ("rq1", "rq2", "conflict", "rq3", "b_accuracy", "b_states")
+RESEARCH_QUESTIONS = ("rq1", "rq2", "conflict", "rq3", "b_accuracy", "b_states", "validation")
 
 
 @pytest.mark.slow

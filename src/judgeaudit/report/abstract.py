@@ -1,21 +1,26 @@
-"""The report's abstract, generated from the run's tables.
+"""The report's abstract, formatted from the run's evaluated claims.
 
 One finding per research question (Study A RQ1, RQ2, RQ3 and cue conflict; Study B
-protocol gap and states), each picked by a stated rule from the long tables (e.g. the
-most affected audited judge, beside a control judge), stated with its estimate and
-95% interval, every number linking to its row's trace. A finding whose interval
-includes the null value says so: it is then not claimed.
+protocol gap and states). What each sentence states (which row of which table, chosen
+by which rule, read against which null) is a declared claim
+(`judgeaudit.study_a.claims`, `judgeaudit.study_b.claims`) evaluated by
+`judgeaudit.report.claims`; the functions here only format the results, every number
+linking to its row's trace. A finding whose interval includes the null value says so.
 """
 
 from __future__ import annotations
 
+import html
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 
-from judgeaudit.report.layout import is_control, states_as_text
+from judgeaudit.claimspec import Claim, Comparison
+from judgeaudit.report.claims import Evaluated, Result, declared, evaluate_all
+
+_e = html.escape
 
 Link = Callable[[str, int, str], str]  # (table stem, long-table row, column) -> href
 
@@ -32,302 +37,178 @@ class _Say:
         text = "-" if math.isnan(x) else f"{x:.{digits}f}"
         return f"<a class='num' href='{self.link(stem, i, col)}'>{text}</a>"
 
-    def est(self, stem: str, frame: pd.DataFrame, i: int, est: str = "estimate",
-            lo: str = "ci_low", hi: str = "ci_high") -> str:
-        r = frame.loc[i]
-        return (f"{self.num(stem, i, est, r[est])} [{self.num(stem, i, lo, r[lo])}, "
-                f"{self.num(stem, i, hi, r[hi])}]")
+    def est(self, r: Result, est: str = "estimate", lo: str = "ci_low",
+            hi: str = "ci_high") -> str:
+        """A claim's estimate [95% interval], each number linked to its row's trace."""
+        i = r.row
+        return (f"{self.num(r.table, i, est, r.get(est))} [{self.num(r.table, i, lo, r.get(lo))}"
+                f", {self.num(r.table, i, hi, r.get(hi))}]")
 
 
-def _f(v: Any) -> float:
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        return math.nan
+def _j(r: Result) -> str:
+    return f"<b>{_e(str(r['judge']))}</b>"
 
 
-def _straddles(r: Mapping[str, Any], null: float, lo: str = "ci_low", hi: str = "ci_high"
-               ) -> bool:
-    a, b = _f(r.get(lo)), _f(r.get(hi))
-    return not (math.isnan(a) or math.isnan(b)) and a <= null <= b
+def _verdict(r: Result, includes: str, above: str, below: str) -> str:
+    """The sentence fragment for where a claim's interval lies against its null."""
+    return {"includes": includes, "above": above, "below": below}.get(r.verdict, "")
 
 
-def _sel(frame: pd.DataFrame, **eq: Any) -> pd.DataFrame:
-    m = pd.Series(True, index=frame.index)
-    for k, v in eq.items():
-        if k not in frame.columns:
-            return frame.iloc[0:0]
-        m &= frame[k].astype(str) == str(v)
-    return frame[m & frame["estimate"].notna()] if "estimate" in frame else frame[m]
-
-
-def _audited(frame: pd.DataFrame, panel: Mapping[str, Any]) -> pd.DataFrame:
-    return frame[~frame["judge"].astype(str).map(lambda j: is_control(j, panel))]
-
-
-def _controls(frame: pd.DataFrame, panel: Mapping[str, Any]) -> pd.DataFrame:
-    return frame[frame["judge"].astype(str).map(lambda j: is_control(j, panel))]
-
-
-def _task(frame: pd.DataFrame, prefer: str) -> str | None:
-    tasks = sorted(set(frame["task"].astype(str))) if "task" in frame else []
-    return prefer if prefer in tasks else (tasks[0] if tasks else None)
-
-
-def rq1(f: Mapping[str, pd.DataFrame], panel: Mapping[str, Any], say: _Say) -> str | None:
-    stem = "study_a_table2_blueprint"
-    d = f.get(stem)
-    if d is None or d.empty:
+def rq1(ev: Evaluated, say: _Say) -> str | None:
+    if "rq1.drop" not in ev:
         return None
-    d = _sel(d, seed="all", metric="accuracy")
-    task = _task(d, "emotion")
-    if task is None:
-        return None
-    wa = _audited(_sel(d, task=task, condition="wrong_with_audio"), panel)
-    if wa.empty:
-        return None
-    i = wa["estimate"].astype(float).idxmin()
-    judge = str(d.at[i, "judge"])
-    out = (f"<b>RQ1, feature blueprint.</b> With the audio and a wrong specialist label "
-           f"(<i>wrong_with_audio</i>), the most affected audited judge, <b>{judge}</b>, "
-           f"answered the {task} correctly on {say.est(stem, d, i)} of trials")
-    ao = _sel(d, task=task, condition="audio_only", judge=judge)
-    if len(ao):
-        out += f", against {say.est(stem, d, ao.index[0])} with the audio alone"
-    ctrl = _sel(_controls(d, panel), task=task, condition="wrong_with_audio")
-    lis = ctrl[ctrl["judge"].astype(str).map(lambda j: panel.get(j, {}).get("provider")
-                                             == "listener")]
-    if len(lis):
-        k = lis.index[0]
-        out += (f"; the audio-grounded control <b>{d.at[k, 'judge']}</b> kept "
-                f"{say.est(stem, d, k)}")
-    out += "."
-    c = f.get("study_a_contrasts")
-    if c is not None and not c.empty:
-        cc = _sel(c, contrast="accuracy(wrong_with_audio) - accuracy(audio_only)",
-                  judge=judge, task=task)
-        if cc.empty:
-            cc = _sel(c, family="wrong_with_audio_vs_audio_only", judge=judge, task=task)
-        if len(cc):
-            k = cc.index[0]
-            out += (f" The paired difference wrong_with_audio - audio_only is "
-                    f"{say.est('study_a_contrasts', c, k)}")
-            out += (" (95% interval includes 0: no drop is shown)." if _straddles(c.loc[k], 0)
-                    else " (95% interval excludes 0).")
-    return out
+    d, w, a = ev["rq1.drop"], ev.get("rq1.wrong"), ev.get("rq1.audio")
+    out = (f"<b>RQ1, feature blueprint.</b> The audited judge whose accuracy dropped most "
+           f"when a wrong specialist label came with the audio (<i>wrong_with_audio</i> - "
+           f"<i>audio_only</i>, the paired contrast) was {_j(d)}")
+    if w is not None and a is not None:
+        out += (f": it answered the {_e(str(d['task']))} correctly on {say.est(w)} of "
+                f"trials, against {say.est(a)} with the audio alone")
+    out += (f"; the paired difference is {say.est(d)}"
+            + _verdict(d, " (95% interval includes 0: no drop is shown)",
+                       " (95% interval above 0: accuracy rose)",
+                       " (95% interval excludes 0)"))
+    lis = ev.get("rq1.listener")
+    if lis is not None:
+        out += f". The audio-grounded control {_j(lis)} kept {say.est(lis)}"
+    return out + "."
 
 
-def rq2(f: Mapping[str, pd.DataFrame], panel: Mapping[str, Any], say: _Say) -> str | None:
-    stem = "study_a_table3_reference"
-    d = f.get(stem)
-    if d is None or d.empty:
+def rq2(ev: Evaluated, say: _Say) -> str | None:
+    if "rq2.rf" not in ev:
         return None
-    rf = _sel(d, seed="all", metric="rf")
-    task = _task(rf, "emotion")
-    if task is None:
-        return None
-    a = _audited(rf[rf["task"].astype(str) == task], panel)
-    a = a[a["condition"].astype(str) != "match"]
-    if a.empty:
-        return None
-    i = a["estimate"].astype(float).idxmax()
-    judge, place = str(d.at[i, "judge"]), str(d.at[i, "condition"])
+    r = ev["rq2.rf"]
     out = (f"<b>RQ2, reference-conditioned judging.</b> A wrong reference label was "
-           f"followed most by the audited judge <b>{judge}</b> when placed in the "
-           f"<i>{place}</i> slot: RF = {say.est(stem, d, i)} of {task} trials")
-    nr = _sel(d, seed="all", metric="rf_norm", task=task, judge=judge, condition=place)
-    if len(nr):
-        k = nr.index[0]
-        out += f"; chance-normalised RF~ = {say.est(stem, d, k)}"
-        out += (", an interval that includes 0 (the rate of a judge that ignores the "
-                "reference and guesses): not shown to exceed chance" if
-                _straddles(d.loc[k], 0) else
-                ", above the chance rate of a judge that ignores the reference"
-                if _f(d.at[k, "ci_low"]) > 0 else ", at or below the chance rate")
-    lis = _sel(_controls(rf, panel), task=task, condition=place)
-    lis = lis[lis["judge"].astype(str).map(lambda j: panel.get(j, {}).get("provider")
-                                           == "listener")]
-    if len(lis):
-        k = lis.index[0]
-        out += f"; the listener control followed it on {say.est(stem, d, k)}"
+           f"followed most by the audited judge {_j(r)} when placed in the "
+           f"<i>{_e(str(r['condition']))}</i> slot: RF = {say.est(r)} of "
+           f"{_e(str(r['task']))} trials")
+    n = ev.get("rq2.rf_norm")
+    if n is not None:
+        out += f"; chance-normalised RF~ = {say.est(n)}" + _verdict(n, ", an interval that includes 0 (the rate of a judge that ignores the "
+            "reference and guesses): not shown to exceed chance",
+            ", above the chance rate of a judge that ignores the reference",
+            ", below the chance rate")
+    lis = ev.get("rq2.listener")
+    if lis is not None:
+        out += f"; the listener control followed it on {say.est(lis)}"
     return out + "."
 
 
-def conflict(f: Mapping[str, pd.DataFrame], panel: Mapping[str, Any], say: _Say
-             ) -> str | None:
-    stem = "study_a_table4_conflict"
-    d = f.get(stem)
-    if d is None or d.empty:
+def conflict(ev: Evaluated, say: _Say) -> str | None:
+    if "conflict.block" not in ev or "conflict.reference" not in ev:
         return None
-    d0 = _sel(d, seed="all")
-    task = _task(d0, "emotion")
-    if task is None:
-        return None
-    blk = _audited(_sel(d0, task=task, metric="follow_block"), panel)
-    if blk.empty:
-        return None
-    ref = _audited(_sel(d0, task=task, metric="follow_reference"), panel)
-    both = {str(d.at[i, "judge"]): i for i in blk.index}
-    best = None
-    for k in ref.index:
-        j = str(d.at[k, "judge"])
-        if j in both:
-            s = _f(d.at[both[j], "estimate"]) + _f(d.at[k, "estimate"])
-            if best is None or s > best[0]:
-                best = (s, j, both[j], k)
-    if best is None:
-        return None
-    _, judge, ib, ir = best
+    b, r = ev["conflict.block"], ev["conflict.reference"]
     out = (f"<b>Cue conflict.</b> When a wrong block and a wrong reference named two "
-           f"different labels, the audited judge <b>{judge}</b> followed the block on "
-           f"{say.est(stem, d, ib)} and the reference on {say.est(stem, d, ir)} of "
-           f"{task} trials")
-    lo_b, hi_b = _f(d.at[ib, "ci_low"]), _f(d.at[ib, "ci_high"])
-    lo_r, hi_r = _f(d.at[ir, "ci_low"]), _f(d.at[ir, "ci_high"])
-    if lo_b > hi_r:
-        out += "; the block wins (the intervals do not overlap)."
-    elif lo_r > hi_b:
-        out += "; the reference wins (the intervals do not overlap)."
-    else:
-        out += "; the two intervals overlap, so which cue wins is not settled."
-    return out
-
-
-def rq3(f: Mapping[str, pd.DataFrame], panel: Mapping[str, Any], say: _Say) -> str | None:
-    stem = "study_a_table5_pairwise"
-    d = f.get(stem)
-    if d is None or d.empty:
-        return None
-    fcol = "format" if "format" in d.columns else "condition"
-    lk = _audited(_sel(d, metric="lock", **{fcol: "concat"}), panel)
-    if lk.empty:
-        return None
-    i = lk["estimate"].astype(float).idxmax()
-    judge, task = str(d.at[i, "judge"]), str(d.at[i, "task"])
-    out = (f"<b>RQ3, pairwise A/B.</b> In the concat format the audited judge "
-           f"<b>{judge}</b> chose the same slot in both orders (position lock) on "
-           f"{say.est(stem, d, i)} of {task} pairs")
-    out += (" (interval includes 0.5, the lock rate of a judge answering at random)"
-            if _straddles(d.loc[i], 0.5) else
-            " (above the 0.5 of a judge answering at random)"
-            if _f(d.at[i, "ci_low"]) > 0.5 else " (below the 0.5 of a random judge)")
-    g = _sel(d, metric="g", judge=judge, task=task, **{fcol: "concat"})
-    if len(g):
-        k = g.index[0]
-        out += f", with gold-aligned rate g = {say.est(stem, d, k)}"
-        out += (" (interval includes 0.5: not distinguishable from chance)"
-                if _straddles(d.loc[k], 0.5) else "")
-    c = f.get("study_a_contrasts")
-    if c is not None and not c.empty:
-        cc = _sel(c, family="concat_vs_native_lock", judge=judge, task=task)
-        if len(cc):
-            k = cc.index[0]
-            out += (f"; lock(concat) - lock(native) = {say.est('study_a_contrasts', c, k)}"
-                    + (" (includes 0: no format effect shown)" if _straddles(c.loc[k], 0)
-                       else " (excludes 0)"))
+           f"different labels (plain <i>{_e(str(b['condition']))}</i> condition), the "
+           f"audited judge that followed the block most, {_j(b)}, followed the block on "
+           f"{say.est(b)} and the reference on {say.est(r)} of {_e(str(b['task']))} trials")
+    win = ev.outcomes.get("conflict.winner")
+    if win is not None:
+        out += {"a": "; the block wins (the intervals do not overlap)",
+                "b": "; the reference wins (the intervals do not overlap)",
+                "overlap": "; the two intervals overlap, so which cue wins is not "
+                           "settled"}[win.winner]
     return out + "."
 
 
-def b_gap(f: Mapping[str, pd.DataFrame], panel: Mapping[str, Any], say: _Say
-          ) -> str | None:
-    stem = "study_b_protocol_gap"
-    d = f.get(stem)
-    if d is None or d.empty:
+def rq3(ev: Evaluated, say: _Say) -> str | None:
+    if "rq3.lock" not in ev:
         return None
-    task = _task(d, "single")
-    a = _audited(_sel(d, task=task), panel)
-    if a.empty:
+    lk = ev["rq3.lock"]
+    out = (f"<b>RQ3, pairwise A/B.</b> In the concat format the audited judge {_j(lk)} "
+           f"chose the same slot in both orders (position lock) on {say.est(lk)} of "
+           f"{_e(str(lk['task']))} pairs"
+           + _verdict(lk, " (interval includes 0.5, the lock rate of a judge "
+                      "answering at random)", " (above the 0.5 of a judge answering at "
+                      "random)", " (below the 0.5 of a random judge)"))
+    g = ev.get("rq3.g")
+    if g is not None:
+        out += f", with gold-aligned rate g = {say.est(g)}" + _verdict(g, " (interval includes 0.5: not distinguishable from chance)",
+            " (above chance)", " (below chance)")
+    c = ev.get("rq3.format")
+    if c is not None:
+        out += (f"; lock(concat) - lock(native) = {say.est(c)}"
+                + _verdict(c, " (includes 0: no format effect shown)",
+                           " (excludes 0)", " (excludes 0)"))
+    return out + "."
+
+
+def b_gap(ev: Evaluated, say: _Say) -> str | None:
+    if "b_gap.gap" not in ev:
         return None
-    i = a["estimate"].astype(float).abs().idxmax()
-    judge, cue = str(d.at[i, "judge"]), str(d.at[i, "cue"])
-    out = (f"<b>Study B, protocol gap.</b> On the {task} task (cue <i>{cue}</i>) the "
-           f"audited judge <b>{judge}</b> ")
-    acc = f.get("study_b_accuracy")
-    parts = []
-    if acc is not None and not acc.empty:
-        for proto in ("pointwise", "pairwise"):
-            r = _sel(acc, judge=judge, task=task, protocol=proto, cue=cue)
-            if len(r):
-                parts.append(f"{say.est('study_b_accuracy', acc, r.index[0])} "
-                             f"{proto.capitalize()}")
+    g = ev["b_gap.gap"]
+    out = (f"<b>Study B, protocol gap.</b> On the {_e(str(g['task']))} task (cue "
+           f"<i>{_e(str(g['cue']))}</i>) the audited judge with the largest protocol gap, "
+           f"{_j(g)}, ")
+    parts = [f"{say.est(ev[k])} {k.split('.')[1].capitalize()}"
+             for k in ("b_gap.pointwise", "b_gap.pairwise") if k in ev]
     out += ("was right on " + " and ".join(parts) + " (0.5 = chance); its " if parts
             else "has a ")
-    out += (f"Pairwise - Pointwise gap, paired over items, is {say.est(stem, d, i)}")
-    out += (" (interval includes 0: no protocol gap is shown)." if _straddles(d.loc[i], 0)
-            else " (interval excludes 0).")
-    pos = f.get("study_b_accuracy")
-    if pos is not None and not pos.empty:
-        pp = _audited(_sel(pos, task="positional", protocol="pointwise"), panel)
-        if len(pp):
-            k = pp["estimate"].astype(float).idxmax()
-            out += (f" On the positional task the best audited Pointwise accuracy was "
-                    f"<b>{pos.at[k, 'judge']}</b>'s {say.est('study_b_accuracy', pos, k)}"
-                    f" (cue {pos.at[k, 'cue']})"
-                    + (", an interval that includes 0.5 (chance)." if
-                       _straddles(pos.loc[k], 0.5) else "."))
+    out += (f"Pairwise - Pointwise gap, paired over items, is {say.est(g)}"
+            + _verdict(g, " (interval includes 0: no protocol gap is shown).",
+                       " (interval excludes 0).", " (interval excludes 0)."))
+    p = ev.get("b_gap.positional")
+    if p is not None:
+        out += (f" On the positional task the best audited Pointwise accuracy was "
+                f"{_j(p)}'s {say.est(p)} (cue {_e(str(p['cue']))})"
+                + _verdict(p, ", an interval that includes 0.5 (chance).",
+                           ", above chance.", ", below chance."))
     return out
 
 
-def b_states(f: Mapping[str, pd.DataFrame], panel: Mapping[str, Any], say: _Say
-             ) -> str | None:
-    stem = "study_b_state_distribution"
-    d = f.get(stem)
+def b_states(ev: Evaluated, say: _Say) -> str | None:
     out = ""
-    if d is not None and not d.empty and "state" in d:
-        d = states_as_text(d)
-        task = _task(d, "single")
-        a = _audited(_sel(d, task=task), panel)
-        a = a[a["ci_low"].notna()] if "ci_low" in a else a
-        if len(a):
-            i = a["estimate"].astype(float).idxmax()
-            judge = str(d.at[i, "judge"])
-            out = (f"<b>Study B, (P, O, J) states.</b> The most frequent state of an audited "
-                   f"judge on the {task} task was <b>{judge}</b>'s <code>{d.at[i, 'state']}"
-                   f"</code> on {say.est(stem, d, i)} of renderings")
-            pm = _sel(d, task=task, judge=judge, state="110")
-            if len(pm):
-                out += (f"; its Potemkin mass (state <code>110</code>: perceives and maps, "
-                        f"still fails) was {say.est(stem, d, pm.index[0])}")
-    p = f.get("study_b_potemkin")
-    if p is not None and not p.empty and "metric" in p:
-        task = _task(p, "single")
-        cp = _audited(_sel(p, task=task, metric="conditional_potemkin"), panel)
-        if len(cp):
-            k = cp.index[0]
-            rep = str(p.at[k, "reported"]).lower() if "reported" in p else "true"
-            j = p.at[k, "judge"]
-            if not out:
-                out = "<b>Study B, (P, O, J) states.</b> "
-            else:
-                out += ". "
-            if rep == "false":
-                out += (f"The conditional Potemkin rate P(J=0 | P=1, O=1) of <b>{j}</b> is "
-                        f"not reported: {p.at[k, 'reason']}")
-            else:
-                out += (f"The conditional Potemkin rate P(J=0 | P=1, O=1) of <b>{j}</b> was "
-                        f"{say.est('study_b_potemkin', p, k)}"
-                        + (" (interval includes 0)" if _straddles(p.loc[k], 0) else ""))
+    t = ev.get("b_states.top")
+    if t is not None:
+        out = (f"<b>Study B, (P, O, J) states.</b> The most frequent state of an audited "
+               f"judge on the {_e(str(t['task']))} task was {_j(t)}'s "
+               f"<code>{_e(str(t['state']))}</code> on {say.est(t)} of renderings")
+        pm = ev.get("b_states.potemkin")
+        if pm is not None:
+            out += (f"; its Potemkin mass (state <code>110</code>: perceives and maps, "
+                    f"still fails) was {say.est(pm)}")
+    c = ev.get("b_states.conditional")
+    if c is not None:
+        out = (out + ". ") if out else "<b>Study B, (P, O, J) states.</b> "
+        if str(c.get("reported", "true")).lower() == "false":
+            out += ("Its conditional Potemkin rate P(J=0 | P=1, O=1) is not reported: "
+                    f"{_e(str(c.get('reason', '')))}")
+        else:
+            out += (f"Its conditional Potemkin rate P(J=0 | P=1, O=1) was {say.est(c)}"
+                    + _verdict(c, " (interval includes 0)", "", ""))
     return (out + ".") if out else None
 
 
-FINDINGS: tuple[tuple[str, Callable[..., str | None]], ...] = (
+def validation(ev: Evaluated, say: _Say) -> str | None:
+    t = ev.tallies.get("validation.planted")
+    if t is None:
+        return None
+    href = say.link(t.count.table, t.rows[0], "inside")
+    return (f"<b>Validation.</b> <a class='num' href='{href}'>{t.k}</a> of {t.m} counted "
+            "planted rates of the simulated judges (nonzero and below 1) lie inside their "
+            "printed 95% interval (Table A.S4, one row per planted rate); about "
+            f"{0.95 * t.m:.0f} of {t.m} are expected if the intervals hold their level.")
+
+
+FINDINGS: tuple[tuple[str, Callable[[Evaluated, _Say], str | None]], ...] = (
     ("rq1", rq1), ("rq2", rq2), ("conflict", conflict), ("rq3", rq3),
-    ("b_accuracy", b_gap), ("b_states", b_states))
+    ("b_accuracy", b_gap), ("b_states", b_states), ("validation", validation))
 
 
-def abstract(frames: Mapping[str, pd.DataFrame], panel: Mapping[str, Any], link: Link
-             ) -> list[tuple[str, str]]:
-    """[(section id, sentence html)] for each research question with data."""
+def abstract(frames: Mapping[str, pd.DataFrame], panel: Mapping[str, Any], link: Link,
+             claims: Sequence[Claim | Comparison] | None = None
+             ) -> tuple[list[tuple[str, str]], Evaluated]:
+    """[(section id, sentence html)] for each research question with data, and the
+    evaluated claims they format. A claim that does not hold as declared raises
+    `ClaimError` (the report is not built)."""
+    ev = evaluate_all(declared() if claims is None else claims, frames, panel)
     say = _Say(link)
     out = []
     for sid, fn in FINDINGS:
-        try:
-            s = fn(frames, panel, say)
-        except (KeyError, ValueError, TypeError) as exc:
-            s = f"<b>{sid}</b>: no finding could be stated ({type(exc).__name__}: {exc})."
+        s = fn(ev, say)
         if s:
             out.append((sid, s))
-    return out
+    return out, ev
 
 
 __all__ = ["FINDINGS", "abstract"]

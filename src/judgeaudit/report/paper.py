@@ -51,6 +51,7 @@ from judgeaudit.report.layout import is_control as _is_control
 from judgeaudit.report.planted import TABLE as PLANTED_TABLE
 from judgeaudit.report.planted import planted_html
 from judgeaudit.report.published import for_table
+from judgeaudit.report.runfacts import answered_per_judge, kinds_sentence, trials_sentence
 from judgeaudit.stats.methods import METHODS as _METHODS
 from judgeaudit.stats.methods import describe as _describe
 from judgeaudit.stats.methods import keys_of as _keys_of
@@ -698,10 +699,13 @@ def _select(frame: pd.DataFrame, sel: Mapping[str, Any]) -> pd.DataFrame:
     return frame[m]
 
 
-def _published_html(stem: str, frame: pd.DataFrame) -> str:
-    """The papers' published figures for their judges beside this run's estimates of
-    the same quantity (its judges)."""
+def _published_html(stem: str, frame: pd.DataFrame, claimed: Any = None,
+                    panel: Mapping[str, Any] | None = None) -> str:
+    """The papers' published figures for their judges beside this run's comparable
+    cell of the same quantity (`published.comparable`: the twin of the paper's judge,
+    else the judge the matching claim names), or why there is none."""
     from judgeaudit.report.layout import states_as_text
+    from judgeaudit.report.published import comparable
 
     pubs = for_table(stem)
     if not pubs:
@@ -710,27 +714,24 @@ def _published_html(stem: str, frame: pd.DataFrame) -> str:
     rows = []
     for p in pubs:
         ours = []
-        if p.select and "estimate" in frame.columns:
-            sub = _select(frame, p.select)
-            for i in sub.index:
-                r = frame.loc[i]
-                label = " / ".join(str(r[k]) for k in ("judge", "task", "condition", "protocol",
-                                                       "cue", "metric", "state")
-                                   if k in frame.columns and k not in ("task",)
-                                   and (k not in p.select or isinstance(p.select[k], tuple)))
-                s = p.scale
-                est = r.get("estimate")
-                if est is None or (isinstance(est, float) and math.isnan(est)):
-                    continue
-                val = (f"<a href='{_href(stem, int(i))}'>{float(est) * s:.1f}</a>" if s != 1
-                       else f"<a href='{_href(stem, int(i))}'>{float(est):.2f}</a>")
-                ci = ""
-                if "ci_low" in frame.columns and pd.notna(r.get("ci_low")):
-                    dig = 1 if s != 1 else 2
-                    ci = f" [{float(r['ci_low']) * s:.{dig}f}, {float(r['ci_high']) * s:.{dig}f}]"
-                ours.append(f"{_e(label)}: {val}{ci}")
-        run = "<br>".join(ours) if ours else "<span class='meta'>no matching cell in this " \
-            "run</span>"
+        picked, note = comparable(p, frame, claimed, panel or {})
+        for i in picked:
+            r = frame.loc[i]
+            label = " / ".join(str(r[k]) for k in ("judge", "task", "condition", "format",
+                                                   "protocol", "cue", "metric", "state")
+                               if k in frame.columns)
+            s = p.scale
+            est = r.get("estimate")
+            val = (f"<a href='{_href(stem, int(i))}'>{float(est) * s:.1f}</a>" if s != 1
+                   else f"<a href='{_href(stem, int(i))}'>{float(est):.2f}</a>")
+            ci = ""
+            if "ci_low" in frame.columns and pd.notna(r.get("ci_low")):
+                dig = 1 if s != 1 else 2
+                ci = f" [{float(r['ci_low']) * s:.{dig}f}, {float(r['ci_high']) * s:.{dig}f}]"
+            ours.append(f"{_e(label)}: {val}{ci}")
+        run = "<br>".join(ours)
+        if note:
+            run += ("<br>" if run else "") + f"<span class='meta'>{_e(note)}</span>"
         rows.append(f"<tr><td>{_e(p.where)}</td><td>{_e(p.quantity)}</td>"
                     f"<td><b>{_e(p.value)}</b><br><span class='meta'>{_e(p.judges)}</span></td>"
                     f"<td class='ours'>{run}</td></tr>")
@@ -881,6 +882,9 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
     twins = {j: str((panel.get(j) or {}).get("simulated", {}).get("twin_of"))
              for j in active if ((panel.get(j) or {}).get("simulated") or {}).get("twin_of")}
 
+    # the abstract's claims first: the published comparisons pick their run cells by them
+    findings, claimed = abstract(frames, panel, lambda s, i, c: _href(s, i, c))
+
     order = [x[0] for x in SECTIONS]
     placed_figs: set[str] = set()
     section_html: dict[str, list[str]] = defaultdict(list)
@@ -922,7 +926,7 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
             block.append(planted_html(frame, lambda i, c, s=stem: _href(s, i, c)))
         elif not printed:
             block.append(_long_html(stem, frame))
-        block.append(_published_html(stem, frame))
+        block.append(_published_html(stem, frame, claimed, panel))
         for fs in fig_stems:
             if fs in figs:
                 placed_figs.add(fs)
@@ -962,8 +966,7 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
     lims += limitation_sentences(root)
     lims.append(_verification_sentence(root))
 
-    findings = abstract(frames, panel, lambda s, i, c: _href(s, i, c))
-    n_trials = sum(s["n"] for s in samples)
+    per_judge = answered_per_judge(root)
     controls = [j for j in active if _is_control(j, panel)]
 
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(title)}</title>"
@@ -979,10 +982,11 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
                 "this design recovers at the paper's sample sizes, never a measurement of "
                 "those judges.</p>"] if twins else []),
              "<h2 id='abstract'>Abstract</h2><div class='abstract'>",
+             f"<p class='runkind'>{kinds_sentence(panel, active, [c['name'] for c in corpora], config)}</p>",
              f"<p>This run audits {len(active)} judges ({_e(', '.join(active))}; controls of "
-             f"known behaviour: {_e(', '.join(controls) or 'none')}) on {len(corpora)} corpora "
-             f"with {n_trials} trials per judge. Findings, each with its 95% interval (every "
-             "number links to its trace):</p>"]
+             f"known behaviour: {_e(', '.join(controls) or 'none')}) on {len(corpora)} corpora. "
+             f"{trials_sentence(per_judge, active)} Findings, each with its 95% interval "
+             "(every number links to its trace):</p>"]
     parts += [f"<p class='finding' data-rq='{_e(sid)}'>{s} <a class='meta' href='#{sid}'>"
               "(section)</a></p>" for sid, s in findings]
     parts.append(f"<p class='meta'>{stats['numbers']} numbers link to a trace; "
@@ -1000,8 +1004,9 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
               "<h3>Judges</h3>", judges_html,
               "<h3>Specialists</h3>", _specialists_html(config, frames),
               "<h3>Conditions and sample sizes</h3>",
-              "<p>Each judge answers every trial once (cached by request); the same trial "
-              "set is sent to each judge. The full prompt texts are in the "
+              "<p>Each judge answers every trial of the studies it is in once (cached by "
+              f"request): {trials_sentence(per_judge, active)} The table counts the trials "
+              "of each study per judge in it. The full prompt texts are in the "
               "<a href='#appendix'>appendix</a>.</p>", samples_html,
               f"<p class='meta audio'>{_e(describe_audio(store.audio_stats))}; every trace "
               "page plays the clips its trials sent.</p>",
@@ -1023,8 +1028,11 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
             "mismatched": stats["mismatched"], "not_recomputed": stats["not_recomputed"],
             "trace_errors": stats["trace_errors"], "tables": n_table,
             "figures": len(figs), "limitations": lims, "judges": active,
-            "corpora": [c["name"] for c in corpora], "trials_per_judge": n_trials,
+            "corpora": [c["name"] for c in corpora], "trials_per_judge":
+            {j: sum(v.values()) for j, v in per_judge.items()},
             "findings": [sid for sid, _ in findings], "store_bytes": store_bytes,
+            "claims": sorted(claimed.results) + sorted(claimed.outcomes)
+            + sorted(claimed.tallies), "answered": per_judge,
             "audio": dict(store.audio_stats)}
 
 

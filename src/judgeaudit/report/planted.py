@@ -19,7 +19,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from judgeaudit.report.claims import tally
 from judgeaudit.report.layout import fmt
+from judgeaudit.study_a.claims import PLANTED_INSIDE
 
 TABLE = "study_a_planted"
 PANEL_ROWS = 50  # rows per printed panel (a judge with more rows continues in the next)
@@ -57,8 +59,9 @@ def coverage(frame: pd.DataFrame) -> Coverage:
     for judge in sorted(frame["judge"].astype(str).unique()):
         mine = frame["judge"].astype(str) == judge
         by.append((judge, int((inside & counted & mine).sum()), int((counted & mine).sum())))
-    return Coverage(int((inside & counted).sum()), int(counted.sum()),
-                    int((~counted).sum()), tuple(by))
+    # the overall count is the abstract's claim, evaluated by the one claim function
+    t = tally(PLANTED_INSIDE, frame) if counted.any() else None
+    return Coverage(t.k if t else 0, t.m if t else 0, int((~counted).sum()), tuple(by))
 
 
 def _yes(v: bool) -> str:
