@@ -168,7 +168,7 @@ TABLES = (
           "speaker / source clip / pair (cluster_unit column)", "cluster",
           {"contrasts": CONTRASTS_FILE}, ("contrast",), (),
           pivot=Pivot(("family", "task", "contrast"), ("judge",)),
-          extra_methods=("holm", "sign_test_exact", "ols_within_cr1_wald_f",
+          extra_methods=("holm", "sign_test_exact", "ols_within_cr2_hotelling_f",
                          "kendall_tau_exact_less")),
     Table("study_a_planted", STUDY, "validation", "Table A.S4",
           "Simulated judges: each planted propensity beside its estimate and whether the "
