@@ -545,6 +545,9 @@ def power_audited():
     }
 
 
+power_audited_names = W.power_audited_names
+power_run_pilot = W.power_run_pilot
+
 TARGETS["power"] = _planned(W.power_targets)
 # <<< power helpers
 # >>> validation helpers

@@ -40,6 +40,18 @@ def test_tiny_run_writes_power_table_and_flags_shortfall(tiny_run, tmp_path):
     log = (work / "logs/power/power_report.log").read_text()
     assert "POWER WARNING: cell A/pair_" in log and "SIZE SHORTFALL: cell A/language" in log
     assert "SHORT 2/3" in (work / "results/tables/power.md").read_text()
+    # the table is the second pass: this run's own metrics as the pilot, the headline the
+    # guaranteed (Bonferroni) power, every underpowered cell named with it
+    assert set(frame["pilot_source"]) == {"this run's own metrics (second pass)"}
+    assert (frame["power_at_target"] == frame["power_bonferroni"]).all()
+    assert frame["power_note"].str.startswith("underpowered: guaranteed").all()
+    assert "second pass" in (work / "logs/power/power_table.log").read_text()
+    from judgeaudit.render.power import docs_block, docs_summary, write_docs
+
+    doc = tmp_path / "power.md"
+    doc.write_text((run.root / "docs/power.md").read_text())
+    write_docs(frame, doc)
+    assert docs_block(doc) == docs_summary(frame)
 
     # the default mode refuses the run, naming the cell; the trials already built stay
     res = _run(run, tmp_path, {**SHORT, "power": {"shortfall": "error"}})
@@ -47,3 +59,17 @@ def test_tiny_run_writes_power_table_and_flags_shortfall(tiny_run, tmp_path):
     assert "cell A/language: configured size 3 but the corpus delivered 2" in (
         work / "logs/power/power_report.log").read_text()
     assert (work / "results/trials/A/language/reference.jsonl").exists()
+
+
+def test_docs_power_summary_is_the_default_runs_table(repo_root):
+    """docs/power.md's summary block is generated (scripts/power_docs.py) from the default
+    run's results/tables/power.tsv: when that table is present, the block must be it."""
+    from judgeaudit.render.power import docs_block, docs_summary
+
+    table = repo_root / OUT
+    block = docs_block(repo_root / "docs/power.md")
+    assert "| test | cells | family (cells x judges)" in block
+    if not table.is_file():
+        pytest.skip(f"{OUT} not built here (run the default workflow, then "
+                    "scripts/power_docs.py)")
+    assert block == docs_summary(pd.read_csv(table, sep="\t"))

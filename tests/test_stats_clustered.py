@@ -312,3 +312,81 @@ def test_critical_values_are_scipy_stats_ppf_bit_for_bit():
     for df in (math.nan, 0.0, -1.0, math.inf):
         assert _tcrit(0.05, df) == float(norm.ppf(0.975))
         assert _tcrit(0.05, df, True) == float(norm.ppf(0.95))
+
+
+# ---------------------------------------------------------------- issue 32: the placement test
+def _brute_cr2(y, X, clusters, units):
+    """CR2 covariance of the X block in the full model with explicit unit dummies: the
+    definition (Bell & McCaffrey; Pustejovsky & Tipton's pseudo-inverse for singular
+    blocks); B's rows already carry the bread."""
+    _, u = np.unique(units, return_inverse=True)
+    D = np.eye(u.max() + 1)[u]
+    Z = np.column_stack([X, D])
+    H = Z @ np.linalg.pinv(Z.T @ Z) @ Z.T
+    e = y - H @ y
+    B = np.linalg.pinv(Z.T @ Z) @ Z.T  # rows: coefficients
+    q = X.shape[1]
+    cov = np.zeros((q, q))
+    for g in np.unique(clusters):
+        i = np.flatnonzero(clusters == g)
+        m = np.eye(i.size) - H[np.ix_(i, i)]
+        w, v = np.linalg.eigh(m)
+        keep = w > 1e-10
+        a = (v[:, keep] / np.sqrt(w[keep])) @ v[:, keep].T
+        s = B[:q][:, i] @ a @ e[i]
+        cov += np.outer(s, s)
+    beta = (B @ y)[:q]
+    return beta, cov
+
+
+def test_cluster_wald_f_is_cr2_of_the_full_fixed_effects_model():
+    from scipy.stats import f as f_dist
+
+    from judgeaudit.stats.wald import cluster_wald_f
+
+    rng = np.random.default_rng(3)
+    g = 7
+    sizes = rng.integers(2, 6, g)
+    spk = np.repeat(np.arange(g), sizes)  # clips
+    clip = np.repeat(np.arange(spk.size), 4)
+    place = np.tile(np.arange(4), spk.size)
+    clusters = spk[clip]
+    y = (rng.random(clip.size) < 0.3 + 0.1 * (place == 2)).astype(float)
+    X = np.stack([(place == k).astype(float) for k in (1, 2, 3)], axis=1)
+    res = cluster_wald_f(y, X, clusters, absorb=clip)
+    beta, cov = _brute_cr2(y, X, clusters, clip)
+    w = float(beta @ np.linalg.solve(cov, beta))
+    assert res["beta"] == pytest.approx(beta)
+    assert res["wald"] == pytest.approx(w)
+    eta = res["eta"]
+    assert 3 < eta < g - 1  # unequal clusters: fewer effective df than G - 1
+    assert res["statistic"] == pytest.approx((eta - 2) / (3 * eta) * w)
+    assert res["pvalue"] == pytest.approx(f_dist.sf((eta - 2) / (3 * eta) * w, 3, eta - 2))
+    assert res["pvalue_t2_g"] == pytest.approx(f_dist.sf((g - 3) / (3 * (g - 1)) * w, 3, g - 3))
+    assert (res["df1"], res["df2"], res["status"]) == (3, pytest.approx(eta - 2), "ok")
+    # balanced: equal clusters, every unit at every placement -> eta = G - 1 exactly
+    bal_clip = np.repeat(np.arange(2 * g), 4)
+    bal = cluster_wald_f(rng.random(bal_clip.size), np.tile(np.eye(4)[:, 1:], (2 * g, 1)),
+                         bal_clip // 2, absorb=bal_clip)
+    assert bal["eta"] == pytest.approx(g - 1)
+    with pytest.raises(ValueError, match="nested"):
+        cluster_wald_f(y, X, clusters, absorb=place)
+    assert cluster_wald_f(y[:12], X[:12], clusters[:12], clip[:12])["status"] == \
+        "too_few_clusters"
+
+
+def test_placement_wald_holds_its_size_at_eight_clusters():
+    """The product's test on data from the independent simulator of
+    benchmarks/placement_wald_size.py (NumPy only): the former CR1 W/3 ~ F(3, G-1)
+    rejected about twice as often as it should at G = 8."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "placement_wald_size.py"
+    spec = importlib.util.spec_from_file_location("placement_wald_size", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    r = bench.run(8, 400, 7, clips=10, seeds=2, rate=0.2, sd=1.0, clip_sd=0.5)
+    assert r["method"] == "ols_within_cr2_hotelling_f"
+    assert 0.02 <= r["size_cr2_hotelling"] <= 0.075
+    assert r["size_cr1_F3_Gm1"] > r["size_cr2_hotelling"] + 0.02

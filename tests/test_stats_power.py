@@ -173,3 +173,135 @@ def test_pilot_deff_sets_the_icc_and_both_powers_are_shown():
     assert r["variance_source"] == "pilot deff" and r["icc_used"] == pytest.approx(0.4)
     assert math.isfinite(r["power_pilot"]) and math.isfinite(r["power_configured"])
     assert r["power_pilot"] < r["power_configured"]
+
+
+# ---------------------------------------------------------------- issue 32: the run's design
+def _pair_cell(n_clusters=24, per=2):
+    codes = np.repeat(np.arange(n_clusters), per)
+    return PW.Cell("A", "pair_speaker", "concat - native", "concat_vs_native_lock", "speaker",
+                   codes.size * 4, codes, pilot_keys=[("pair_speaker", "concat", "lock"),
+                                                      ("pair_speaker", "native", "lock")])
+
+
+def test_unmeasured_arms_are_independent_so_clustering_lowers_paired_power():
+    # the old model gave both arms one cluster quantile, so more clustering RAISED paired
+    # power (0.87 -> 0.96 at ICC 0 -> 0.3); with independent arms it falls
+    c = _pair_cell()
+    d = PW.draws(c, 600, 3)
+    flat = float(np.mean(PW.pvalues(c, d, 0.5, 0.3, 0.0, 0.05) < 0.05))
+    clustered = float(np.mean(PW.pvalues(c, d, 0.5, 0.3, 0.3, 0.05) < 0.05))
+    assert clustered < flat - 0.03
+    ya, yb = PW.arm_outcomes(c, d, 0.8, 0.5, 0.3)
+    assert abs(PW.arm_correlation(c, ya, yb)) < 0.05
+
+
+def test_latent_corr_reproduces_the_measured_arm_correlation():
+    c = _pair_cell()
+    d = PW.draws(c, 200, 5)
+    for target in (-0.3, 0.15, 0.5):
+        lc = PW.latent_corr(c, d, 0.8, 0.5, 0.05, target)
+        got = PW.arm_correlation(c, *PW.arm_outcomes(c, d, 0.8, 0.5, 0.05, lc))
+        assert got == pytest.approx(target, abs=0.01)
+    # a positive correlation raises paired power, a negative one lowers it
+    pw = {t: float(np.mean(PW.pvalues(c, PW.draws(c, 400, 9), 0.5, 0.3, 0.05, 0.05,
+                                      PW.latent_corr(c, d, 0.8, 0.5, 0.05, t)) < 0.05))
+          for t in (-0.3, 0.0, 0.4)}
+    assert pw[-0.3] < pw[0.0] < pw[0.4]
+
+
+def _pilot_frames(corr=-0.2, n=48, g=24, p_a=0.8, p_b=0.5, deff=1.1):
+    import pandas as pd
+
+    va, vb = deff * p_a * (1 - p_a) / n, deff * p_b * (1 - p_b) / n
+    vd = va + vb - 2 * corr * math.sqrt(va * vb)
+    est = p_a - p_b
+    metrics = pd.DataFrame([{"judge": j, "task": "pair_speaker", "condition": fmt,
+                             "metric": "lock", "seed": "all", "estimate": p, "n": n,
+                             "n_clusters": g, "deff": deff}
+                            for j in ("a", "b", "listener")
+                            for fmt, p in (("concat", p_a), ("native", p_b))])
+    contrasts = pd.DataFrame([{"family": "concat_vs_native_lock", "task": "pair_speaker",
+                               "judge": j, "estimate": est, "statistic": est / math.sqrt(vd),
+                               "role": role}
+                              for j, role in (("a", "audited"), ("b", "audited"),
+                                              ("listener", "control"))])
+    return metrics, contrasts
+
+
+def test_pilot_cell_measures_arm_correlation_and_panel_estimates():
+    metrics, contrasts = _pilot_frames(corr=-0.2)
+    pil = PW.Pilot(metrics, contrasts, source="a test pilot")
+    assert pil.audited() == ["a", "b"]
+    got = PW.pilot_cell(_pair_cell(), pil, 0.5)
+    assert got["corr"] == pytest.approx(-0.2, abs=1e-9)
+    assert got["estimates"] == pytest.approx([0.3, 0.3])
+    rho = (1.1 - 1) / (48 / 24 - 1)
+    assert got["rho"] == pytest.approx(rho)
+    lock = PW.Cell("A", "pair_speaker", "concat", "lock_vs_null", "speaker", 96,
+                   np.repeat(np.arange(24), 2), pilot_keys=[("pair_speaker", "concat", "lock")])
+    assert PW.pilot_cell(lock, pil, 0.5)["estimates"] == pytest.approx([0.3, 0.3])
+
+
+def test_headline_is_guaranteed_power_and_holm_states_its_configuration():
+    trials = [_pair_trial(i, f"p{i}", f"src{i // 2}", fmt, o) for i in range(24)
+              for fmt in ("concat", "native") for o in ("AB", "BA")]
+    cfg = {**CFG, "replicates": 300}
+    plain = PW.report(trials, cfg, {}, {"A": 3})
+    assert (plain["power_at_target"] == plain["power_bonferroni"]).all()
+    assert plain["meets_target"].tolist() == (plain["power_bonferroni"] >= 0.8).tolist()
+    assert set(plain["holm_configuration"]) == {
+        "every member at the target effect (Holm's most favourable case)"}
+    weak = plain[~plain["meets_target"]]
+    assert len(weak) and weak["power_note"].str.startswith("underpowered: guaranteed").all()
+    short, msgs = PW.problems(plain)
+    assert any("guaranteed power" in w and "concat - native" in w for w in msgs)
+    # with a pilot whose panel sits at the null, Holm loses its favourable-case bonus
+    import pandas as pd
+
+    metrics, contrasts = _pilot_frames(corr=0.0, p_a=0.5, p_b=0.5)
+    metrics = pd.concat([metrics.assign(task="pair_cleanness")], ignore_index=True)
+    contrasts = contrasts.assign(task="pair_cleanness", estimate=0.0, statistic=math.nan)
+    pil = PW.Pilot(metrics, contrasts, source="null panel")
+    framed = PW.report(trials, cfg, {}, {"A": 3}, pil)
+    row = framed[framed["test"] == "concat_vs_native_lock"].iloc[0]
+    old = plain[plain["test"] == "concat_vs_native_lock"].iloc[0]
+    assert "panel's estimates" in row["holm_configuration"] and row["n_panel_estimates"] == 2
+    assert row["power_holm"] <= old["power_holm"]
+    assert row["power_holm"] >= row["power_bonferroni"] - 0.02
+    assert row["pilot_source"] == "null panel"
+
+
+def test_one_unit_per_cluster_needs_no_icc_and_a_pilot_fallback_is_named():
+    import pandas as pd
+
+    trials = [_pair_trial(i, f"p{i}", f"src{i}", fmt, o) for i in range(12)
+              for fmt in ("concat", "native") for o in ("AB", "BA")]
+    trials += [_cls_trial(i, f"c{i}", "after", f"s{i % 4}") for i in range(16)]
+    pilot = pd.DataFrame([{"task": "other", "condition": "after", "metric": "rf",
+                           "seed": "all", "n": 80, "n_clusters": 8, "deff": 2.0}])
+    frame = PW.report(trials, CFG, {}, {"A": 1}, pilot)
+    lock = frame[frame["test"] == "lock_vs_null"].iloc[0]
+    assert lock["variance_source"].startswith("one unit per cluster") and lock["icc_used"] == 0
+    after = frame[frame["cell"] == "after"].iloc[0]
+    assert after["variance_source"].startswith("configured icc (the pilot")
+    assert PW.fallbacks(frame) == [
+        "cell A/language/after (follow_vs_null): the pilot's design effect is not estimable "
+        "here; the configured ICC 0.2 is used"]
+
+
+def test_docs_summary_counts_come_from_the_table(tmp_path):
+    from judgeaudit.render import power as RP
+
+    trials = [_cls_trial(i, f"c{i}", cond, f"s{i % 6}") for i in range(36)
+              for cond in ("after", "before", "system")]
+    frame = PW.report(trials, CFG, {}, {"A": 3})
+    text = RP.docs_summary(frame)
+    assert "| `follow_vs_null` | 3 | 9 | 6-6 |" in text
+    doc = tmp_path / "power.md"
+    doc.write_text(f"intro\n{RP.DOCS_BEGIN}\nstale: 18 cells, family 54\n{RP.DOCS_END}\nend\n")
+    RP.write_docs(frame, doc)
+    assert RP.docs_block(doc) == text and "stale" not in doc.read_text()
+    assert doc.read_text().startswith("intro\n") and doc.read_text().endswith("end\n")
+    (tmp_path / "x.md").write_text("no markers")
+    with pytest.raises(ValueError, match="x.md: no generated power-summary block"):
+        RP.write_docs(frame, tmp_path / "x.md")

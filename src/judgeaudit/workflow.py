@@ -655,6 +655,32 @@ class Plan:
         return {"tasks": {t: {"n_items": c.get("n_items")}
                           for t, c in self.config["study_b"]["tasks"].items()}}
 
+    def power_audited_names(self) -> list[str]:
+        """Audited (non-control) judges of either study: whose estimates configure the
+        Holm families of the power table's second pass."""
+        panel = self.config["judges"]["panel"]
+        names = []
+        if self.config["study_a"]["enabled"]:
+            names += [n for n in self.study_a_judges() if n not in self.study_a_control_judges()]
+        if self.config["study_b"]["enabled"]:
+            names += [n for n in self.study_b_judges()
+                      if panel.get(n, {}).get("provider") not in providers(control=True)]
+        return sorted(set(names))
+
+    def power_run_pilot(self) -> dict[str, list[str]]:
+        """The run's own measurements the power table's second pass re-reads
+        (`power.pilot: run`): Study A metrics and contrasts, Study B scored protocol
+        shards; nothing when `power.pilot` is `configured`."""
+        out: dict[str, list[str]] = {"metrics": [], "contrasts": [], "scored": []}
+        if self.config["power"].get("pilot", "run") != "run":
+            return out
+        if self.config["study_a"]["enabled"]:
+            out["metrics"] = ["results/metrics/A/metrics.tsv"]
+            out["contrasts"] = ["results/metrics/A/contrasts.tsv"]
+        if self.config["study_b"]["enabled"] and self.study_b_tasks():
+            out["scored"] = self.study_b_scored(study_b_is_protocol)
+        return out
+
     def power_targets(self) -> list[str]:
         if not (self.config["power"]["enabled"] and self.power_trial_files()):
             return []

@@ -13,13 +13,15 @@ from judgeaudit.stats.power import headline
 
 CAPTION = ("Power per tested cell, by simulating the printed estimator at the cell's own "
            "design ({replicates} replicates; clusters = the unit its printed interval "
-           "clusters on) with Holm over the test's family (cells x audited judges, every "
-           "member at the target effect); two-sided alpha {alpha:g}. Cluster rates Beta "
-           "with ICC: {sources}. MDE: smallest effect reaching power {power:g} at the "
-           "Bonferroni level alpha/m (conservative for Holm). Closed form: one-sample "
-           "Cohen's h at n_eff (statsmodels NormalIndPower) or TTestPower on item "
-           "differences, unadjusted. WARN = power after Holm below {power:g}; SHORT = the "
-           "corpus delivered fewer than configured.")
+           "clusters on); two-sided alpha {alpha:g}. Headline: the guaranteed power "
+           "P(p < alpha/m) (Bonferroni over the test's family of cells x audited judges: "
+           "Holm's power never falls below it); beside it Holm's power with {holm}. "
+           "Cluster rates Beta with ICC: {sources}; the arms of a paired contrast "
+           "correlated as measured ({corr}). MDE: smallest effect reaching power "
+           "{power:g} at alpha/m. Closed form: one-sample Cohen's h at n_eff (statsmodels "
+           "NormalIndPower) or TTestPower on item differences, unadjusted. WARN = "
+           "guaranteed power below {power:g}; SHORT = the corpus delivered fewer than "
+           "configured.")
 
 
 def power_table(frame: pd.DataFrame, base: str | Path) -> pd.DataFrame:
@@ -39,18 +41,24 @@ def power_table(frame: pd.DataFrame, base: str | Path) -> pd.DataFrame:
         "G": f["n_clusters"], "unit": f["cluster_unit"], "units": f["n_units"],
         "m": f["family_size"], "ICC": f["icc_used"].astype(float),
         "target": f["target_effect"],
-        "power (Holm)": f["power_holm"].astype(float),
-        "Bonferroni": f["power_bonferroni"].astype(float),
+        "guaranteed": f["power_at_target"].astype(float),
+        "Holm": f["power_holm"].astype(float),
         "closed form": f["closed_form_power"].astype(float),
         "MDE": [fmt_number(v) if pd.notna(v) else "none" for v in f["mde_bonferroni"]],
         "check": [flag(r) for _, r in f.iterrows()],
     })
     first = f.iloc[0]
-    sources = "; ".join(sorted({f"{s} ({'ICC ' + format(float(i), 'g') if s == 'configured icc' else 'from the pilot deff'})"
-                                for s, i in zip(f["variance_source"], f["icc_configured"],
-                                                strict=True)}))
+    sources = "; ".join(sorted({
+        f"{s} (ICC {float(i):g})" if str(s).startswith("configured icc") else str(s)
+        for s, i in zip(f["variance_source"], f["icc_configured"], strict=True)}))
+    holm = "; ".join(sorted({str(h) for h in f["holm_configuration"]}))
+    paired = f[f["test"] != "follow_vs_null"]
+    paired = paired[paired["test"] != "lock_vs_null"]
+    measured = paired["corr_pilot"].astype(float).notna() if len(paired) else paired["test"]
+    corr = (f"measured in {int(measured.sum())} of {len(paired)} paired cells, the others "
+            "independent" if len(paired) else "no paired cell")
     caption = CAPTION.format(power=float(first["power"]), alpha=float(first["alpha"]),
-                             replicates=int(first["replicates"]),
+                             replicates=int(first["replicates"]), holm=holm, corr=corr,
                              sources=f"{sources}; configured ICC source: {first['icc_source']}")
     paths = write_table(show, base, caption=caption, tsv_frame=frame)
     md = paths[1].read_text(encoding="utf-8") + "\n" + headline_text(frame) + "\n"
@@ -59,13 +67,70 @@ def power_table(frame: pd.DataFrame, base: str | Path) -> pd.DataFrame:
 
 
 def headline_text(frame: pd.DataFrame) -> str:
-    """One sentence per test: power after Holm at the target effect (weakest and
-    strongest cell), for the report's closing note."""
+    """One sentence per test: guaranteed power at the target effect (weakest and
+    strongest cell), then every cell below the configured power named with its power,
+    for the report's closing note."""
     parts = []
     for r in headline(frame).itertuples(index=False):
-        parts.append(f"{r.test} ({r.target_effect}): power {r.min_power:.2f} in the weakest "
+        parts.append(f"{r.test} ({r.target_effect}): {r.min_power:.2f} in the weakest "
                      f"cell ({r.weakest_cell}) to {r.max_power:.2f} over {r.n_cells} cells")
-    return ("Simulated power after Holm at the target effects: " + "; ".join(parts) + ".")
+    out = "Guaranteed (Bonferroni) power at the target effects: " + "; ".join(parts) + "."
+    weak = frame[~frame["meets_target"].astype(bool)]
+    if len(weak):
+        out += (f" Underpowered ({len(weak)} of {len(frame)} cells below "
+                f"{float(frame['power'].iloc[0]):g}): " + "; ".join(
+                    f"{r.study}/{r.task}/{r.cell} ({r.test}) {float(r.power_at_target):.2f}"
+                    for r in weak.itertuples(index=False)) + ".")
+    return out
 
 
-__all__ = ["headline_text", "power_table"]
+DOCS_BEGIN = "<!-- power-summary:begin (generated by scripts/power_docs.py from power.tsv) -->"
+DOCS_END = "<!-- power-summary:end -->"
+
+
+def docs_summary(frame: pd.DataFrame) -> str:
+    """The design summary docs/power.md carries, generated from a power table: per test
+    its cells, family size (cells x audited judges), cluster counts, guaranteed and Holm
+    power ranges, then the cells below the configured power."""
+    h = headline(frame)
+    lines = ["| test | cells | family (cells x judges) | clusters G | guaranteed power | "
+             "Holm power | below target |", "|---|---|---|---|---|---|---|"]
+    for r in h.itertuples(index=False):
+        g = frame[frame["test"] == r.test]
+        gs = g["n_clusters"].astype(int)
+        lines.append(f"| `{r.test}` | {r.n_cells} | {r.family_size} | {gs.min()}-{gs.max()} | "
+                     f"{r.min_power:.2f}-{r.max_power:.2f} | {r.holm_min:.2f}-{r.holm_max:.2f} | "
+                     f"{r.n_below} |")
+    first = frame.iloc[0]
+    src = str(first.get("pilot_source") or "") or "no pilot (configured ICC)"
+    lines += ["", f"Pilot: {src}; Holm configuration: "
+              + "; ".join(sorted({str(x) for x in frame["holm_configuration"]}))
+              + f"; {int(first['replicates'])} replicates.", "", headline_text(frame)]
+    return "\n".join(lines)
+
+
+def write_docs(frame: pd.DataFrame, path: str | Path) -> str:
+    """Replace the generated block of `path` (between DOCS_BEGIN and DOCS_END) with
+    `docs_summary(frame)`; an error naming the file when the markers are missing."""
+    path = Path(path)
+    text = path.read_text(encoding="utf-8")
+    if DOCS_BEGIN not in text or DOCS_END not in text:
+        raise ValueError(f"{path}: no generated power-summary block (markers {DOCS_BEGIN!r} "
+                         f"... {DOCS_END!r})")
+    head, rest = text.split(DOCS_BEGIN, 1)
+    _, tail = rest.split(DOCS_END, 1)
+    new = f"{head}{DOCS_BEGIN}\n{docs_summary(frame)}\n{DOCS_END}{tail}"
+    write_text_atomic(path, new)
+    return new
+
+
+def docs_block(path: str | Path) -> str:
+    """The generated block docs/power.md holds now (without the markers)."""
+    text = Path(path).read_text(encoding="utf-8")
+    if DOCS_BEGIN not in text or DOCS_END not in text:
+        raise ValueError(f"{path}: no generated power-summary block")
+    return text.split(DOCS_BEGIN, 1)[1].split(DOCS_END, 1)[0].strip("\n")
+
+
+__all__ = ["DOCS_BEGIN", "DOCS_END", "docs_block", "docs_summary", "headline_text",
+           "power_table", "write_docs"]

@@ -142,18 +142,22 @@ METHODS: dict[str, Method] = {m.key: m for m in (
         "judgeaudit.stats.clustered.chance_normalised", "closed form",
         "as the RF row it maps", "as the RF row it maps", kind="transform"),
     Method(
-        "ols_within_cr1_wald_f", "across-placement Wald F (CR1)",
+        "ols_within_cr2_hotelling_f", "across-placement Wald F (CR2, Hotelling T^2)",
         "linear-probability OLS of the follow indicator 1[answer = wrong label] on placement "
-        "dummies within clip x seed (unit fixed effects absorbed by demeaning), CR1 "
-        "cluster-robust covariance on the sampling unit, Wald F test of equal RF across the "
-        "four placements on (3, G-1) df; estimate = max - min placement RF (p_a / p_b = the "
-        "highest / lowest placement RF), no interval; not computed with fewer than 5 "
-        "clusters (method value ols_within_cr1_wald_f:too_few_clusters) or a rank-deficient "
-        "cluster covariance (:rank_deficient)",
+        "dummies with clip x seed fixed effects (absorbed by demeaning), the bias-reduced "
+        "CR2 cluster-robust covariance on the sampling unit (Pustejovsky & Tipton 2018, "
+        "fixed effects nested in clusters), Wald test of equal RF across the four "
+        "placements referred to the approximate Hotelling T^2 (HTZ, Pustejovsky & Tipton "
+        "2018): F = (eta - q + 1)/(eta q) W on (q, eta - q + 1) df, q = 3, eta the "
+        "Wishart df matching the CR2 covariance's variance (G - 1 for equal, balanced "
+        "clusters; its null size by an independent simulation: "
+        "benchmarks/placement_wald_size.py); estimate = max - min placement RF (p_a / p_b "
+        "= the highest / lowest placement RF), no interval; not computed with fewer than 5 "
+        "clusters (method value ols_within_cr2_hotelling_f:too_few_clusters) or a "
+        "rank-deficient cluster covariance (:rank_deficient)",
         "judgeaudit.study_a.metrics.placement_wald",
-        "statsmodels OLS(...).fit(cov_type='cluster', use_correction=True, "
-        "df_correction=True).wald_test(use_f=True)",
-        _CLUSTERED, "F(3, G-1)", kind="test"),
+        "judgeaudit.stats.wald.cluster_wald_f (numpy CR2; scipy.stats.f.sf)",
+        _CLUSTERED, "F(q, eta-q+1) (approximate Hotelling T^2, HTZ)", kind="test"),
     Method(
         "kendall_tau_exact_less", "Kendall tau, one-sided (capability)",
         "Kendall's tau over audited judge x task cells between the chance-normalised "

@@ -43,6 +43,7 @@ from judgeaudit.stats.clustered import (
 )
 from judgeaudit.stats.contrasts import holm
 from judgeaudit.stats.methods import describe
+from judgeaudit.stats.wald import METHOD_CR2_HOTELLING, cluster_wald_f
 from judgeaudit.study_a.rates import pair_mode
 from judgeaudit.vocab.study_a import (
     CLS_SHARDS,
@@ -353,7 +354,7 @@ CONTRASTS = {
 FALLIBLE_FAMILY = {"block": "fallible_vs_plain_block",
                    "reference": "fallible_vs_plain_reference",
                    "conflict": "fallible_vs_plain_conflict"}
-METHOD_PLACEMENT_WALD = "ols_within_cr1_wald_f"
+METHOD_PLACEMENT_WALD = METHOD_CR2_HOTELLING
 PLACEMENT_MIN_CLUSTERS = 5  # the Wald test needs at least this many clusters
 # the one description is the method registry's (judgeaudit.stats.methods)
 PLACEMENT_WALD_TEXT = describe(METHOD_PLACEMENT_WALD).description
@@ -482,10 +483,9 @@ def _fallible_contrasts(tdf: pd.DataFrame, task: str, unit: str) -> list[dict[st
 def placement_wald(grp: pd.DataFrame, family: str, task: str, unit: str,
                    conditions: Sequence[str]) -> dict[str, Any]:
     """Pre-specified test that RF is the same at every placement (`PLACEMENT_WALD_TEXT`):
-    OLS of 1[answer = wrong label] on placement dummies, demeaned within clip x seed,
-    CR1 cluster covariance on the sampling unit, Wald F(3, G-1)."""
-    import statsmodels.api as sm
-
+    OLS of 1[answer = wrong label] on placement dummies with clip x seed fixed effects,
+    CR2 cluster covariance on the sampling unit, approximate Hotelling T^2 (HTZ)
+    reference F = (eta - q + 1)/(eta q) W ~ F(q, eta - q + 1) (`stats.wald.cluster_wald_f`)."""
     y = (grp["parsed"] == grp["wrong_label"]).astype(float).to_numpy()
     clusters = grp["cluster"].astype(str).to_numpy()
     g = len(set(clusters))
@@ -505,21 +505,12 @@ def placement_wald(grp: pd.DataFrame, family: str, task: str, unit: str,
     unit_id = (grp["clip_id"].astype(str) + "|" + grp["seed"].astype(str)).to_numpy()
     X = np.column_stack([(grp["condition"] == c).to_numpy(dtype=float)
                          for c in conditions[1:]])
-    frame = pd.DataFrame(np.column_stack([y, X]))
-    demeaned = (frame - frame.groupby(unit_id).transform("mean")).to_numpy()
-    yd, Xd = demeaned[:, 0], demeaned[:, 1:]
-    if not np.any(np.abs(yd) > 1e-12):  # no within-unit variation: RF equal everywhere
-        row.update({"statistic": 0.0, "pvalue": 1.0})
-        return row
-    fit = sm.OLS(yd, Xd).fit(cov_type="cluster", cov_kwds={
-        "groups": pd.factorize(clusters)[0], "use_correction": True, "df_correction": True})
-    cov = np.asarray(fit.cov_params(), dtype=float)
-    if np.linalg.matrix_rank(cov) < Xd.shape[1]:
+    res = cluster_wald_f(y, X, clusters, absorb=unit_id)
+    if res["status"] == "rank_deficient":
         # degenerate cluster covariance (e.g. a deterministic judge): no valid Wald test
         row["method"] = METHOD_PLACEMENT_WALD + ":rank_deficient"
         return row
-    w = fit.wald_test(np.eye(Xd.shape[1]), use_f=True, scalar=True)
-    row.update({"statistic": float(w.fvalue), "pvalue": float(w.pvalue)})
+    row.update({"statistic": float(res["statistic"]), "pvalue": float(res["pvalue"])})
     return row
 
 

@@ -427,7 +427,7 @@ TABLES = (
         extra_methods=(
             "holm",
             "sign_test_exact",
-            "ols_within_cr1_wald_f",
+            "ols_within_cr2_hotelling_f",
             "kendall_tau_exact_less",
         ),
     ),
