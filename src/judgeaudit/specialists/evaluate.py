@@ -40,8 +40,17 @@ def _wilson(k: int, n: int) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+def _split_of(pred: pd.DataFrame) -> str:
+    """`test` (held-out split) or `crossfit` (a cross-fitted table: every clip,
+    each labelled by the fold model that never saw its speaker)."""
+    return "crossfit" if "fold" in pred.columns else "test"
+
+
 def _test_rows(pred: pd.DataFrame, manifest: pd.DataFrame, what: str) -> pd.DataFrame:
-    test_ids = manifest.loc[manifest["split"] == "test", "clip_id"].astype(str)
+    if _split_of(pred) == "crossfit":
+        test_ids = manifest["clip_id"].astype(str)
+    else:
+        test_ids = manifest.loc[manifest["split"] == "test", "clip_id"].astype(str)
     if test_ids.empty:
         raise SpecialistError(f"{what}: the manifest has no test split")
     merged = manifest[manifest["clip_id"].isin(test_ids)].merge(
@@ -77,7 +86,10 @@ def classification(kind: str, dataset: str, pred: pd.DataFrame, manifest: pd.Dat
                      pd.Categorical(got.where(got.isin(classes)), classes),
                      dropna=False).reindex(index=classes, columns=classes, fill_value=0)
     cm.index.name, cm.columns.name = "gold", "predicted"
-    row = {"specialist": kind, "dataset": dataset, "split": "test", "metric": "accuracy",
+    if _split_of(pred) == "crossfit":
+        method = f"{method}; pooled out-of-fold over {pred['fold'].nunique()} speaker folds"
+    row = {"specialist": kind, "dataset": dataset, "split": _split_of(pred),
+           "metric": "accuracy",
            "estimate": est, "ci_low": lo, "ci_high": hi, "n": n, "n_invalid": invalid,
            "method": method, "target": target,
            "meets_target": None if target is None else bool(est >= target),
@@ -226,7 +238,9 @@ def naturalness(dataset: str, pred: pd.DataFrame, manifest: pd.DataFrame, score_
         lo, hi = ci["ci_low"], ci["ci_high"]
         method = f"spearman; {cluster_col}-clustered {ci['method']}"
     invalid = int((m["status"].fillna("missing") != "ok").sum()) if "status" in m else 0
-    return {"specialist": name, "dataset": dataset, "split": "test",
+    if _split_of(pred) == "crossfit":
+        method = f"{method}; pooled out-of-fold over {pred['fold'].nunique()} speaker folds"
+    return {"specialist": name, "dataset": dataset, "split": _split_of(pred),
             "metric": "spearman_rho", "estimate": rho, "ci_low": lo, "ci_high": hi, "n": n,
             "n_invalid": invalid, "method": method, "target": target,
             "meets_target": None if target is None else bool(rho >= target),

@@ -95,6 +95,14 @@ def train(kind: str, manifest_path: str | os.PathLike, cfg: Mapping[str, Any],
     from judgeaudit.specialists.corpus import PRETRAINED, corpus_kind
 
     corpus = corpus or Path(manifest_path).resolve().parent.name
+    n_folds = int(cfg.get("crossfit_folds") or 0)
+    if n_folds:  # every speaker labelled by a model fitted on the other folds
+        from judgeaudit.specialists import crossfit
+
+        return crossfit.train(kind, manifest_path, cfg, out_dir, n_folds,
+                              cache_dir=cache_dir, n_jobs=n_jobs, seed=seed,
+                              screen_cfg=screen_cfg, corpus=corpus,
+                              corpus_kind=corpus_kind(corpus))
     meta = _fit(kind, manifest_path, cfg, out_dir, cache_dir, n_jobs, seed, screen_cfg,
                 trials_path)
     if meta["backend"] in PRETRAINED_BACKENDS:  # used as it is: fitted on nothing here
@@ -306,6 +314,10 @@ def predict(kind: str, model_path: str | os.PathLike, manifest_path: str | os.Pa
         from judgeaudit.specialists.corpus import check_applicable
 
         check_applicable(meta, corpus, f"{kind} predictions on '{manifest_path}'")
+    if meta["backend"] == "crossfit":
+        from judgeaudit.specialists import crossfit
+
+        return crossfit.predict(kind, model_path, manifest_path, cache_dir, n_jobs)
     frame = read_manifest(manifest_path)
     model = load(kind, meta_path(model_path))
     fs = meta.get("feature_set")
