@@ -40,6 +40,10 @@ def main(argv: list[str] | None = None) -> int:
     te.add_argument("--feature-set", help="override the feature set (default ComParE_2016)")
     te.add_argument("--model", choices=["logreg", "svm", "random_forest"])
     te.add_argument("--c-grid", help="comma-separated C values, e.g. 0.001,0.01")
+    te.add_argument("--crossfit-folds", type=int, default=0,
+                    help="K >= 2: cross-fit over K speaker folds instead (the manifest's "
+                    "split is ignored; every clip is labelled by the fold model that never "
+                    "saw its speaker; accuracy pooled over all clips)")
     te.add_argument("--cache-dir", default="cache")
     te.add_argument("--jobs", type=int, default=2)
     te.add_argument("--seed", type=int, default=20260715)
@@ -115,6 +119,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.c_grid:
             cfg["whisper_embed"]["c_grid"] = [float(c) for c in args.c_grid.split(",")]
     out = Path(args.out)
+    cfg["crossfit_folds"] = args.crossfit_folds
     meta = workflow.train(args.kind, args.manifest, cfg, out, args.cache_dir, args.jobs,
                           args.seed)
     pred = workflow.predict(args.kind, out / "model.json", args.manifest, args.cache_dir,
@@ -128,9 +133,20 @@ def main(argv: list[str] | None = None) -> int:
     write_tsv_atomic(out / "accuracy.tsv", table)
     write_text_atomic(out / "accuracy.md", evaluate.markdown(table))
     write_tsv_atomic(out / "confusion.tsv", cm.reset_index())
-    print(json.dumps({"kind": args.kind, "dataset": dataset, "version": meta["version"],
-                      "accuracy": row["estimate"], "wilson95": [row["ci_low"], row["ci_high"]],
-                      "n_test": row["n"], "chosen_C": meta.get("C")}, indent=2))
+    report = {"kind": args.kind, "dataset": dataset, "version": meta["version"],
+              "split": row["split"], "accuracy": row["estimate"],
+              "wilson95": [row["ci_low"], row["ci_high"]], "method": row["method"],
+              "n_test": row["n"], "chosen_C": meta.get("C")}
+    if args.crossfit_folds:
+        from judgeaudit.specialists.crossfit import check_predictions
+
+        leak = check_predictions(pred, workflow.read_manifest(args.manifest), meta,
+                                 f"crossfit {args.kind} on {dataset}")
+        write_tsv_atomic(out / "crossfit_leakage.tsv", leak)
+        report["clips_labelled_by_a_model_that_saw_their_speaker"] = int(
+            leak["n_clips_speaker_seen_in_training"].sum())
+        report["chosen_C"] = None
+    print(json.dumps(report, indent=2))
     return 0
 
 
