@@ -149,7 +149,12 @@ def markdown(summary: pd.DataFrame) -> str:
                      f"[{r.ci_low:.3f}, {r.ci_high:.3f}] | {delta} | {r.n} | "
                      f"{r.n_test_speakers} | {'**yes**' if r.best else ''} |")
     method = summary["method"].iloc[0] if len(summary) else ""
-    return "\n".join(lines) + f"\n\nCI: {method} (scipy.stats.spearmanr; cluster bootstrap).\n"
+    method = method.split("; WARNING: ")[0]
+    warned = sorted({str(m).split("WARNING: ", 1)[1] for m in summary.get("method", [])
+                     if "WARNING: " in str(m)})
+    note = "".join(f"\n\n**WARNING: {w}.**" for w in warned)
+    return ("\n".join(lines) + f"\n\nCI: {method} (scipy.stats.spearmanr; cluster "
+            f"bootstrap).{note}\n")
 
 
 __all__ = ["RECIPES", "compare", "markdown", "recipe_cfg"]
