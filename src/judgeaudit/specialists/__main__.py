@@ -92,7 +92,14 @@ def main(argv: list[str] | None = None) -> int:
     cn.add_argument("--jobs", type=int, default=1)
     cn.add_argument("--seed", type=int, default=20260715)
     cn.add_argument("--resamples", type=int, default=2000)
+    sub.add_parser("schema-table", help="print the settings table of docs/specialists.md "
+                   "(generated from the config schema and configs/real.yaml)")
     args = ap.parse_args(argv)
+    if args.cmd == "schema-table":
+        from judgeaudit.specialists.schema_doc import table
+
+        print(table())
+        return 0
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.cmd == "compare-emotion":
         return _compare(args)
