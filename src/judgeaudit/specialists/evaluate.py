@@ -251,7 +251,8 @@ def _speaker_of(emb: pd.DataFrame, manifest: pd.DataFrame | None) -> pd.Series:
 
 def naturalness(dataset: str, pred: pd.DataFrame, manifest: pd.DataFrame, score_col: str,
                 target: float | None, pred_col: str = "score",
-                name: str = "naturalness", n_boot: int = 2000, seed: int = 0) -> dict:
+                name: str = "naturalness", n_boot: int = 2000, seed: int = 0,
+                cluster_col: str | None = None) -> dict:
     from scipy.stats import spearmanr
 
     m = _test_rows(pred, manifest, f"naturalness on {dataset}")
@@ -267,7 +268,11 @@ def naturalness(dataset: str, pred: pd.DataFrame, manifest: pd.DataFrame, score_
         lo, hi = math.tanh(z - 1.96 * se), math.tanh(z + 1.96 * se)
     else:
         lo = hi = math.nan
-    cluster_col = next((c for c in ("source_clip", "speaker") if c in m.columns), None)
+    if cluster_col is not None and cluster_col not in m.columns:
+        raise SpecialistError(f"naturalness on {dataset}: cluster column {cluster_col!r} "
+                              f"is not a manifest column")
+    cluster_col = cluster_col or next((c for c in ("source_clip", "speaker")
+                                       if c in m.columns), None)
     n_clusters = None
     if n > 3 and cluster_col:  # degraded copies share their source clip
         from judgeaudit.stats.clustered import cluster_bootstrap_ci, cluster_codes
