@@ -5,7 +5,9 @@ manifest split speaker-disjoint (test speakers TEST_SPEAKERS, the other 7 train)
 then `judgeaudit.datasets.real.degraded.build` (clean EmoDB clips + copies degraded
 by the synthetic corpus's degradations and levels; the score is DERIVED from the
 level, 5 - 4k/K, not a listener rating), then runs the three naturalness recipes
-(`python -m judgeaudit.specialists compare-naturalness`) on it.
+(`python -m judgeaudit.specialists compare-naturalness`) on it: by default
+talker-disjoint cross-fitting over 5 folds of the 10 speakers, rho pooled over every
+clip, with codec-only rows (the clean references left out).
 
     python benchmarks/naturalness_emodb.py --emodb ../shared/dev-data/emodb \\
         --out /tmp/nat_emodb --sources-per-split 30
@@ -49,7 +51,10 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=20260715)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--cache-dir", default="cache")
-    ap.add_argument("--recipes", default="dnsmos_p808,dnsmos_rf,whisper_ridge")
+    ap.add_argument("--recipes",
+                    default="dnsmos_p808,dnsmos_rf,whisper_ridge,whisper_dnsmos_ridge")
+    ap.add_argument("--folds", type=int, default=5,
+                    help="talker folds (0 = the fixed split: test speakers TEST_SPEAKERS)")
     args = ap.parse_args()
     out = Path(args.out)
     base = out / "data" / "emodb" / "manifest.tsv"
@@ -63,7 +68,9 @@ def main() -> int:
                              "--out", str(out / "compare"), "--corpus",
                              "emodb_degraded (derived score)", "--recipes", args.recipes,
                              "--cache-dir", args.cache_dir, "--jobs", str(args.jobs),
-                             "--seed", str(args.seed)])
+                             "--seed", str(args.seed), "--folds", str(args.folds),
+                             "--reference-column", "degradation",
+                             "--reference-values", "clean"])
 
 
 if __name__ == "__main__":

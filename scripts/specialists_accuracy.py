@@ -34,9 +34,9 @@ def rows_for(use, inp, cms):
             cms[f"whisper LID ({dataset}, test)"] = cm
         return out
     if kind == "speaker":
-        return [ev.speaker(dataset, pred, read_trials(inp[f"{key}__trials"]), cfg["target"],
-                           manifest=read_manifest(inp[f"{key}__manifest"], []),
-                           meta=read_meta(inp[f"{key}__model"]))]
+        return ev.speaker_rows(dataset, pred, read_trials(inp[f"{key}__trials"]), cfg["target"],
+                               manifest=read_manifest(inp[f"{key}__manifest"], []),
+                               meta=read_meta(inp[f"{key}__model"]))
     col = cfg["target_column"]
     manifest = read_manifest(inp[f"{key}__manifest"], [col])
     out = [ev.naturalness(dataset, pred, manifest, col, cfg["target"])]

@@ -16,13 +16,23 @@ import soundfile as sf
 
 from judgeaudit.io import sha256_bytes, write_bytes_atomic
 
+#: the project's float <-> PCM_16 scale: `to_pcm16` writes round(x * PCM16_SCALE) and
+#: `from_pcm16` reads k / PCM16_SCALE, so write(read(k)) == k for every int16 k
+#: (libsndfile's own float reader divides by 32768 instead)
+PCM16_SCALE = 32767.0
+
 
 def to_pcm16(x: np.ndarray) -> np.ndarray:
     """float samples in [-1, 1] -> int16 (clipped, rounded half to even)."""
     x = np.asarray(x)
     if x.dtype == np.int16:
         return x
-    return np.clip(np.round(x.astype(np.float64) * 32767.0), -32768, 32767).astype(np.int16)
+    return np.clip(np.round(x.astype(np.float64) * PCM16_SCALE), -32768, 32767).astype(np.int16)
+
+
+def from_pcm16(pcm: np.ndarray) -> np.ndarray:
+    """int16 samples -> float32 at the scale `to_pcm16` writes (its exact inverse)."""
+    return (np.asarray(pcm, dtype=np.float64) / PCM16_SCALE).astype(np.float32)
 
 
 def wav_bytes(x: np.ndarray, sample_rate: int) -> bytes:
@@ -58,4 +68,4 @@ def read_wav(path: str | os.PathLike | bytes, mono: bool = True) -> tuple[np.nda
     return x, int(sr)
 
 
-__all__ = ["read_wav", "to_pcm16", "wav_bytes", "write_wav"]
+__all__ = ["PCM16_SCALE", "from_pcm16", "read_wav", "to_pcm16", "wav_bytes", "write_wav"]

@@ -356,7 +356,7 @@ def _limitations(corpora: list, judges: list, frames: Mapping[str, pd.DataFrame]
         for _, r in spec[spec["meets_target"].astype(str).str.lower() == "true"].iterrows():
             lo, hi, tgt = (pd.to_numeric(r.get(c), errors="coerce")
                            for c in ("ci_low", "ci_high", "target"))
-            lower_is_better = str(r.get("metric", "")) == "eer"
+            lower_is_better = str(r.get("metric", "")) in ("eer", "hter")
             if (hi > tgt) if lower_is_better else (lo < tgt):
                 out.append(f"Specialist target met by the estimate only: "
                            f"{r[kcol] if kcol else '?'} {r.get('metric', '')} "

@@ -40,6 +40,10 @@ BACKENDS = {
 
 def _build(kind: str, meta: dict[str, Any], path: Path) -> Any:
     backend = meta["backend"]
+    if backend == "crossfit":
+        from judgeaudit.specialists.crossfit import CrossFitSpecialist
+
+        return CrossFitSpecialist.load(path)
     if backend == "sklearn":
         from judgeaudit.specialists.classifier import FeatureClassifier
 
@@ -78,7 +82,7 @@ def _load_cached(kind: str, mpath: str, mtime: float) -> Any:
     meta = read_meta(mpath)
     if meta["kind"] != kind:
         raise SpecialistError(f"'{mpath}' holds a {meta['kind']!r} specialist, not {kind!r}")
-    if meta["backend"] not in BACKENDS[kind]:
+    if meta["backend"] not in (*BACKENDS[kind], "crossfit"):
         raise SpecialistError(f"'{mpath}': backend {meta['backend']!r} is not one of "
                               f"{BACKENDS[kind]} for {kind}")
     return _build(kind, meta, Path(mpath))

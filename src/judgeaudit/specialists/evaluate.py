@@ -27,8 +27,30 @@ from judgeaudit.specialists.base import SpecialistError, check_vocabulary
 from judgeaudit.vocab.labels import EMOTIONS
 
 log = logging.getLogger(__name__)
+#: fewest clusters a cluster-based interval here is trusted on (a BCa cluster
+#: bootstrap or a design-effect interval under-covers with fewer; cf. the estimator
+#: validation, judgeaudit.validation.study.BOOT_MIN_CLUSTERS): below it the row's
+#: method says so and a WARNING is logged
+MIN_CLUSTERS = 10
 COLUMNS = ["specialist", "dataset", "split", "metric", "estimate", "ci_low", "ci_high", "n",
            "n_invalid", "method", "target", "meets_target", "version"]
+
+
+def few_clusters(n_clusters: int, unit: str, what: str,
+                 floor: int = MIN_CLUSTERS) -> str:
+    """'' or a warning (also logged as a WARNING) when an interval rests on fewer than
+    `floor` clusters of `unit`."""
+    if n_clusters >= floor:
+        return ""
+    msg = (f"WARNING: the interval rests on {n_clusters} {unit} cluster(s), fewer than "
+           f"the {floor} a cluster interval needs; read it as indicative only")
+    log.warning("%s: %s", what, msg)
+    return msg
+
+
+def _with_warning(method: str, n_clusters: int, unit: str, what: str) -> str:
+    w = few_clusters(n_clusters, unit, what)
+    return f"{method}; {w}" if w else method
 
 
 def _wilson(k: int, n: int) -> tuple[float, float]:
@@ -40,8 +62,17 @@ def _wilson(k: int, n: int) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
+def _split_of(pred: pd.DataFrame) -> str:
+    """`test` (held-out split) or `crossfit` (a cross-fitted table: every clip,
+    each labelled by the fold model that never saw its speaker)."""
+    return "crossfit" if "fold" in pred.columns else "test"
+
+
 def _test_rows(pred: pd.DataFrame, manifest: pd.DataFrame, what: str) -> pd.DataFrame:
-    test_ids = manifest.loc[manifest["split"] == "test", "clip_id"].astype(str)
+    if _split_of(pred) == "crossfit":
+        test_ids = manifest["clip_id"].astype(str)
+    else:
+        test_ids = manifest.loc[manifest["split"] == "test", "clip_id"].astype(str)
     if test_ids.empty:
         raise SpecialistError(f"{what}: the manifest has no test split")
     merged = manifest[manifest["clip_id"].isin(test_ids)].merge(
@@ -71,13 +102,18 @@ def classification(kind: str, dataset: str, pred: pd.DataFrame, manifest: pd.Dat
 
         cw = clustered_wilson((gold == got).to_numpy(float), m["speaker"].astype(str))
         lo, hi, method = cw["ci_low"], cw["ci_high"], f"speaker-clustered {cw['method']}"
+        method = _with_warning(method, int(m["speaker"].nunique()), "speaker",
+                               f"{kind} accuracy on {dataset}")
     # excluded clips (no label: the screen found no speech) are counted in n_invalid
     # and left out of the confusion matrix
     cm = pd.crosstab(pd.Categorical(gold, classes),
                      pd.Categorical(got.where(got.isin(classes)), classes),
                      dropna=False).reindex(index=classes, columns=classes, fill_value=0)
     cm.index.name, cm.columns.name = "gold", "predicted"
-    row = {"specialist": kind, "dataset": dataset, "split": "test", "metric": "accuracy",
+    if _split_of(pred) == "crossfit":
+        method = f"{method}; pooled out-of-fold over {pred['fold'].nunique()} speaker folds"
+    row = {"specialist": kind, "dataset": dataset, "split": _split_of(pred),
+           "metric": "accuracy",
            "estimate": est, "ci_low": lo, "ci_high": hi, "n": n, "n_invalid": invalid,
            "method": method, "target": target,
            "meets_target": None if target is None else bool(est >= target),
@@ -166,19 +202,43 @@ def speaker(dataset: str, emb: pd.DataFrame, trials: pd.DataFrame,
     rate = float(stat(np.ones(len(names), dtype=int)))
     ci = cluster_bootstrap_ci(stat, len(names), n_resamples=n_boot, seed=seed)
     oracle = eer(scores, same)[0]
+
+    def eer_stat(counts):
+        w = np.where(same, counts[ca], (counts[ca] + counts[cb]) / 2).astype(float)
+        if w[same].sum() <= 0 or w[~same].sum() <= 0:
+            return math.nan
+        return eer(scores, same, w)[0]
+
+    eer_ci = cluster_bootstrap_ci(eer_stat, len(names), n_resamples=n_boot, seed=seed)
+    unit_note = few_clusters(len(names), "speaker", f"speaker error on {dataset}")
     invalid = int((emb.set_index("clip_id").loc[
         pd.concat([t["clip_a"], t["clip_b"]]).unique(), "status"] != "ok").sum())
     log.info("speaker %s: test HTER %.4f at the %s %.4f (test-fitted EER %.4f, for "
              "reference)", dataset, rate, how, thr, oracle)
-    return {"specialist": "speaker", "dataset": dataset, "split": "test", "metric": "eer",
-            "estimate": rate, "ci_low": ci["ci_low"], "ci_high": ci["ci_high"], "n": len(t),
-            "n_invalid": invalid,
-            "method": f"test (FAR+FRR)/2 at the {how}"
-                      + (f" {thr:.4f}" if math.isfinite(thr) else "")
-                      + f"; speaker-clustered {ci['method']}",
-            "target": target,
-            "meets_target": None if target is None else bool(rate <= target),
-            "version": _version(emb)}
+    note = f"; {unit_note}" if unit_note else ""
+    row = {"specialist": "speaker", "dataset": dataset, "split": "test", "metric": "hter",
+           "estimate": rate, "ci_low": ci["ci_low"], "ci_high": ci["ci_high"], "n": len(t),
+           "n_invalid": invalid,
+           "method": f"HTER: test (FAR+FRR)/2 at the {how}"
+                     + (f" {thr:.4f}" if math.isfinite(thr) else "")
+                     + f"; speaker-clustered {ci['method']}{note}",
+           "target": target,
+           "meets_target": None if target is None else bool(rate <= target),
+           "version": _version(emb)}
+    row["eer_row"] = dict(
+        row, metric="eer", estimate=float(oracle), ci_low=eer_ci["ci_low"],
+        ci_high=eer_ci["ci_high"], target=None, meets_target=None,
+        method="EER of the test trials (threshold at their own equal-error point: not a "
+               "rule the model can apply, for reference beside the HTER); "
+               f"speaker-clustered {eer_ci['method']}{note}")
+    return row
+
+
+def speaker_rows(*args, **kwargs) -> list[dict]:
+    """[the HTER row (the model's own rule, with the target), the test EER row]."""
+    row = speaker(*args, **kwargs)
+    eer_row = row.pop("eer_row")
+    return [row, eer_row]
 
 
 def _speaker_of(emb: pd.DataFrame, manifest: pd.DataFrame | None) -> pd.Series:
@@ -191,7 +251,8 @@ def _speaker_of(emb: pd.DataFrame, manifest: pd.DataFrame | None) -> pd.Series:
 
 def naturalness(dataset: str, pred: pd.DataFrame, manifest: pd.DataFrame, score_col: str,
                 target: float | None, pred_col: str = "score",
-                name: str = "naturalness", n_boot: int = 2000, seed: int = 0) -> dict:
+                name: str = "naturalness", n_boot: int = 2000, seed: int = 0,
+                cluster_col: str | None = None) -> dict:
     from scipy.stats import spearmanr
 
     m = _test_rows(pred, manifest, f"naturalness on {dataset}")
@@ -207,13 +268,19 @@ def naturalness(dataset: str, pred: pd.DataFrame, manifest: pd.DataFrame, score_
         lo, hi = math.tanh(z - 1.96 * se), math.tanh(z + 1.96 * se)
     else:
         lo = hi = math.nan
-    cluster_col = next((c for c in ("source_clip", "speaker") if c in m.columns), None)
+    if cluster_col is not None and cluster_col not in m.columns:
+        raise SpecialistError(f"naturalness on {dataset}: cluster column {cluster_col!r} "
+                              f"is not a manifest column")
+    cluster_col = cluster_col or next((c for c in ("source_clip", "speaker")
+                                       if c in m.columns), None)
+    n_clusters = None
     if n > 3 and cluster_col:  # degraded copies share their source clip
         from judgeaudit.stats.clustered import cluster_bootstrap_ci, cluster_codes
 
         src = m.loc[ok, cluster_col].fillna("").astype(str)
         src = src.where(src != "", m.loc[ok, "clip_id"].astype(str))
         codes, names = cluster_codes(src)
+        n_clusters = len(names)
         g_arr, p_arr = gold[ok].to_numpy(float), got[ok].to_numpy(float)
 
         def stat(counts):
@@ -224,10 +291,14 @@ def naturalness(dataset: str, pred: pd.DataFrame, manifest: pd.DataFrame, score_
 
         ci = cluster_bootstrap_ci(stat, len(names), n_resamples=n_boot, seed=seed)
         lo, hi = ci["ci_low"], ci["ci_high"]
-        method = f"spearman; {cluster_col}-clustered {ci['method']}"
+        method = _with_warning(f"spearman; {cluster_col}-clustered {ci['method']}",
+                               len(names), cluster_col, f"{name} rho on {dataset}")
     invalid = int((m["status"].fillna("missing") != "ok").sum()) if "status" in m else 0
-    return {"specialist": name, "dataset": dataset, "split": "test",
+    if _split_of(pred) == "crossfit":
+        method = f"{method}; pooled out-of-fold over {pred['fold'].nunique()} speaker folds"
+    return {"specialist": name, "dataset": dataset, "split": _split_of(pred),
             "metric": "spearman_rho", "estimate": rho, "ci_low": lo, "ci_high": hi, "n": n,
+            "n_clusters": n_clusters, "cluster_unit": cluster_col,
             "n_invalid": invalid, "method": method, "target": target,
             "meets_target": None if target is None else bool(rho >= target),
             "version": _version(m) if name == "naturalness" else "dnsmos (speechmos)"}
@@ -249,21 +320,27 @@ def markdown(frame: pd.DataFrame) -> str:
         ci = (f" [{r.ci_low:.3f}, {r.ci_high:.3f}]"
               if r.ci_low is not None and not pd.isna(r.ci_low) else " [no CI: see method]")
         target = "" if r.target is None or pd.isna(r.target) else (
-            f"{'<=' if r.metric == 'eer' else '>='} {r.target:g}")
+            f"{'<=' if r.metric in ('eer', 'hter') else '>='} {r.target:g}")
         met = "" if r.meets_target is None or pd.isna(r.meets_target) else (
             "yes" if r.meets_target else "**no**")
         lines.append(f"| {r.specialist} | {r.dataset} | {r.metric} | {r.estimate:.3f}{ci} "
                      f"| {r.n} | {target} | {met} | `{r.version}` |")
     methods = ("Accuracy CIs: Wilson score (statsmodels proportion_confint, method='wilson') "
                "on n / DEFF, the design effect of clips clustered in speakers (ANOVA ICC). "
-               "EER: (FAR + FRR) / 2 on the test trials at the threshold the model stores "
+               "HTER: (FAR + FRR) / 2 on the test trials at the threshold the model stores "
                "(fitted on the train speakers only, at the ROC equal-error point of "
                "out-of-fold scores cross-fitted over folds of train speakers, sklearn "
-               "roc_curve; the method column names how); CI: speaker-clustered "
-               "bootstrap (scipy.stats.bootstrap, BCa). Naturalness: Spearman rho "
+               "roc_curve; the method column names how); EER beside it: the test "
+               "trials' own equal-error rate (for reference, not the model's rule). CIs: "
+               "speaker-clustered bootstrap (scipy.stats.bootstrap, BCa). Naturalness: Spearman rho "
                "(scipy.stats.spearmanr), CI: source-clip-clustered bootstrap (scipy, BCa). "
                "All on the held-out, speaker-disjoint test split; each row's method column "
                "names its interval.")
+    warned = [f"{r.specialist} ({r.dataset}, {r.metric}): "
+              f"{str(r.method).split('WARNING: ', 1)[1]}"
+              for r in frame.itertuples(index=False) if "WARNING: " in str(r.method)]
+    if warned:
+        methods += "\n\n**Few clusters.** " + " ".join(f"{w}." for w in warned)
     return "# Specialist accuracy\n\n" + "\n".join(lines) + "\n\n" + methods + "\n"
 
 

@@ -9,6 +9,12 @@ corpus score, fitted on the train split only. The ridge penalty is chosen by
 speaker-grouped cross-validation inside the train split, scored by Spearman rho
 (the metric the specialist is judged by); ties go to the larger penalty.
 No per-speaker normalisation: a naturalness score is not relative to a speaker.
+
+`extra_features` (e.g. `dnsmos`: DNSMOS OVRL/SIG/BAK/P.808, the signal-quality
+model trained on real noisy and processed speech) appends that feature set's values
+to the pooled embedding before the ridge (recipe `whisper_dnsmos_ridge` of
+compare-naturalness): the embedding carries what degrades the speech, DNSMOS how a
+listener-trained model rates the signal.
 """
 
 from __future__ import annotations
@@ -82,6 +88,8 @@ class WhisperEmbedRegressor:
 
     def __init__(self, pipeline, meta: dict, model_dir: str,
                  screen_cfg: ScreenConfig = DEFAULT_SCREEN):
+        self.extra_set = meta.get("extra_feature_set") or ""
+        self.extra_columns = list(meta.get("extra_columns") or [])
         self.pipeline = pipeline
         self.meta = meta
         self.version = meta["version"]
@@ -95,14 +103,19 @@ class WhisperEmbedRegressor:
     @classmethod
     def fit(cls, table: pd.DataFrame, target_col: str, model_dir: str | os.PathLike,
             window: str = "clip", pooling: str = "mean_std",
-            alphas: Sequence[float] = ALPHAS, screen_cfg: ScreenConfig = DEFAULT_SCREEN
+            alphas: Sequence[float] = ALPHAS, screen_cfg: ScreenConfig = DEFAULT_SCREEN,
+            extra_set: str = "", extra_columns: Sequence[str] = ()
             ) -> WhisperEmbedRegressor:
         """`table`: embed_table output joined with the manifest's train rows (speaker,
-        split, target column)."""
+        split, target column) and, with `extra_set`, that feature set's `extra_columns`
+        (a clip the feature screen excluded has status != ok in `extra_status`)."""
         if "split" in table.columns and set(table["split"]) != {"train"}:
             raise SpecialistError(f"whisper_ridge fit() got non-train rows "
                                   f"{sorted(set(table['split']))}")
-        ok = table[table["status"] == "ok"].reset_index(drop=True)
+        usable = table["status"] == "ok"
+        if extra_set and "extra_status" in table.columns:
+            usable &= table["extra_status"] == "ok"
+        ok = table[usable].reset_index(drop=True)
         if len(ok) < 5:
             raise SpecialistError(f"whisper_ridge: only {len(ok)} usable training clips")
         y = pd.to_numeric(ok[target_col], errors="coerce")
@@ -110,6 +123,8 @@ class WhisperEmbedRegressor:
             raise SpecialistError(f"whisper_ridge: column '{target_col}' has non-numeric "
                                   f"values")
         x = select_pooling(embedding_matrix(ok), pooling)
+        if extra_set:
+            x = np.hstack([x, ok[list(extra_columns)].to_numpy(float)])
         groups = ok["speaker"].astype(str).to_numpy()
         alpha, cv = select_alpha(x, y.to_numpy(float), groups, alphas)
         pipe = _pipeline(alpha).fit(x, y.to_numpy(float))
@@ -125,7 +140,10 @@ class WhisperEmbedRegressor:
                 "train_speakers": sorted(set(groups)),
                 "train_clips": sorted(ok["clip_id"].astype(str)),
                 "screen": asdict(screen_cfg),
-                "version": f"naturalness-{BACKEND}-{window}-{pooling}-{digest}"}
+                **({"extra_feature_set": extra_set, "extra_columns": list(extra_columns)}
+                   if extra_set else {}),
+                "version": f"naturalness-{BACKEND}-{window}-{pooling}"
+                           f"{'+' + extra_set if extra_set else ''}-{digest}"}
         obj = cls(pipe, meta, str(model_dir), screen_cfg)
         obj._bytes = buf.getvalue()
         return obj
@@ -150,14 +168,27 @@ class WhisperEmbedRegressor:
                 f"specialist was trained with; retrain it")
         return cls(pipe, meta, model_dir, ScreenConfig(**meta.get("screen", {})))
 
-    def predict_vectors(self, vectors: np.ndarray) -> np.ndarray:
-        return self.pipeline.predict(select_pooling(np.atleast_2d(vectors), self.pooling))
+    def predict_vectors(self, vectors: np.ndarray, extra: np.ndarray | None = None
+                        ) -> np.ndarray:
+        x = select_pooling(np.atleast_2d(vectors), self.pooling)
+        if self.extra_set:
+            x = np.hstack([x, np.atleast_2d(extra).astype(float)])
+        return self.pipeline.predict(x)
 
     def _score(self, data: bytes) -> float:
         status, values = embed_bytes(data, self.model_dir, self.window, self.screen_cfg)
         if status != "ok" or values is None:
             return float(self.meta.get("floor", 1.0))
-        return float(self.predict_vectors(values)[0])
+        extra = None
+        if self.extra_set:
+            from judgeaudit.features.extract import feature_names, featurize_cached
+
+            st, feats = featurize_cached(data, self.extra_set, self.screen_cfg, None)
+            if st != "ok":
+                return float(self.meta.get("floor", 1.0))
+            names = list(feature_names(self.extra_set))
+            extra = feats[[names.index(c) for c in self.extra_columns]]
+        return float(self.predict_vectors(values, extra)[0])
 
     def score_audio(self, wav_bytes: bytes) -> float:
         """Predicted naturalness score of one clip (higher = more natural); memoised."""
@@ -166,10 +197,15 @@ class WhisperEmbedRegressor:
     def predict_table(self, table: pd.DataFrame) -> pd.DataFrame:
         """Per-clip scores for an embed_table output; screened clips get the floor
         (the lowest training score), their status says why."""
-        ok = (table["status"] == "ok").to_numpy()
+        okm = table["status"] == "ok"
+        if self.extra_set and "extra_status" in table.columns:
+            okm &= table["extra_status"] == "ok"
+        ok = okm.to_numpy()
         pred = np.full(len(table), float(self.meta.get("floor", 1.0)))
         if ok.any():
-            pred[ok] = self.predict_vectors(embedding_matrix(table.loc[ok]))
+            extra = (table.loc[ok, self.extra_columns].to_numpy(float) if self.extra_set
+                     else None)
+            pred[ok] = self.predict_vectors(embedding_matrix(table.loc[ok]), extra)
         return pd.DataFrame({"clip_id": table["clip_id"].to_numpy(),
                              "score": np.round(pred, 6),
                              "status": table["status"].to_numpy(), "version": self.version})

@@ -37,8 +37,10 @@ log = logging.getLogger(__name__)
 FEATURE_SET = "resemblyzer"
 
 
-def eer(scores: np.ndarray, same: np.ndarray) -> tuple[float, float]:
-    """(equal error rate, threshold) of similarity scores against same-speaker flags.
+def eer(scores: np.ndarray, same: np.ndarray,
+        weights: np.ndarray | None = None) -> tuple[float, float]:
+    """(equal error rate, threshold) of similarity scores against same-speaker flags
+    (optionally weighted trials, e.g. a cluster bootstrap's draw counts).
 
     Computed on the ROC curve (sklearn.metrics.roc_curve): the point where the false
     acceptance rate equals the false rejection rate, linearly interpolated."""
@@ -47,7 +49,7 @@ def eer(scores: np.ndarray, same: np.ndarray) -> tuple[float, float]:
     same = np.asarray(same).astype(int)
     if same.min() == same.max():
         raise SpecialistError("EER needs both same-speaker and different-speaker trials")
-    fpr, tpr, thr = roc_curve(same, np.asarray(scores, float))
+    fpr, tpr, thr = roc_curve(same, np.asarray(scores, float), sample_weight=weights)
     fnr = 1 - tpr
     i = int(np.nanargmin(np.abs(fnr - fpr)))
     # interpolate between i and its neighbour on the other side of the crossing

@@ -95,6 +95,14 @@ def train(kind: str, manifest_path: str | os.PathLike, cfg: Mapping[str, Any],
     from judgeaudit.specialists.corpus import PRETRAINED, corpus_kind
 
     corpus = corpus or Path(manifest_path).resolve().parent.name
+    n_folds = int(cfg.get("crossfit_folds") or 0)
+    if n_folds:  # every speaker labelled by a model fitted on the other folds
+        from judgeaudit.specialists import crossfit
+
+        return crossfit.train(kind, manifest_path, cfg, out_dir, n_folds,
+                              cache_dir=cache_dir, n_jobs=n_jobs, seed=seed,
+                              screen_cfg=screen_cfg, corpus=corpus,
+                              corpus_kind=corpus_kind(corpus))
     meta = _fit(kind, manifest_path, cfg, out_dir, cache_dir, n_jobs, seed, screen_cfg,
                 trials_path)
     if meta["backend"] in PRETRAINED_BACKENDS:  # used as it is: fitted on nothing here
@@ -241,11 +249,32 @@ def _train_whisper_ridge(manifest_path: str | os.PathLike, cfg: Mapping[str, Any
                       screen_cfg, threads=n_jobs)
     keep = [c for c in train_rows.columns if c not in ("clip_id", "sha256", "path")]
     table = pd.concat([emb, train_rows[keep].reset_index(drop=True)], axis=1)
+    extra_set = wcfg.get("extra_features") or ""
+    table, extra_cols = _with_extra(manifest_path, train_rows, table, extra_set, cache_dir,
+                                    n_jobs, screen_cfg)
     model = WhisperEmbedRegressor.fit(table, target, model_dir, window,
                                       wcfg.get("pooling", "mean_std"),
-                                      wcfg.get("alphas") or ALPHAS, screen_cfg)
+                                      wcfg.get("alphas") or ALPHAS, screen_cfg,
+                                      extra_set, extra_cols)
     model.save(out_dir)
     return model.meta
+
+
+def _with_extra(manifest_path, rows: pd.DataFrame, table: pd.DataFrame, extra_set: str,
+                cache_dir, n_jobs: int, screen_cfg: ScreenConfig
+                ) -> tuple[pd.DataFrame, list[str]]:
+    """`table` (one row per clip of `rows`, same order) joined with the `extra_set`
+    features of those clips (`extra_status` = that extractor's screen status)."""
+    if not extra_set:
+        return table, []
+    from judgeaudit.features.extract import feature_names
+
+    feats = extract_table(rows, extra_set, cache_dir, n_jobs, base_dirs(manifest_path),
+                          screen_cfg)
+    cols = list(feature_names(extra_set))
+    extra = feats[cols].reset_index(drop=True).assign(
+        extra_status=feats["status"].to_numpy())
+    return pd.concat([table.reset_index(drop=True), extra], axis=1), cols
 
 
 def _dump(obj: Any) -> bytes:
@@ -306,6 +335,10 @@ def predict(kind: str, model_path: str | os.PathLike, manifest_path: str | os.Pa
         from judgeaudit.specialists.corpus import check_applicable
 
         check_applicable(meta, corpus, f"{kind} predictions on '{manifest_path}'")
+    if meta["backend"] == "crossfit":
+        from judgeaudit.specialists import crossfit
+
+        return crossfit.predict(kind, model_path, manifest_path, cache_dir, n_jobs)
     frame = read_manifest(manifest_path)
     model = load(kind, meta_path(model_path))
     fs = meta.get("feature_set")
@@ -327,6 +360,8 @@ def predict(kind: str, model_path: str | os.PathLike, manifest_path: str | os.Pa
 
         emb = embed_table(frame, model.model_dir, cache_dir, model.window,
                           base_dirs(manifest_path), screen_cfg, threads=n_jobs)
+        emb, _ = _with_extra(manifest_path, frame, emb, model.extra_set, cache_dir, n_jobs,
+                             screen_cfg)
         out = model.predict_table(emb)
     elif meta["backend"] == "resemblyzer":
         table = features_for(manifest_path, frame, fs, cache_dir, n_jobs, screen_cfg)

@@ -28,7 +28,14 @@ from judgeaudit.vocab.datasets import REAL_DATASETS, SYNTH_COUNTERPART
 
 from . import bvcc, emocf, fleurs, od3, ravdess, voxceleb
 from .archive import extract_once, stream_extract_tar
-from .base import ClipSpec, LabelError, build_manifest, split_table, write_outputs
+from .base import (
+    ClipSpec,
+    LabelError,
+    build_manifest,
+    duplicate_clips,
+    split_table,
+    write_outputs,
+)
 from .download import fetch
 
 log = logging.getLogger("judgeaudit.datasets.real")
@@ -219,6 +226,7 @@ def ingest(name: str, root: str | os.PathLike, out_dir: str | os.PathLike,
             r = bad.iloc[0]
             raise LabelError(f"{r.orig_path}: duration {r.duration_s:.2f}s disagrees with the "
                              f"TSV num_samples (outside {lo}-{hi}s)")
+    summary["byte_identical_clips"] = duplicate_clips(manifest, name)
     summary.setdefault("split_policy", "none (evaluation only: every clip is test)")
     tables["splits.tsv"] = split_table(manifest, summary["split_policy"])
     summary["source"] = cfg.get("source")

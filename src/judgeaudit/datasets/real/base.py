@@ -138,6 +138,25 @@ def build_manifest(
     return frame
 
 
+def duplicate_clips(manifest: pd.DataFrame, name: str) -> list[list[str]]:
+    """Groups of clip ids whose corpus files are byte-identical (same `orig_sha256`),
+    each logged as a WARNING naming the clips and files: a corpus may ship the same
+    recording twice under two names (RAVDESS has one such pair), which then counts
+    as two independent clips. The clips are kept (the corpus is ingested as
+    published); the groups are recorded in LICENSE_INFO.json."""
+    if manifest.empty or "orig_sha256" not in manifest.columns:
+        return []
+    groups = []
+    for sha, g in manifest.groupby("orig_sha256", sort=True):
+        if len(g) > 1:
+            ids = sorted(g["clip_id"].astype(str))
+            groups.append(ids)
+            log.warning("%s: %d byte-identical clips (sha256 %s): %s (files %s); they are "
+                        "kept as published but are one recording", name, len(ids), sha[:12],
+                        ids, sorted(g["orig_path"].astype(str)))
+    return groups
+
+
 def validate(manifest_path: str | os.PathLike, dataset: str,
              root: str | os.PathLike | None = None) -> Any:
     """Validate with the common validator (`judgeaudit.datasets.validate`)."""
@@ -258,14 +277,20 @@ def split_table(manifest: pd.DataFrame, policy: str) -> pd.DataFrame:
 
 
 def apply_split_policy(specs: list[ClipSpec], policy: str, test_fraction: float, seed: int,
-                       name: str) -> tuple[list[ClipSpec], dict[str, Any]]:
+                       name: str, *, test_only: bool = False
+                       ) -> tuple[list[ClipSpec], dict[str, Any]]:
     """Give `specs` (carrying the corpus's official split, if any) their final split.
 
     policy `official`: keep the official split; a speaker on both sides is an error
     naming them. `seeded`: a seeded speaker-disjoint split (`test_fraction` of the
     speakers held out). `auto`: official when it is speaker-disjoint and has both
     train and test speakers, otherwise seeded -- with a WARNING saying why (the
-    reason is recorded in the summary as `split_fallback`)."""
+    reason is recorded in the summary as `split_fallback`).
+
+    `test_only`: the copy is configured without a train side (e.g. FLEURS
+    `train_split: ""`, for a pretrained specialist such as Whisper LID that trains on
+    nothing here): `official` and `auto` keep every clip in test, evaluated whole,
+    instead of refusing the copy or moving clips into a train split nothing uses."""
     if policy not in ("auto", "official", "seeded"):
         raise LabelError(f"datasets.{name}.split_policy: {policy!r} is not one of "
                          "auto, official, seeded")
@@ -278,7 +303,7 @@ def apply_split_policy(specs: list[ClipSpec], policy: str, test_fraction: float,
         if both:
             reason = (f"the official split puts {len(both)} speaker(s) on both sides "
                       f"(e.g. {both[:5]})")
-        elif not {"train", "test"} <= splits:
+        elif not {"train", "test"} <= splits and not (test_only and splits == {"test"}):
             reason = f"the official split has only {sorted(splits)} clips"
     if policy == "seeded" or reason:
         if reason:
@@ -294,6 +319,10 @@ def apply_split_policy(specs: list[ClipSpec], policy: str, test_fraction: float,
     sides = {side: sorted({s.speaker for s in specs if s.split == side})
              for side in ("train", "test")}
     empty = [side for side, spk in sides.items() if not spk]
+    if test_only and used == "official" and empty == ["train"]:
+        log.info("%s: no train split configured: all %d clips are test (evaluation only, "
+                 "for a pretrained specialist)", name, len(specs))
+        return specs, split_summary(specs, used, test_only=True)
     if empty:
         every = sorted({s.speaker for s in specs})
         raise LabelError(

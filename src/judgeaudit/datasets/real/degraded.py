@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 import soundfile as sf
 
+from judgeaudit.datasets.audio import from_pcm16
 from judgeaudit.datasets.synth.common import ClipWriter, rng_for
 from judgeaudit.datasets.synth.degrade import DEGRADATIONS, score
 from judgeaudit.datasets.synth.naturalness import make_pairs
@@ -52,8 +53,16 @@ class DegradedError(ValueError):
 
 
 def _read_audio(path: Path) -> tuple[np.ndarray, int]:
-    x, sr = sf.read(str(path), dtype="float32", always_2d=True)
-    return x.mean(axis=1).astype(np.float32), int(sr)
+    """Mono float samples at the writer's PCM scale (`from_pcm16`): a mono PCM_16
+    clip read here and written back by the ClipWriter is bit-identical (soundfile's
+    float reader divides by 32768 while the writer multiplies by 32767, which moved
+    samples above half full scale by one LSB)."""
+    if sf.info(str(path)).subtype == "PCM_16":
+        pcm, sr = sf.read(str(path), dtype="int16", always_2d=True)
+        x = from_pcm16(pcm)
+    else:
+        x, sr = sf.read(str(path), dtype="float32", always_2d=True)
+    return x.mean(axis=1).astype(np.float32) if x.shape[1] > 1 else x[:, 0], int(sr)
 
 
 def _resolve(rel: str, bases: list[Path]) -> Path:

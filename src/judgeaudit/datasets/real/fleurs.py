@@ -14,7 +14,9 @@ its train split (`split_policy: official`). FLEURS publishes no speaker ids, so
 each recording is its own pseudo-speaker; the corpus authors built the official
 splits speaker-disjoint, which is why they are used rather than a re-split (a
 seeded split of pseudo-speakers could not keep a real speaker on one side).
-`split_policy: seeded` re-splits the ingested recordings instead.
+`split_policy: seeded` re-splits the ingested recordings instead. A test-only copy
+(`train_split: ""`, e.g. for the pretrained Whisper LID, which trains on nothing
+here) is evaluated whole: every clip stays test under `official` and `auto`.
 """
 
 from __future__ import annotations
@@ -133,7 +135,8 @@ def specs(root: str | Path, cfg: Mapping[str, Any], seed: int, work: Path
         summary["per_language"][lang] = per
     policy = cfg.get("split_policy", "auto")
     out, split_info = apply_split_policy(out, policy, float(cfg.get("test_fraction", 0.25)),
-                                         seed, "fleurs")
+                                         seed, "fleurs",
+                                         test_only=not cfg.get("train_split", "train"))
     summary.update(split_info)
     return out, summary
 
