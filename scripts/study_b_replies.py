@@ -23,7 +23,7 @@ if smk.params.scorer:
 dnsmos = None
 if smk.params.speak:  # scored by the study_b_reply_dnsmos shards
     shards = [json.loads(open(p, encoding="utf-8").read()) for p in smk.input.dnsmos]
-    dnsmos = dnsmos_by_reply(read_plan(smk.input.clips), shards, smk.wildcards.task)
+    dnsmos = dnsmos_by_reply(read_plan(smk.input.clips[0]), shards, smk.wildcards.task)
 frame = reply_quality(smk.input.item_file, bool(smk.params.speak), 16000, int(smk.params.seed),
                       int(smk.params.n_voices), scorer, dnsmos=dnsmos)
 write_tsv_atomic(smk.output[0], frame)

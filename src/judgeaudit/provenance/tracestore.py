@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import struct
 import zlib
 from dataclasses import fields, is_dataclass
 from typing import Any
@@ -34,8 +35,8 @@ class TraceStoreError(ValueError):
 
 
 class _Interner:
-    """One object per distinct value (type-exact; floats and other scalars as they are:
-    0.0 and -0.0, nan, 1 and True stay apart)."""
+    """One object per distinct value, type-exact (1, 1.0 and True stay apart; a float
+    by its bits, so 0.0 and -0.0 too)."""
 
     def __init__(self) -> None:
         self.memo: dict[Any, Any] = {}
@@ -47,6 +48,10 @@ class _Interner:
         t = type(o)
         if t is str:
             return self.memo.setdefault(("s", o), o)
+        if t is float:  # by its bits: 0.0 and -0.0 apart, a nan kept as it is
+            return self.memo.setdefault(("f", struct.pack("<d", o)), o)
+        if t is int:
+            return self.memo.setdefault(("i", o), o)
         if t is dict or t is list or t is tuple:
             got = self.seen.get(id(o))
             if got is not None:
