@@ -383,6 +383,18 @@ study_b_scored = _planned(W.study_b_scored)
 
 
 study_b_alt_writer = _planned(W.study_b_alt_writer)
+study_b_reply_shards = W.study_b_reply_shards
+
+
+def study_b_reply_dnsmos_files():
+    """The reply-clip plan, then every DNSMOS shard's scores (none when the replies
+    are not spoken)."""
+    if not config["study_b"]["replies"]["speak"]:
+        return []
+    return ["results/conditions/B/reply_dnsmos/clips.json"] + [
+        f"results/conditions/B/reply_dnsmos/shard_{s}.json"
+        for s in range(study_b_reply_shards())
+    ]
 
 
 def study_b_reply_bank(writer=None):

@@ -135,13 +135,65 @@ rule study_b_render:
         "../scripts/study_b_render.py"
 
 
+rule study_b_reply_clips:
+    """Every reply of every task spoken once (neutral espeak voice drawn per item),
+    each distinct reply audio one clip, the clips split into DNSMOS shards of equal
+    work (their window counts)."""
+    input:
+        item_files=lambda wc: [
+            f"results/conditions/B/{t}/items.jsonl" for t in study_b_tasks()
+        ],
+        code=package_code("study_b_reply_clips.py"),
+    output:
+        "results/conditions/B/reply_dnsmos/clips.json",
+    log:
+        "logs/conditions/study_b_reply_clips/clips.log",
+    benchmark:
+        "logs/benchmarks/study_b_reply_clips/clips.tsv"
+    # priority: the head of the run's longest serial chain (dialogue -> items ->
+    # DNSMOS of every reply -> balance) starts first, so the leaf jobs fill around it
+    priority: 50
+    conda:
+        CONDA_ENV
+    params:
+        tasks=lambda wc: study_b_tasks(),
+        seed=config["seed"],
+        n_voices=config["study_b"]["replies"]["dnsmos_voices"],
+        n_shards=lambda wc: study_b_reply_shards(),
+    script:
+        "../scripts/study_b_reply_clips.py"
+
+
+rule study_b_reply_dnsmos:
+    """DNSMOS of one shard of the reply clips (speechmos SIG/BAK/OVRL, one thread)."""
+    input:
+        plan="results/conditions/B/reply_dnsmos/clips.json",
+        code=package_code("study_b_reply_dnsmos.py"),
+    output:
+        "results/conditions/B/reply_dnsmos/shard_{clip_shard}.json",
+    log:
+        "logs/conditions/study_b_reply_dnsmos/{clip_shard}.log",
+    benchmark:
+        "logs/benchmarks/study_b_reply_dnsmos/{clip_shard}.tsv"
+    wildcard_constraints:
+        clip_shard="[0-9]+",
+    priority: 50
+    conda:
+        CONDA_ENV
+    threads: 1
+    script:
+        "../scripts/study_b_reply_dnsmos.py"
+
+
 rule study_b_reply_quality:
     """Lexical quality of R0/R1, DNSMOS of the replies spoken in voices drawn per item
-    (when spoken) and the LLM scorer's 1-5 ratings (when study_b.replies.scorer names
-    a panel judge), for the balance table."""
+    (when spoken; from the study_b_reply_dnsmos shards) and the LLM scorer's 1-5
+    ratings (when study_b.replies.scorer names a panel judge), for the balance table."""
     input:
         item_file="results/conditions/B/{task}/items.jsonl",
         scorer_template=str(STUDY_B_TEMPLATES / "quality_scorer.txt"),
+        clips=lambda wc: study_b_reply_dnsmos_files()[:1],
+        dnsmos=lambda wc: study_b_reply_dnsmos_files()[1:],
         code=package_code("study_b_replies.py"),
     output:
         "results/conditions/B/{task}/reply_quality.tsv",
@@ -149,8 +201,6 @@ rule study_b_reply_quality:
         "logs/conditions/study_b_reply_quality/{task}.log",
     benchmark:
         "logs/benchmarks/study_b_reply_quality/{task}.tsv"
-    # priority: the run's longest serial chain (dialogue -> items -> DNSMOS of every
-    # reply -> balance) starts first, so the leaf jobs (validation) fill around it
     priority: 50
     conda:
         CONDA_ENV

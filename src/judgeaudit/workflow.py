@@ -568,6 +568,17 @@ class Plan:
         cue = shard.split("-", 1)[1]
         return [] if cue == vocab_b.NO_CUE else [str(self.study_b_templates / "cues" / f"{cue}.txt")]
 
+    #: replies per DNSMOS shard (rule study_b_reply_dnsmos): ~16 s of CPU per shard on
+    #: the default config on a 2-core machine of calibration 0.57 s (run_profile.py)
+    REPLIES_PER_DNSMOS_SHARD = 32
+
+    def study_b_reply_shards(self) -> int:
+        """DNSMOS shards of the Study B replies: one per REPLIES_PER_DNSMOS_SHARD
+        replies (R0 and R1 of every item of every task), at least one."""
+        tasks = self.config["study_b"]["tasks"]
+        n = sum(2 * int(tasks[t]["n_items"]) for t in self.study_b_tasks())
+        return max(1, -(-n // self.REPLIES_PER_DNSMOS_SHARD))
+
     def study_b_task_param(self, task: str) -> str:
         """Only the config a task's items/renderings depend on."""
         sb = self.config["study_b"]

@@ -29,7 +29,6 @@ import html
 import json
 import math
 import os
-import pickle
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -37,8 +36,8 @@ from typing import Any
 
 import pandas as pd
 
-from judgeaudit.io import write_bytes_atomic, write_text_atomic
-from judgeaudit.provenance import RECORD_SUFFIX
+from judgeaudit.io import write_text_atomic
+from judgeaudit.provenance import RECORD_SUFFIX, tracestore
 from judgeaudit.provenance.cells import (
     LABEL_FACTS,
     CellError,
@@ -386,18 +385,18 @@ def trace_table(tsv: str, root: Path) -> list:
 
 
 def write_traces(tsv: str, path: str | os.PathLike, root: Path = Path(".")) -> list:
-    """`trace_table(tsv, root)` written to `path` (pickle, atomically): the input of
-    `read_traces` in the report job."""
+    """`trace_table(tsv, root)` written to `path` (compact: each distinct value once,
+    compressed; `provenance.tracestore`), atomically: the input of `read_traces` in
+    the report job."""
     traces = trace_table(tsv, root)
-    write_bytes_atomic(path, pickle.dumps(traces, protocol=pickle.HIGHEST_PROTOCOL))
+    tracestore.write(path, traces)
     return traces
 
 
 def read_traces(path: str | os.PathLike) -> list:
     """A table's traces as `write_traces` wrote them (the report's own workflow output,
     so unpickling it runs no foreign code)."""
-    with open(path, "rb") as fh:
-        return pickle.load(fh)
+    return tracestore.read(path)
 
 
 _CHECK = {False: "bad", None: "nr"}

@@ -4,16 +4,14 @@ and returns rows; the scripts write them atomically."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from judgeaudit import dnsmos_session
 from judgeaudit.io import read_jsonl
 from judgeaudit.study_b import items as I
 from judgeaudit.study_b import protocols as PR
@@ -132,32 +130,34 @@ def reply_voice(item_id: str, voices: Sequence[str], seed: int) -> str:
 
 
 def reply_quality(items_path: str | Path, speak: bool, sample_rate: int, seed: int,
-                  n_voices: int = 4, scorer: dict | None = None) -> pd.DataFrame:
+                  n_voices: int = 4, scorer: dict | None = None,
+                  dnsmos: Mapping[tuple[str, int], Mapping[str, Any]] | None = None
+                  ) -> pd.DataFrame:
     """Per item x reply (0/1): lexical measures; DNSMOS (speechmos) of the reply
     spoken by a neutral espeak voice drawn per item from `n_voices` (`reply_voice`;
     column `reply_voice`) when `speak`; and, when `scorer` is given ({judge, spec,
     cache_dir, template, replay, budget_usd}), the LLM scores of
-    `study_b.quality` (llm_helpfulness, ...)."""
+    `study_b.quality` (llm_helpfulness, ...). `dnsmos`: (item_id, reply) ->
+    reply_voice and the DNSMOS columns, already scored by the workflow's shards
+    (`study_b.reply_dnsmos`); without it the replies are rendered and scored here,
+    each distinct reply audio once (the same numbers)."""
     items = read_jsonl(items_path)
-    rows = []
-    renderer = None
-    if speak:
-        from judgeaudit.study_b.tts import EspeakRenderer
+    if speak and dnsmos is None:
+        from judgeaudit.study_b import reply_dnsmos as RD
 
-        renderer = EspeakRenderer(sample_rate=16000, seed=seed, n_voices=int(n_voices),
-                                  jitter=False)
-    # templated replies repeat: a reply text spoken in the same voice is the same
-    # samples, so its DNSMOS is computed once (keyed by the samples themselves)
-    scored: dict[bytes, dict[str, float]] = {}
+        plan = RD.plan_clips({"_": items_path}, seed, n_voices, 1)
+        dnsmos = RD.dnsmos_by_reply(plan, [RD.score_shard(plan, 0)], "_")
+    rows = []
     for it in items:
-        voice = reply_voice(it["item_id"], renderer.voice_ids(), seed) if renderer else ""
         for r, text in enumerate(it["replies"]):
             row: dict[str, Any] = {"item_id": it["item_id"], "task": it["family"], "reply": r,
                                    "text": text, **lexical_quality(text)}
-            if renderer is not None:
-                audio = renderer.render(text, "neutral", voice, -1,
-                                        f"reply|{it['item_id']}|{r}")
-                row.update({"reply_voice": voice, **_dnsmos_of(audio.samples, scored)})
+            if speak:
+                got = dnsmos.get((it["item_id"], r))
+                if got is None:
+                    raise ValueError(f"{items_path}: reply {it['item_id']}|{r} has no DNSMOS "
+                                     "score (the reply-clip plan is of other items)")
+                row.update(got)
             rows.append(row)
     frame = pd.DataFrame(rows)
     if scorer:
@@ -169,18 +169,6 @@ def reply_quality(items_path: str | Path, speak: bool, sample_rate: int, seed: i
         frame = frame.merge(llm.drop(columns=["task"]), on=["item_id", "reply"], how="left",
                             validate="one_to_one")
     return frame
-
-
-def _dnsmos_of(samples, scored: dict[bytes, dict[str, float]]) -> dict[str, float]:
-    """DNSMOS of one reply's samples, from `scored` when the same samples were scored."""
-    x = samples.astype("float64")
-    key = hashlib.sha256(x.tobytes()).digest()
-    if key not in scored:
-        res = dnsmos_session.score(x, sr=16000)
-        scored[key] = {"dnsmos_ovrl": float(res["ovrl_mos"]),
-                       "dnsmos_sig": float(res["sig_mos"]),
-                       "dnsmos_bak": float(res["bak_mos"])}
-    return scored[key]
 
 
 def trials_for(items_path: str | Path, renderings_path: str | Path, shard: str,

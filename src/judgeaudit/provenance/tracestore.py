@@ -1,0 +1,116 @@
+"""The report's row traces on disk, compact (issue 36): what rule `report_trace`
+writes and rule `report` reads.
+
+A table's traces (`report.cellpages.trace_table`: per row a list of
+`provenance.cells.CellTrace`, one per number, or a `TraceFailed`) repeat themselves:
+every cell of a row holds the same trials, rows of one judge x task hold the same
+trial records again as other objects, and every row holds its provenance chain and
+config, the same nodes as its neighbours'. `dumps` stores each distinct value once:
+equal strings, lists, tuples and dicts (same keys in the same order, same types) are
+made one object before pickling, so the pickle's memo writes each of them once; the
+pickle is then compressed (zlib). `loads` gives back traces equal to the ones traced
+(every field, every dict's key order, every type: the pages made from them are the
+same bytes); equal values are then shared objects, which the report only reads.
+
+Measured on the default run (issue 36): 593 MB of pickles -> see README.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import struct
+import zlib
+from dataclasses import fields, is_dataclass
+from typing import Any
+
+from judgeaudit.io import write_bytes_atomic
+
+MAGIC = b"JATRACE1"
+LEVEL = 6
+
+
+class TraceStoreError(ValueError):
+    """A trace file that is not one `dumps` wrote."""
+
+
+class _Interner:
+    """One object per distinct value, type-exact (1, 1.0 and True stay apart; a float
+    by its bits, so 0.0 and -0.0 too)."""
+
+    def __init__(self) -> None:
+        self.memo: dict[Any, Any] = {}
+        # a container met again as the same object (a row's cells share its trials):
+        # its value once made, by id (the object itself kept, so the id stays its own)
+        self.seen: dict[int, tuple[Any, Any]] = {}
+
+    def __call__(self, o: Any) -> Any:
+        t = type(o)
+        if t is str:
+            return self.memo.setdefault(("s", o), o)
+        if t is float:  # by its bits: 0.0 and -0.0 apart, a nan kept as it is
+            return self.memo.setdefault(("f", struct.pack("<d", o)), o)
+        if t is int:
+            return self.memo.setdefault(("i", o), o)
+        if t is dict or t is list or t is tuple:
+            got = self.seen.get(id(o))
+            if got is not None:
+                return got[1]
+            canon = self._container(o, t)
+            self.seen[id(o)] = (o, canon)
+            return canon
+        if is_dataclass(o) and not isinstance(o, type):
+            for f in fields(o):
+                setattr(o, f.name, self(getattr(o, f.name)))
+            return o
+        return o
+
+    def _container(self, o: Any, t: type) -> Any:
+        if t is dict:
+            items = [(self(k), self(v)) for k, v in o.items()]
+            key = ("d", tuple((id(k), id(v)) for k, v in items))
+            got = self.memo.get(key)
+            if got is None:
+                got = self.memo[key] = dict(items)
+                self.memo[("keep", id(got))] = items  # children stay alive with their ids
+            return got
+        items = [self(x) for x in o]  # a list or a tuple
+        key = ("l" if t is list else "t", tuple(id(x) for x in items))
+        got = self.memo.get(key)
+        if got is None:
+            got = self.memo[key] = items if t is list else tuple(items)
+            self.memo[("keep", id(got))] = items
+        return got
+
+
+def dumps(traces: list) -> bytes:
+    """A table's traces, each distinct value once, pickled and compressed. The traces
+    passed in are rewritten to share their equal values (they stay equal)."""
+    intern = _Interner()
+    shared = [intern(row) if type(row) is list else row for row in traces]
+    data = pickle.dumps(shared, protocol=pickle.HIGHEST_PROTOCOL)
+    return MAGIC + zlib.compress(data, LEVEL)
+
+
+def loads(data: bytes, what: str = "trace file") -> list:
+    if not data.startswith(MAGIC):
+        raise TraceStoreError(f"{what}: not a compact trace file (no {MAGIC.decode()} header); "
+                              "rerun rule report_trace")
+    return pickle.loads(zlib.decompress(data[len(MAGIC):]))
+
+
+def write(path: str | os.PathLike, traces: list) -> int:
+    """Write `dumps(traces)` atomically; returns the bytes written."""
+    data = dumps(traces)
+    write_bytes_atomic(path, data)
+    return len(data)
+
+
+def read(path: str | os.PathLike) -> list:
+    """A table's traces as `write` wrote them (the workflow's own output, so unpickling
+    it runs no foreign code)."""
+    with open(path, "rb") as fh:
+        return loads(fh.read(), str(path))
+
+
+__all__ = ["TraceStoreError", "dumps", "loads", "read", "write"]
