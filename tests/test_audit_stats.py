@@ -118,7 +118,9 @@ def test_battery_pairs_each_wrong_label_with_its_own_control():
     u = c[0].units[0]
     assert u.value({"w1": "sad", "ao1": "happy"}) == 1.0
     assert u.value({"w1": "sad", "ao1": "sad"}) == 0.0
-    assert u.value({"w1": None, "ao1": "sad"}) == -1.0
+    # no answer, no score: a unit with an invalid or missing answer is left out
+    assert u.value({"w1": None, "ao1": "sad"}) is None
+    assert u.value({"ao1": "sad"}) is None
     pairs = [{"trial_id": f"{p}{o}", "task": "pair_x", "condition": "native",
               "gold": "A", "facts": {"pair_id": p, "order": o, "cluster": "src" + p}}
              for p in "xy" for o in ("AB", "BA")]
@@ -127,6 +129,9 @@ def test_battery_pairs_each_wrong_label_with_its_own_control():
     assert pc[0].units[0].value({"xAB": "A", "xBA": "A"}) == 1.0  # locked first
     assert pc[0].units[0].value({"xAB": "B", "xBA": "B"}) == -1.0  # locked second
     assert pc[0].units[0].value({"xAB": "A", "xBA": "B"}) == 0.0  # consistent
+    # a pair counts only when both orders are answered (not as "B, B" = locked second)
+    assert pc[0].units[0].value({"xAB": None, "xBA": None}) is None
+    assert pc[0].units[0].value({"xAB": "A", "xBA": None}) is None
 
 
 def test_interleave_spreads_clusters_and_is_seeded():
