@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from judgeaudit.audit import battery
-from judgeaudit.audit.power import design_effect, fixed_n, plan_size
+from judgeaudit.audit.power import design_effect, plan_size
 from judgeaudit.audit.sequential import Design, evaluate_look, use_boundary_cache
 from judgeaudit.judges.adapters import make_adapter
 from judgeaudit.judges.cache import ResponseCache
@@ -243,14 +243,22 @@ def look(pc: dict, n: int, stage: int, early: bool, cfg: Mapping[str, Any],
 
 def resize(pc: dict, st: dict, cfg: Mapping[str, Any]) -> None:
     """Grow the contrast's design after its first look when the judge's own data
-    (the effective unit sd se * sqrt(n valid), so clustering included, and the share
-    of units scored) need more units than the planning sd gave; never shrinks."""
+    need more units than the planning sd gave; never shrinks. The effective unit sd
+    is se * sqrt(valid units) at the first look (clustering included); the units are
+    those that give both verdicts the configured power at the design's last
+    boundary c_K: n = ((c_K + z) * sd / effect)^2 with z = z_power for a one-sided
+    contrast and z_(1+power)/2 for a two-sided one (its `grounded` needs both
+    bounds: two one-sided tests), scaled up by the share of units with valid
+    answers so far, capped by the units available."""
     if st["units_valid"] < 2 or not math.isfinite(st["se"]):
         return
+    from scipy.stats import norm
+
     d: Design = pc["design"]
+    power = float(cfg["power"])
     sd_obs = min(1.0, st["se"] * math.sqrt(st["units_valid"]))
-    need = fixed_n(d.effect, pc["alpha_side"], float(cfg["power"]), max(sd_obs, 1e-6))
-    need = math.ceil(need * st["units"] / st["units_valid"])
+    z = norm.ppf((1 + power) / 2 if d.sided == "two" else power)
+    need = math.ceil(((d.crit[-1] + z) * sd_obs / d.effect) ** 2 * st["units"] / st["units_valid"])
     n_new = min(len(pc["units"]), need)
     pc["size"] = {**pc["size"], "sd_observed": round(sd_obs, 4),
                   "n_from_data": int(need), "n_max_planned": d.n_max}
