@@ -604,7 +604,7 @@ def audit_cfg_param(wildcards):
         {
             k: v
             for k, v in config["audit"].items()
-            if k not in ("budget_usd", "reference_panel")
+            if k not in ("budget_usd", "reference_panel", "allow_unpriced")
         }
     )
 

@@ -24,14 +24,17 @@ def echo(line):
     print(line, file=sys.stderr)
 
 
-verdicts, trace = audit(smk.wildcards.judge, specs, json.loads(smk.params.files), cfg,
-                        smk.config["cache_dir"], float(smk.params.icc),
-                        replay=bool(smk.params.replay), progress=bool(jcfg["progress"]),
-                        budget_usd=budget, echo=echo)
+verdicts, trace, meta = audit(
+    smk.wildcards.judge, specs, json.loads(smk.params.files), cfg, smk.config["cache_dir"],
+    float(smk.params.icc), replay=bool(smk.params.replay), progress=bool(jcfg["progress"]),
+    budget_usd=budget, allow_unpriced=bool(smk.config["audit"].get("allow_unpriced")), echo=echo)
 write_jsonl_atomic(smk.output.responses, trace)
-write_json_atomic(smk.output.verdicts, {"judge": smk.wildcards.judge,
-                                        "provider": full["provider"], "model": full.get("model"),
-                                        "audit": cfg, "protocols": verdicts})
+write_json_atomic(smk.output.verdicts, {
+    "judge": smk.wildcards.judge, "provider": full["provider"],
+    # an embedded judge has no `model` field: its version is what its rows record
+    "model": full.get("model") or (", ".join(meta["model_versions"]) or None),
+    "model_versions": meta["model_versions"], "requests_sent": meta["requests_sent"],
+    "budget_reason": meta["budget_reason"], "audit": cfg, "protocols": verdicts})
 for p, v in verdicts.items():
     echo(f"{smk.wildcards.judge} {p}: {v['verdict']} (calls {v['calls']} of "
          f"{v['fixed_design_calls']} fixed-design)")

@@ -128,3 +128,21 @@ def test_cli_resolves_a_judge_file_and_validates(tmp_path, monkeypatch):
     with pytest.raises(ConfigError, match="function"):
         resolve(_args(judge=str(nofn)))
     assert os.path.exists(overlay)
+
+
+def test_timed_out_calls_release_their_reservations(tmp_path, monkeypatch):
+    """A provider that never answers: every call times out (status error) and its
+    reserved cost is released from the spend ledger (`judgeaudit spend` shows 0)."""
+    from judgeaudit.testing.fakeserver import FakeProvider
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    items = _requests(tmp_path)[:3]
+    with FakeProvider(latency_s=10.0) as srv, ResponseCache(tmp_path / "cache") as cache:
+        spec = {"provider": "openai", "model": "gpt-audio-2025-08-28", "base_url": srv.url + "/v1",
+                "concurrency": 3, "max_attempts": 1, "timeout_s": 0.3,
+                "price_in_per_mtok": 40.0, "price_out_per_mtok": 80.0}
+        eng = Engine(make_adapter("gpt", spec), cache,
+                     EngineOptions.from_spec(spec, progress=False, budget_usd=5.0))
+        rows = eng.run(items)
+        assert [r["status"] for r in rows] == ["error"] * 3 and eng.stats.sent == 3
+        assert cache.spent() == 0.0

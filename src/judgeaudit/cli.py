@@ -232,6 +232,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cores", default="all")
     p.add_argument("--no-early-stop", action="store_true",
                    help="run every probe to its fixed-design size (no interim looks)")
+    p.add_argument("--allow-unpriced", action="store_true",
+                   help="audit an API judge whose prices are not set (no cost estimate, no "
+                        "budget guard); refused without this flag")
     p.set_defaults(snakemake_args=[], func=_cmd_audit)
     p = sub.add_parser("check-config", help="validate a config (plus overlays) against the schema")
     p.add_argument("config", type=Path)

@@ -3,8 +3,11 @@ answers its question, built from the existing trial shards (the Study A conditio
 builders and the Study B protocol builders), never from new prompts.
 
 A probe unit is one matched set of trials; its value is a paired difference in
-[-1, 1], sum_j w_j * [answer(t_j) == target_j] + offset (an invalid or missing
-answer counts as not naming the target):
+[-1, 1], sum_j w_j * [answer(t_j) == target_j] + offset. A unit is scored on valid
+answers only: a matched pair (blueprint, reference, pairwise) only when every one
+of its trials has a valid answer, an item (paralinguistic) only when each protocol
+has at least one valid answer, averaged over those (`Unit.value` returns None
+otherwise, and the unit is left out of the estimate and counted as invalid):
 
 - blueprint (Study A RQ1, unit = clip x derangement seed, cluster = speaker):
   `with_audio`   [wrong_with_audio names the wrong label] - [audio_only names it]
@@ -23,12 +26,16 @@ answer counts as not naming the target):
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from judgeaudit.conditions.common import make_trial
 from judgeaudit.io import read_jsonl
+from judgeaudit.judges.request import Request, TextPart
+from judgeaudit.prompts import REFERENCE_LABEL_TEXT
 from judgeaudit.vocab import study_a as vocab_a
 
 PROTOCOLS = ("blueprint", "reference", "pairwise", "paralinguistic")
@@ -47,13 +54,30 @@ class Unit:
     cluster: str
     terms: tuple[tuple[str, str, float], ...]  # (trial_id, target answer, weight)
     offset: float = 0.0
+    # "all": every trial must be answered validly; "arms": the positive- and
+    # negative-weight trials are each averaged over their valid answers
+    mode: str = "all"
 
     @property
     def trial_ids(self) -> tuple[str, ...]:
         return tuple(t for t, _, _ in self.terms)
 
-    def value(self, answers: Mapping[str, str | None]) -> float:
-        return self.offset + sum(w * float(answers.get(t) == target) for t, target, w in self.terms)
+    def value(self, answers: Mapping[str, str | None]) -> float | None:
+        """The unit's difference on valid answers (a missing or None answer is no
+        answer), or None when the unit has too few valid answers to be scored."""
+        if self.mode == "arms":
+            total = self.offset
+            for sign in (1.0, -1.0):
+                arm = [(t, target, w) for t, target, w in self.terms if w * sign > 0]
+                ok = [(t, target) for t, target, _ in arm if answers.get(t) is not None]
+                if arm and not ok:
+                    return None
+                if arm:
+                    total += sign * sum(float(answers[t] == target) for t, target in ok) / len(ok)
+            return total
+        if any(answers.get(t) is None for t in self.trial_ids):
+            return None
+        return self.offset + sum(w * float(answers[t] == target) for t, target, w in self.terms)
 
 
 @dataclass
@@ -107,15 +131,59 @@ def _paired(c: Contrast, trials: Sequence[dict], base_of: Mapping[str, dict]) ->
     return c
 
 
-def reference_contrasts(trials: Sequence[dict]) -> list[Contrast]:
+MATCHED_CONTROL = "match_at_{placement}"
+
+
+def matched_control(wrong: dict) -> dict:
+    """The true-reference control of a wrong-reference trial at the same placement:
+    its request with the reference sentence naming the gold label instead of the
+    wrong one (everything else, audio and order included, unchanged). Seed-free
+    facts, so the wrong references of every seed share one control per clip and
+    placement."""
+    f = wrong["facts"]
+    gold = str(wrong["gold"])
+    old = REFERENCE_LABEL_TEXT.format(label=f["wrong_label"])
+    new = REFERENCE_LABEL_TEXT.format(label=gold)
+    req = Request.from_json(wrong["request"])
+    hits = (req.system or "").count(old) + sum(
+        p.text.count(old) for p in req.parts if isinstance(p, TextPart))
+    if hits != 1:
+        raise ValueError(f"audit reference: trial {wrong['trial_id']} holds its reference "
+                         f"sentence {old!r} {hits} times (expected once)")
+    req = dataclasses.replace(
+        req, system=None if req.system is None else req.system.replace(old, new),
+        parts=tuple(TextPart(p.text.replace(old, new)) if isinstance(p, TextPart) else p
+                    for p in req.parts))
+    facts = {k: v for k, v in f.items() if k not in ("seed", "wrong_label", "request_sha256")}
+    facts.update(reference_label=gold, matched_control=True)
+    return make_trial(wrong["study"], wrong["task"],
+                      MATCHED_CONTROL.format(placement=f["placement"]), req, gold, facts)
+
+
+def reference_contrasts(trials: Sequence[dict]) -> tuple[list[Contrast], list[dict]]:
+    """The four placement contrasts and the matched controls they use (new trials,
+    except at the shard's own `match` placement, where the shard's control is used)."""
     by = _by_condition(trials)
     match = {t["facts"]["clip_id"]: t for t in by.get(vocab_a.MATCH_CONDITION, [])}
-    out = []
+    out, controls = [], {}
     for p in vocab_a.PLACEMENTS:
         c = Contrast("reference", p, f"follow rate of a wrong reference placed `{p}`, minus "
-                     "the rate the judge names that label with the true reference", "greater")
-        out.append(_paired(c, by.get(p, []), match))
-    return out
+                     f"the rate the judge names that label with the true reference at `{p}`",
+                     "greater")
+        base_of: dict[str, dict] = {}
+        for t in by.get(p, []):
+            clip = t["facts"]["clip_id"]
+            if clip in base_of:
+                continue
+            ctl = matched_control(t)
+            own = match.get(clip)
+            if own is not None and own["facts"].get("request_sha256") == ctl["facts"]["request_sha256"]:
+                ctl = own  # the shard's own control: same request, same cache entry
+            else:
+                controls[ctl["trial_id"]] = ctl
+            base_of[clip] = ctl
+        out.append(_paired(c, by.get(p, []), base_of))
+    return out, list(controls.values())
 
 
 def pairwise_contrasts(trials_by_format: Mapping[str, Sequence[dict]]) -> list[Contrast]:
@@ -150,7 +218,7 @@ def paralinguistic_contrasts(pointwise: Sequence[dict], pairwise: Sequence[dict]
     for item in sorted(set(pw) & set(pt)):
         terms = [(t["trial_id"], t["gold"], 1.0 / len(pw[item])) for t in pw[item]]
         terms += [(t["trial_id"], t["gold"], -1.0 / len(pt[item])) for t in pt[item]]
-        c.units.append(Unit(item, item, tuple(terms)))
+        c.units.append(Unit(item, item, tuple(terms), mode="arms"))
     return [c]
 
 
@@ -182,7 +250,8 @@ def build(protocol: str, files: Mapping[str, Sequence[str]]) -> tuple[list[Contr
     if protocol == "blueprint":
         contrasts = blueprint_contrasts(rows["trials"])
     elif protocol == "reference":
-        contrasts = reference_contrasts(rows["trials"])
+        contrasts, controls = reference_contrasts(rows["trials"])
+        rows["matched_controls"] = controls
     elif protocol == "pairwise":
         contrasts = pairwise_contrasts({f: rows.get(f, []) for f in vocab_a.PAIR_FORMATS})
     elif protocol == "paralinguistic":

@@ -13,7 +13,7 @@ from typing import Any
 
 from judgeaudit.report.published import PUBLISHED as _PAPERS_PUBLISHED
 
-CARD_VERSION = 1
+CARD_VERSION = 2
 # The papers' published numbers for their judges: the one list the report prints too
 # (report/published.py), shown beside the card under the protocol they speak to,
 # marked published (never recomputed here).
@@ -50,8 +50,12 @@ def build_card(verdicts: Mapping[str, Any], panel: Sequence[Mapping[str, Any]],
     return clean({
         "card_version": CARD_VERSION, "judge": verdicts["judge"],
         "provider": verdicts["provider"], "model": verdicts.get("model"),
+        "model_versions": verdicts.get("model_versions", []),
         "audit": verdicts["audit"],
         "protocols": prot,
+        "decided": any(v["verdict"] != "undecided" for v in prot.values()),
+        "requests_sent": verdicts.get("requests_sent"),
+        "answers": _sum_counts(v.get("answers", {}) for v in prot.values()),
         "calls": sum(v["calls"] for v in prot.values()),
         "fixed_design_calls": sum(v["fixed_design_calls"] for v in prot.values()),
         "cost_usd_estimated_max": sum(v.get("cost_usd_estimated") or 0 for v in prot.values()),
@@ -64,7 +68,18 @@ def build_card(verdicts: Mapping[str, Any], panel: Sequence[Mapping[str, Any]],
     })
 
 
-COLORS = {"shortcut": "#c0392b", "grounded": "#27ae60", "inconclusive": "#7f8c8d"}
+def _sum_counts(counts) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for c in counts:
+        for k, v in c.items():
+            out[k] = out.get(k, 0) + int(v)
+    return dict(sorted(out.items()))
+
+
+COLORS = {"shortcut": "#c0392b", "grounded": "#27ae60", "inconclusive": "#7f8c8d",
+          "undecided": "#8e44ad", "protocol-dependent": "#d35400",
+          "protocol-independent": "#27ae60"}
+DECIDED = ("shortcut", "grounded", "protocol-dependent", "protocol-independent")
 
 
 def profile_figure(card: Mapping[str, Any], path: str | Path) -> None:
@@ -79,12 +94,17 @@ def profile_figure(card: Mapping[str, Any], path: str | Path) -> None:
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.4))
     for i, (_p, c) in enumerate(rows):
         y = len(rows) - i
-        if c.get("estimate") is not None:
+        decided = c["verdict"] in DECIDED
+        # an undecided / inconclusive contrast is drawn hollow and grey: its point is no
+        # finding (too many invalid answers, too few clusters, or not settled)
+        if c.get("estimate") is not None and c["verdict"] != "undecided":
             lo, hi = c.get("ci_low"), c.get("ci_high")
             ax.errorbar([c["estimate"]], [y], xerr=[[c["estimate"] - lo], [hi - c["estimate"]]]
                         if lo is not None and hi is not None else None, fmt="o",
-                        color=COLORS[c["verdict"]], capsize=3)
-        ax.text(1.12, y, c["verdict"], va="center", fontsize=8, color=COLORS[c["verdict"]])
+                        color=COLORS[c["verdict"]], capsize=3, alpha=1.0 if decided else 0.5,
+                        mfc=None if decided else "white")
+        label = c["verdict"] + ("" if decided else " (not a finding)")
+        ax.text(1.12, y, label, va="center", fontsize=8, color=COLORS[c["verdict"]])
     eff = float(card["audit"]["effect"])
     ax.axvline(0, color="black", lw=0.8)
     for x in (eff, -eff):
@@ -99,11 +119,38 @@ def profile_figure(card: Mapping[str, Any], path: str | Path) -> None:
     plt.close(fig)
 
 
+def _bound(c: Mapping[str, Any]) -> str:
+    b = c.get("equivalence_bound") or [None, c.get("effect")]
+    return f"({b[0]:+g}, {b[1]:+g})" if b[0] is not None else f"&lt; {b[1]:+g}"
+
+
+def _pair_text(c: Mapping[str, Any]) -> str:
+    d = c.get("descriptive") or {}
+    return "".join(f"<br>{k} {_fmt(v)}" for k, v in d.items())
+
+
 def _fmt(v: Mapping[str, Any]) -> str:
     e, lo, hi = v.get("estimate"), v.get("ci_low"), v.get("ci_high")
     if e is None:
         return "n/a"
+    if lo is None or hi is None:
+        return f"{e:+.3f}"
     return f"{e:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+
+
+def _counts(a: Mapping[str, int]) -> str:
+    if not a:
+        return "-"
+    valid = a.get("valid", 0)
+    rest = ", ".join(f"{k} {v}" for k, v in a.items() if k != "valid" and v)
+    return f"valid {valid}" + (f"; {rest}" if rest else "; none invalid")
+
+
+def _acc(acc: Mapping[str, Any]) -> str:
+    if not acc:
+        return "-"
+    return "<br>".join(f"{html.escape(k)}: {_fmt(v)} (chance {v['chance']:.2f}, n {v['n']})"
+                       for k, v in acc.items())
 
 
 def render_html(card: Mapping[str, Any], figure_name: str) -> str:
@@ -115,15 +162,21 @@ def render_html(card: Mapping[str, Any], figure_name: str) -> str:
            f"table{{border-collapse:collapse}}.published{{background:#fff8e0}}</style></head><body>",
            f"<h1>Judge card: {esc(card['judge'])}</h1>",
            f"<p>provider <code>{esc(str(card['provider']))}</code>, model "
-           f"<code>{esc(str(card.get('model')))}</code>; {card['calls']} judge calls used of "
+           f"<code>{esc(str(card.get('model')))}</code>; {card.get('requests_sent')} requests "
+           f"sent to the judge; answers {_counts(card.get('answers', {}))}; "
+           f"{card['calls']} judge calls used of "
            f"{card['fixed_design_calls']} for the fixed design (effect {card['audit']['effect']}, "
            f"alpha {card['audit']['alpha']} per verdict and protocol, power {card['audit']['power']}, "
            f"{card['audit']['stages']} looks, {esc(card['audit']['spending'])} spending, "
            f"early stopping {'on' if card['audit']['early_stop'] else 'off'}).</p>",
+           ("" if card.get("decided", True) else
+            "<p class='undecided'><b>No verdict</b>: no protocol could be decided (see the "
+            "answers column: invalid, refused and failed calls are no evidence).</p>"),
            f"<img src='{esc(figure_name)}' alt='shortcut profile'>",
            "<h2>Verdicts</h2><table><tr><th>protocol</th><th>question</th><th>verdict</th>"
-           "<th>contrast</th><th>estimate [interval]</th><th>level</th><th>units</th>"
-           "<th>stage</th><th>calls (fixed)</th><th>stopped by</th></tr>"]
+           "<th>what it says</th><th>judge accuracy [interval]</th><th>answers</th>"
+           "<th>contrast</th><th>estimate [interval]</th><th>bound</th><th>level</th>"
+           "<th>units (valid)</th><th>stage</th><th>calls (fixed)</th><th>stopped by</th></tr>"]
     for p, v in card["protocols"].items():
         for j, c in enumerate(v["contrasts"]):
             first = j == 0
@@ -131,21 +184,36 @@ def render_html(card: Mapping[str, Any], figure_name: str) -> str:
                 "<tr>" + (f"<td rowspan={len(v['contrasts'])}>{esc(p)}</td><td rowspan="
                           f"{len(v['contrasts'])}>{esc(v['question'])}</td><td rowspan="
                           f"{len(v['contrasts'])}><b style='color:{COLORS[v['verdict']]}'>"
-                          f"{v['verdict']}</b></td>" if first else "")
-                + f"<td>{esc(c['name'])} ({c['sided']})</td><td>{_fmt(c)}</td>"
-                f"<td>{c['interval_level']:.3f}</td><td>{c['units']} of {c['n_max']}</td>"
+                          f"{v['verdict']}</b></td><td rowspan={len(v['contrasts'])}>"
+                          f"{esc(v.get('statement', ''))}</td><td rowspan={len(v['contrasts'])}>"
+                          f"{_acc(v.get('accuracy', {}))}</td><td rowspan={len(v['contrasts'])}>"
+                          f"{esc(_counts(v.get('answers', {})))}; requests sent "
+                          f"{v.get('requests_sent', '-')}</td>" if first else "")
+                + f"<td>{esc(c['name'])} ({c['sided']}): {esc(c['verdict'])}"
+                + (f" ({esc(c['reason'])})" if c.get("reason") else "")
+                + _pair_text(c) + f"</td><td>{_fmt(c)}</td>"
+                f"<td>{_bound(c)}</td>"
+                f"<td>{c['interval_level']:.3f}</td><td>{c['units']} of {c['n_max']} "
+                f"({c.get('units_valid', '-')} valid)</td>"
                 f"<td>{c['stage']} / {c.get('n_stages')}</td>"
                 + (f"<td rowspan={len(v['contrasts'])}>{v['calls']} ({v['fixed_design_calls']})</td>"
                    if first else "")
                 + f"<td>{esc(str(c.get('stopped_by')))}</td></tr>")
         for s in v.get("skipped", []):
-            out.append(f"<tr><td>{esc(p)}</td><td colspan=9>{esc(s['contrast'])} left out: "
+            out.append(f"<tr><td>{esc(p)}</td><td colspan=13>{esc(s['contrast'])} left out: "
                        f"{esc(s['reason'])}</td></tr>")
-    out.append("</table><p>shortcut: the interval excludes 0 (no excess over the matched "
-               "control) in the shortcut direction; grounded: the interval lies within the "
-               "equivalence bound (the effect); inconclusive otherwise. Intervals are "
-               "repeated confidence intervals of the group-sequential design, clustered on "
-               "the probe's sampling unit.</p>")
+    eff = card["audit"]["effect"]
+    out.append(f"</table><p>shortcut: the interval excludes 0 (no excess over the matched "
+               f"control) in the shortcut direction; grounded: <b>no excess above the bound "
+               f"{eff}</b> (the interval lies within it; smaller excesses are not ruled out); "
+               f"inconclusive: neither; undecided: no verdict (too many invalid answers, "
+               f"invalid answers that differ between the arms, or too few clusters). Units "
+               f"are scored on valid answers only. The paralinguistic probe measures "
+               f"protocol dependence (pairwise vs pointwise accuracy, either direction): "
+               f"protocol-dependent is not by itself a shortcut. Intervals are repeated "
+               f"confidence intervals of the group-sequential design, clustered on the "
+               f"probe's sampling unit (CR2 se, Bell-McCaffrey df, Hall skewness "
+               f"correction).</p>")
     out.append("<h2>Beside the embedded reference panel (audited with the same battery)</h2>"
                "<table><tr><th>judge</th>" + "".join(f"<th>{esc(p)}</th>" for p in card["protocols"])
                + "</tr>")

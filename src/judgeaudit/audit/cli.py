@@ -1,6 +1,10 @@
 """`judgeaudit audit`: resolve the judge (panel name or YAML file), write a config
-overlay, validate it, run the workflow target results/audit/<judge>/card.json with
-snakemake, copy the card to --out and print the verdicts."""
+overlay, validate it, refuse an API judge without prices (unless --allow-unpriced),
+run the workflow target results/audit/<judge>/card.json with snakemake, copy the
+card and everything its links point to into --out, and print the verdicts with
+their answer counts. Exit status: 0 with at least one decided protocol, 3 when no
+protocol could be decided (no valid answers to speak of), 2 for a bad config, else
+snakemake's."""
 
 from __future__ import annotations
 
@@ -16,7 +20,9 @@ import yaml
 from judgeaudit.audit.battery import PROTOCOLS
 from judgeaudit.config import ConfigError, load_config
 
-CARD_FILES = ("card.json", "card.html", "card.png", "verdicts.json", "responses.jsonl")
+CARD_FILES = ("card.json", "card.html", "card.png", "verdicts.json", "responses.jsonl",
+              "card.json.prov.json", "verdicts.json.prov.json")
+NO_VERDICT = 3
 
 
 def _judge_from_file(path: Path) -> tuple[str, dict]:
@@ -58,6 +64,8 @@ def resolve(args: argparse.Namespace) -> tuple[str, list[str], Path, dict]:
         overlay["audit"]["budget_usd"] = float(args.budget_usd)
     if args.no_early_stop:
         overlay["audit"]["early_stop"] = False
+    if getattr(args, "allow_unpriced", False):
+        overlay["audit"]["allow_unpriced"] = True
     path = Path("logs") / "audit" / f"{name}.overlay.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(overlay, sort_keys=True))
@@ -65,7 +73,22 @@ def resolve(args: argparse.Namespace) -> tuple[str, list[str], Path, dict]:
     if name not in cfg["judges"]["panel"]:
         raise ConfigError(f"--judge {name!r}: not in judges.panel ({sorted(cfg['judges']['panel'])}) "
                           "and not a YAML file")
+    _check_priced(name, cfg)
     return name, [*configs, str(path)], path, cfg
+
+
+def _check_priced(name: str, cfg: dict) -> None:
+    """The audit stage refuses an unpriced API judge too; saying it here, before
+    snakemake starts, gives the message without a failed job."""
+    from judgeaudit.audit.run import check_priced
+
+    spec = cfg["judges"]["panel"][name]
+    try:
+        check_priced(name, {"panel": spec}, bool(cfg["audit"].get("allow_unpriced")))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+    except Exception:  # noqa: BLE001 - an adapter that cannot be built fails in the run
+        return
 
 
 def _fmt(v: dict) -> str:
@@ -91,15 +114,57 @@ def run_audit(args: argparse.Namespace) -> int:
         return rc or 1
     src = Path(target).parent
     out = args.out or src
-    if out.resolve() != src.resolve():
-        out.mkdir(parents=True, exist_ok=True)
-        for f in CARD_FILES:
-            shutil.copy2(src / f, out / f)
     card = json.loads((src / "card.json").read_text())
+    if out.resolve() != src.resolve():
+        copy_card(src, out, card)
     print(f"judge card {out / 'card.json'} ({out / 'card.html'}):")
-    for p, v in card["protocols"].items():
-        print(f"  {p:15s} {v['verdict']:13s} {v['lead_contrast']}: {_fmt(v)}; calls {v['calls']} "
-              f"of {v['fixed_design_calls']} (fixed design), stage {v['stopping_stage']}/{v['n_stages']}")
-    print(f"  total calls {card['calls']} of {card['fixed_design_calls']} for the fixed design; "
-          f"early stopping {'on' if card['audit']['early_stop'] else 'off'}")
+    for line in summary_lines(card):
+        print(line)
+    if not card.get("decided", True):
+        print(f"judgeaudit audit: no verdict for {name}: no protocol could be decided "
+              "(see the answer counts above)", file=sys.stderr)
+        return NO_VERDICT
     return 0
+
+
+def _counts(a: dict) -> str:
+    return ", ".join(f"{k} {v}" for k, v in a.items()) or "none"
+
+
+def summary_lines(card: dict) -> list[str]:
+    """The CLI's verdict summary: per protocol the verdict, what it says, the answers
+    (valid / invalid / refused / error) and the calls; then the requests sent."""
+    out = []
+    for p, v in card["protocols"].items():
+        out.append(f"  {p:15s} {v['verdict']:21s} {v['lead_contrast']}: {_fmt(v)}; calls "
+                   f"{v['calls']} of {v['fixed_design_calls']} (fixed design), stage "
+                   f"{v['stopping_stage']}/{v['n_stages']}")
+        out.append(f"  {'':15s} {v.get('statement', '')}")
+        out.append(f"  {'':15s} answers: {_counts(v.get('answers', {}))}; requests sent "
+                   f"{v.get('requests_sent', '?')}")
+    out.append(f"  {card.get('requests_sent', '?')} requests sent to the judge in this run; "
+               f"{card['calls']} trials used of {card['fixed_design_calls']} for the fixed "
+               f"design; early stopping {'on' if card['audit']['early_stop'] else 'off'}")
+    return out
+
+
+def copy_card(src: Path, out: Path, card: dict) -> None:
+    """Copy the card with everything its links need: the card files, their provenance
+    records and the trial shards (linked `../../trials/...` from results/audit/<judge>,
+    copied to `trials/...` here, with card.html's links rewritten to match)."""
+    out.mkdir(parents=True, exist_ok=True)
+    for f in CARD_FILES:
+        if (src / f).exists():
+            shutil.copy2(src / f, out / f)
+    html = (src / "card.html").read_text()
+    for href in card.get("traces", {}).values():
+        if href.startswith("../../"):
+            shard = (src / href).resolve()
+            rel = Path(href[len("../../"):])
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(shard, out / rel)
+            for extra in (shard.with_name(shard.name + ".prov.json"),):
+                if extra.exists():
+                    shutil.copy2(extra, out / rel.with_name(extra.name))
+            html = html.replace(f"href='{href}'", f"href='{rel.as_posix()}'")
+    (out / "card.html").write_text(html)

@@ -410,6 +410,8 @@ class Engine:
                     if opts.tokens_per_min:
                         est = sum(self.adapter.estimate_tokens(req, _audio_seconds(req, root)))
                     rec = await self._one(key, req, gate, rpm, tpm, rng, est)
+                    if self.adapter.paid and rec.get("status") == "error":
+                        cache.unreserve(self.run_id, self.adapter.name, key)  # no reply
                     if self.adapter.paid and rec.get("status") not in ("error",):
                         used = usage_tokens(rec.get("usage") or {})
                         if used is not None:
