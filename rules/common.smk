@@ -20,7 +20,7 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 from judgeaudit.audit import plan as _audit_plan
 from judgeaudit.config import ConfigError, check_duplicate_keys, validate_config
 from judgeaudit.judges.budget import budget_scope, missing_keys
-from judgeaudit.locks import clear_stale_locks
+from judgeaudit.locks import clear_stale_locks, register_owner
 from judgeaudit.vocab import alternation
 from judgeaudit.vocab import study_a as vocab_a
 from judgeaudit.vocab import study_b as vocab_b
@@ -61,12 +61,21 @@ PKG = REPO / "src" / "judgeaudit"
 _HERE = Path.cwd().resolve()
 SOURCE = REPO.relative_to(_HERE) if REPO.is_relative_to(_HERE) else REPO
 
-# A crashed run (SIGKILL, OOM) leaves .snakemake/locks behind; remove them when no
-# live Snakemake process other than this one works in this directory (see
-# judgeaudit/locks.py for why that is safe), so a plain rerun needs no --unlock.
+# A crashed run (SIGKILL, OOM) leaves .snakemake/locks behind; remove them only when
+# their owner is provably gone (judgeaudit/locks.py: owner records with host, boot id,
+# PID namespace and pid, and no live Snakemake process here works in this directory),
+# so a plain rerun needs no --unlock and a live run's locks always stand. The main
+# process then records itself as an owner (removed when it exits).
 _removed_locks, _why = clear_stale_locks(Path.cwd())
-if _removed_locks:
+if _removed_locks or (workflow.is_main_process and _why.startswith("locks held")):
     print(f"judgeaudit: {_why}", file=sys.stderr)
+if workflow.is_main_process:
+    try:
+        register_owner(Path.cwd())
+    except OSError as exc:
+        print(
+            f"judgeaudit: cannot write the lock owner record ({exc})", file=sys.stderr
+        )
 
 # Validate before any job starts; the error names the offending field.
 try:
@@ -232,9 +241,11 @@ TARGETS["specialists"] = W.specialists_targets
 # job processes that re-read this file keep their parent's id.)
 os.environ.setdefault("JUDGEAUDIT_RUN_ID", f"run-{uuid.uuid4().hex[:12]}")
 # The study's budget scope: judges.budget_usd bounds the spend the cache's ledger holds
-# for it over every run (judges.budget_scope, else a hash of the config less budgets,
-# prices and run-only settings; judgeaudit.judges.budget.budget_scope).
-os.environ.setdefault("JUDGEAUDIT_BUDGET_SCOPE", budget_scope(config))
+# for it over every run: judges.budget_scope when set, else derived by the pre-flight
+# from the API judges and their requests (judgeaudit.judges.budget.paid_scope) and
+# handed to the judge jobs in its output.
+if budget_scope(config):
+    os.environ.setdefault("JUDGEAUDIT_BUDGET_SCOPE", budget_scope(config))
 
 judge_param = _planned(W.judge_param)
 judge_model_inputs = _planned(W.judge_model_inputs)

@@ -5,6 +5,7 @@ record are written as soon as that shard is complete."""
 import json
 from pathlib import Path
 
+from judgeaudit.datasets.validate import config_audio_roots
 from judgeaudit.judges.shard import run_shards
 from judgeaudit.scriptjob import finish_job, start_job
 
@@ -19,6 +20,10 @@ spec = json.loads(smk.params.spec)
 spec.update({k: full[k] for k in smk.params.cost_fields if k in full})
 shared = {k: [v] if isinstance(v, str) else list(v) for k, v in smk.input.items()
           if k != "trials"}
+# the budget scope the pre-flight computed from what this run pays for (API judges)
+scope = {}
+for gate in shared.get("preflight") or []:
+    scope["budget_scope"] = json.loads(Path(gate).read_text())["budget_scope"]
 
 
 def record(trials: str, out: str, summary: dict) -> None:
@@ -41,4 +46,6 @@ run_shards(
     accept_errors=bool(jcfg.get("accept_errors", False)),
     replay=bool(smk.params.replay),
     on_shard=record,
+    audio_roots=config_audio_roots(smk.config),
+    **scope,
 )

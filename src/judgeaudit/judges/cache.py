@@ -53,6 +53,11 @@ CREATE TABLE IF NOT EXISTS leases (
     owner TEXT NOT NULL,
     expires REAL NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS scopes (
+    judges TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,
+    updated REAL NOT NULL
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS spend (
     run TEXT NOT NULL,
     judge TEXT NOT NULL,
@@ -264,6 +269,27 @@ class ResponseCache:
         self._db.execute(
             "UPDATE spend SET usd = ?, billed = 1 WHERE run = ? AND judge = ? AND key = ?",
             (usd, run, judge, key))
+
+    def swap_scope(self, judges: str, scope: str) -> str | None:
+        """Record `scope` as the budget scope of the judge set `judges` (a name list);
+        returns the scope recorded before (None: first time)."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            row = self._db.execute("SELECT scope FROM scopes WHERE judges = ?",
+                                   (judges,)).fetchone()
+            self._db.execute("INSERT OR REPLACE INTO scopes (judges, scope, updated) "
+                             "VALUES (?, ?, ?)", (judges, scope, time.time()))
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return row[0] if row else None
+
+    def unreserve(self, run: str, judge: str, key: str) -> None:
+        """Drop a call's reservation that was never billed (the call ended without an
+        answer: transport error, timeout), so an outage does not eat the budget."""
+        self._db.execute("DELETE FROM spend WHERE run = ? AND judge = ? AND key = ? "
+                         "AND billed = 0", (run, judge, key))
 
     def spent(self, run: str | None = None, judge: str | None = None,
               scope: str | None = None) -> float:

@@ -130,7 +130,8 @@ def run_shards(
                        "sent": st.sent, "reused_in_flight": st.reused_in_flight,
                        "est_cost_usd": st.est_cost_usd, "status_counts": counts}
             summaries.append(summary)
-            failed = [r for r in rows if r["status"] in RETRYABLE]
+            failed = [r for r in rows if r["status"] in RETRYABLE
+                      or r["request_key"] in engine.retry_keys]
             if failed and not accept_errors:
                 log.error("shard %s: %s", trials_path, summary)
                 problems.append(incomplete_message(trials_path, judge_name, rows, failed,
