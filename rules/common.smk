@@ -19,6 +19,7 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 from judgeaudit.audit import plan as _audit_plan
 from judgeaudit.config import ConfigError, check_duplicate_keys, validate_config
+from judgeaudit.datasets.validate import config_audio_roots
 from judgeaudit.judges.budget import budget_scope, missing_keys
 from judgeaudit.locks import clear_stale_locks, register_owner
 from judgeaudit.vocab import alternation
@@ -87,6 +88,11 @@ except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 config.clear()
 config.update(_validated)
+# Every judge call of the run (judge jobs, Study B writers, audits) sends only audio
+# that resolves inside these folders (judgeaudit.judges.request.load_request_audio).
+os.environ["JUDGEAUDIT_AUDIO_ROOTS"] = os.pathsep.join(
+    str(p) for p in config_audio_roots(config, Path.cwd())
+)
 
 
 from judgeaudit.codedeps import closure as _code_closure

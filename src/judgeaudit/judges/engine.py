@@ -71,7 +71,8 @@ class EngineOptions:
     # length with a marker, status `too_long` (judges.panel.<judge>.max_answer_chars)
     max_answer_chars: int = 200_000
     audio_root: str | Path = "."
-    # folders request audio may resolve into (None: <audio_root>/data and /results)
+    # folders request audio must resolve into (None: $JUDGEAUDIT_AUDIO_ROOTS, which the
+    # workflow sets to data/, results/ and the configured corpus folders; unset: any)
     audio_roots: list[Path] | None = None
     progress: bool = True
     seed: int = 0  # jitter only; never affects answers
@@ -223,6 +224,9 @@ class Engine:
                              or DEFAULT_SCOPE)
         self.budget_reason: str | None = None
         self.retry_keys: set[str] = set()
+        env_roots = os.environ.get("JUDGEAUDIT_AUDIO_ROOTS")
+        self.audio_roots = options.audio_roots if options.audio_roots is not None else (
+            [Path(p) for p in env_roots.split(os.pathsep) if p] if env_roots else None)
         self._owned: set[str] = set()
 
     def _log_attempt(self, key: str, attempt: int, outcome: str, detail: str | None = None,
@@ -286,7 +290,7 @@ class Engine:
                    rpm: TokenBucket, tpm: TokenBucket, rng: random.Random,
                    est_tokens: int) -> dict[str, Any]:
         try:
-            loaded = load_request_audio(req, self.opts.audio_root, self.opts.audio_roots)
+            loaded = load_request_audio(req, self.opts.audio_root, self.audio_roots)
         except AudioIntegrityError as exc:
             self._log_attempt(key, 0, "error", f"audio: {exc}")
             return {"status": "error", "error": f"audio: {exc}", "attempts": 0}

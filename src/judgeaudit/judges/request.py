@@ -190,12 +190,12 @@ def _read_audio(path: Path) -> tuple[bytes, str]:
 def load_request_audio(request: Request, root: str | Path = ".",
                        roots: list[Path] | None = None) -> LoadedRequest:
     """Read each audio part's bytes from its path and check them before they go
-    anywhere: the path must resolve (symlinks followed) inside `roots` (default
-    `<root>/data` and `<root>/results`; `datasets.validate.audio_roots`), the bytes
-    must be a RIFF/WAVE file and match the part's recorded sha256."""
-    from judgeaudit.datasets.validate import audio_roots, outside_roots
+    anywhere: with `roots` (the workflow's: the project's data/, results/ and
+    configured corpus folders, `datasets.validate.config_audio_roots`), the path
+    must resolve (symlinks followed) inside one of them; the bytes must be a
+    RIFF/WAVE file and match the part's recorded sha256."""
+    from judgeaudit.datasets.validate import outside_roots
 
-    roots = audio_roots(root) if roots is None else roots
     audio: dict[str, bytes] = {}
     for part in request.audio_parts:
         if part.sha256 in audio:
@@ -204,7 +204,7 @@ def load_request_audio(request: Request, root: str | Path = ".",
             raise AudioIntegrityError(f"audio part {part.sha256[:12]} has no path to load from")
         path = Path(part.path)
         path = path if path.is_absolute() else Path(root) / path
-        outside = outside_roots(path, roots)
+        outside = outside_roots(path, roots) if roots is not None else None
         if outside:
             raise AudioIntegrityError(f"audio part {part.sha256[:12]}: {outside}; not sent")
         try:
