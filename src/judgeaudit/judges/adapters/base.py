@@ -132,22 +132,26 @@ def redact_secret(text: str, secret: str, fragment: int = SECRET_FRAGMENT) -> st
     frag = min(fragment, len(secret))
     grams = sorted({secret[i:i + frag] for i in range(len(secret) - frag + 1)})
     finder = _gram_finder(tuple(grams))
-    decoded, spans = _decoded_view(text)
-    hits: list[tuple[int, int]] = []  # decoded [start, end) to mask
-    for m in finder.finditer(decoded):
-        hits.append((m.start(), m.start() + frag))
-    for m in _B64_RUN.finditer(decoded):
-        if _b64_holds(m.group(0), finder):
-            hits.append((m.start(), m.end()))
-    if not hits:
+    # each layer of escapes decoded in turn (an escaped escape: `\\u0073`), every
+    # layer searched; hits are marked in the original text's positions
+    mask = bytearray(len(text))
+    layer, spans = text, None  # spans: layer position -> original span (None: same)
+    for depth in range(_LAYERS + 1):
+        for m in finder.finditer(layer):
+            _mark(mask, spans, m.start(), m.start() + frag)
+        for m in _B64_RUN.finditer(layer):
+            if _b64_holds(m.group(0), finder):
+                _mark(mask, spans, m.start(), m.end())
+        if depth == _LAYERS:
+            break
+        decoded, inner = _decoded_view(layer)
+        if inner is None:
+            break
+        spans = inner if spans is None else [(spans[a][0], spans[b - 1][1]) for a, b in inner]
+        layer = decoded
+    if not any(mask):
         return text
-    if spans is None:  # no escape in the text: decoded positions are its positions
-        spans = _Identity(len(text))
-    # decoded positions -> original spans (an escape unit is masked whole)
-    mask = bytearray(len(spans))
-    for a, b in hits:
-        for k in range(a, b):
-            mask[k] = 1
+    spans = _Identity(len(text))
     out, pos, k = [], 0, 0
     while k < len(spans):
         if mask[k]:
@@ -161,6 +165,19 @@ def redact_secret(text: str, secret: str, fragment: int = SECRET_FRAGMENT) -> st
             k += 1
     out.append(text[pos:])
     return "".join(out)
+
+
+_LAYERS = 4  # escape layers decoded (a key escaped thrice over is still found)
+
+
+def _mark(mask: bytearray, spans, a: int, b: int) -> None:
+    """Mark the original characters behind layer positions [a, b)."""
+    if spans is None:
+        mask[a:b] = b"\x01" * (b - a)
+        return
+    for k in range(a, b):
+        lo, hi = spans[k]
+        mask[lo:hi] = b"\x01" * (hi - lo)
 
 
 # one escape unit: \\uXXXX, \\xXX, %XX, &#NNN; / &#xHH;, or a JSON backslash escape
