@@ -275,6 +275,43 @@ def judge_preflight_gate(wildcards):
     return _planned(W.judge_preflight_gate)(wildcards.judge)
 
 
+def _keep_finished_judge_shards():
+    """A grouped judge job (judge_shards_*) that fails on one shard keeps every other
+    shard's finished response file: Snakemake removes all outputs of a failed job, so
+    its clean-up skips the files the job listed as finished (judge_shard.py writes
+    the list, with their sha256, beside its log; judgeaudit.judges.shard.kept_outputs).
+    The next run re-runs the job for the missing shard (answers come from the cache).
+    """
+    import inspect
+
+    from snakemake.jobs import Job
+
+    from judgeaudit.judges.shard import kept_outputs
+
+    orig = Job.cleanup
+    if getattr(orig, "judgeaudit_keeps_shards", False):
+        return
+    if "skip_outputs" not in inspect.signature(orig).parameters:
+        print(
+            "judgeaudit: this Snakemake's Job.cleanup takes no skip_outputs: a failed "
+            "grouped judge job removes its finished shards (they replay from the cache)",
+            file=sys.stderr,
+        )
+        return
+
+    async def cleanup(self, skip_outputs):
+        if self.rule.name.startswith("judge_shards_") and len(self.log):
+            keep = kept_outputs(self.log[0])
+            skip_outputs = [*skip_outputs, *(f for f in self.output if str(f) in keep)]
+        return await orig(self, skip_outputs)
+
+    cleanup.judgeaudit_keeps_shards = True
+    Job.cleanup = cleanup
+
+
+_keep_finished_judge_shards()
+
+
 def judges_onstart_check():
     """Before any job: every API judge with a shard to run has its key variable set."""
     pending = sorted(
