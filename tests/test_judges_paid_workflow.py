@@ -329,3 +329,61 @@ def test_python_judge_sleeping_past_timeout_is_cut_off_and_counted(base, tmp_pat
     assert float(bench.splitlines()[1].split("\t")[0]) < 30, bench
     log = read_jsonl(tmp_path / "cache" / "judge" / "attempts" / "py.jsonl")
     assert [e["outcome"] for e in log].count("error") == 1
+
+
+ECHO_KEY = "sk-proj-WORKFLOW4c7e1a9b3d5f2e8a6c0b4d2f9e7a1c3b5"
+
+
+@pytest.mark.slow
+def test_key_echoed_encoded_reaches_no_file_of_the_run_or_the_bundle(base, tmp_path):
+    """The provider writes the key as \\uXXXX escapes in its JSON answer (the parser
+    decodes them into reasoning and into the invalid-label error), as base64 and URL
+    encoding in the text, and echoes it, escaped and in base64, in the error body of a
+    500 (the row kept: judges.accept_errors). Through the workflow to the Study A
+    metrics and tables and an export bundle: no file holds the key, whole or encoded,
+    or any 8-character piece of it."""
+    import base64
+    import json
+
+    work = fresh(base, tmp_path)
+    cache = tmp_path / "cache"
+    esc = "".join(f"\\u{ord(c):04x}" for c in ECHO_KEY)
+    b64 = base64.b64encode(ECHO_KEY.encode()).decode()
+    url = "".join(f"%{ord(c):02X}" for c in ECHO_KEY)
+    counter = {"n": 0}
+
+    def reply(text: str) -> str:
+        counter["n"] += 1
+        label = esc if counter["n"] % 3 == 0 else "A"  # "A": valid for pairs only
+        return ('{"reasoning": "key ' + esc + " b64 " + b64 + " url " + url
+                + '", "label": "' + label + '"}')
+
+    with FakeProvider() as srv:
+        srv.reply_fn = reply
+        srv.outage = lambda text, trace: any(
+            k == "audio" and v.endswith("3") for k, v in trace["parts"])
+        srv.outage_message = lambda cred: (f"bad key {cred} = "
+                                           + "".join(f"\\u{ord(c):04x}" for c in cred)
+                                           + " = " + base64.b64encode(cred.encode()).decode())
+        cfg = tiny(srv.url, cache)
+        cfg["judges"]["accept_errors"] = True
+        targets = ["results/metrics/A/metrics.tsv", "results/tables/study_a_table2_blueprint.tsv"]
+        res = smk(work, targets, cfg, env=key_env(OPENAI_API_KEY=ECHO_KEY))
+        assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+        assert srv.answered > 0
+    rows = [r for p in RESPONSES if (work / p).exists() for r in read_jsonl(work / p)]
+    assert {"invalid_label", "error"} <= {r["status"] for r in rows}
+    assert any("***" in (r["error"] or "") for r in rows if r["status"] == "error")
+    cli = TinyRun(work, True).cli("export-responses", "--out", str(tmp_path / "bundle"),
+                                  env=dict(key_env(), PYTHONPATH=str(work / "src")))
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    pieces = {ECHO_KEY[i:i + 8] for i in range(len(ECHO_KEY) - 7)}
+    forms = {esc, b64, url, json.dumps(esc)[1:-1]}
+    leaks = []
+    for folder in (work, cache, tmp_path / "bundle"):
+        for f in folder.rglob("*"):
+            # (the clone's own copy of this test file holds the key as a literal)
+            if f.is_file() and f.relative_to(folder).parts[0] not in (".git", "tests"):
+                data = f.read_bytes()
+                leaks += [(str(f), p) for p in pieces | forms if p.encode() in data]
+    assert not leaks, leaks[:6]
