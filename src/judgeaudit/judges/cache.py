@@ -285,6 +285,13 @@ class ResponseCache:
             raise
         return row[0] if row else None
 
+    def scope_for(self, judge: str) -> str | None:
+        """The scope the latest pre-flight recorded for a judge set holding `judge`."""
+        row = self._db.execute(
+            "SELECT scope FROM scopes WHERE ',' || judges || ',' LIKE ? "
+            "ORDER BY updated DESC LIMIT 1", (f"%,{judge},%",)).fetchone()
+        return row[0] if row else None
+
     def unreserve(self, run: str, judge: str, key: str) -> None:
         """Drop a call's reservation that was never billed (the call ended without an
         answer: transport error, timeout), so an outage does not eat the budget."""

@@ -77,8 +77,8 @@ class EngineOptions:
     progress: bool = True
     seed: int = 0  # jitter only; never affects answers
     run_id: str = ""  # spend-ledger run (JUDGEAUDIT_RUN_ID); "" = one per engine
-    # the study whose total spend the budgets bound, over all its runs
-    # (JUDGEAUDIT_BUDGET_SCOPE, set by the workflow; "" = the cache's default scope)
+    # the study whose total spend the budgets bound, over all its runs ("": pinned
+    # JUDGEAUDIT_BUDGET_SCOPE, else the latest pre-flight's for this judge, else default)
     budget_scope: str = ""
     budget_usd: float | None = None  # per study scope, all judges (judges.budget_usd)
     judge_cap_usd: float | None = None  # per study scope, this judge (panel.<judge>.budget_usd)
@@ -220,7 +220,11 @@ class Engine:
         self.stats = Stats()
         self.owner = new_owner()
         self.run_id = options.run_id or os.environ.get("JUDGEAUDIT_RUN_ID") or self.owner
+        # the scope given (judge jobs: the pre-flight's), else pinned in the environment,
+        # else the one the latest pre-flight derived for this judge (callers outside
+        # the judge jobs: Study B writer ablation, quality scorer, audits)
         self.budget_scope = (options.budget_scope or os.environ.get("JUDGEAUDIT_BUDGET_SCOPE")
+                             or (cache.scope_for(adapter.name) if adapter.paid else None)
                              or DEFAULT_SCOPE)
         self.budget_reason: str | None = None
         self.retry_keys: set[str] = set()
