@@ -18,13 +18,16 @@ cluster jobs):
    request is in flight, so only an expired lease is taken over; the one shortcut is
    an owner of this boot and PID namespace whose pid is gone (taken over at once).
  - `spend`: every paid call reserves its estimated cost under its budget scope
-   (the study: config hash or `judges.budget_scope`) and run id before it is sent,
+   (`judges.budget_scope`, else derived by the pre-flight from the API judges and
+   their requests; `scopes` keeps the latest per judge set) and run id before it is
+   sent,
    in one transaction with the budget check, so `judges.budget_usd` and the
    per-judge caps hold across every job, rerun and concurrent run of the study.
    The overshoot is bounded by the calls in flight: a reservation is the estimate,
    settled to the provider's usage after the answer, so the ledger can exceed the
    budget by at most sum(actual - estimate) over the calls in flight at the moment
-   it is reached (concurrency x judge jobs calls).
+   it is reached (concurrency x judge jobs calls). A call that ends without an
+   answer (no bill) releases its reservation.
 """
 
 from __future__ import annotations
@@ -230,8 +233,8 @@ class ResponseCache:
                 scope: str = DEFAULT_SCOPE) -> str | None:
         """Reserve `usd` for one call of `run`, atomically with the budget check.
 
-        The budgets bound everything the ledger holds for `scope` (the study: its
-        config hash or `judges.budget_scope`), over every run, rerun and concurrent
+        The budgets bound everything the ledger holds for `scope` (the study: what it
+        pays for, or `judges.budget_scope`), over every run, rerun and concurrent
         run that shares this cache, not only the current invocation. Returns None when
         reserved, else the reason nothing was reserved."""
         self._db.execute("BEGIN IMMEDIATE")
