@@ -273,12 +273,12 @@ def test_second_run_in_another_pid_namespace_refuses_a_live_runs_directory(base,
         out1, _ = first.communicate(timeout=900)
         assert first.returncode == 0, out1[-3000:]
         assert srv.answered == n and max(srv.answered_bodies.values()) == 1
-    assert still_running
+    assert "removed stale lock" not in out2, out2[-3000:]
     assert second.returncode != 0, out2[-3000:]
-    assert "removed stale lock" not in out2
     assert "locks held by a Snakemake run that may be alive" in out2, out2[-3000:]
     assert "snakemake --unlock" in out2
     assert "Finished jobid" not in out2
+    assert still_running  # the second run was refused while the first was at work
 
 
 SLEEPY = """
