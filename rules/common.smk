@@ -19,9 +19,10 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 
 from judgeaudit.audit import plan as _audit_plan
 from judgeaudit.config import ConfigError, check_duplicate_keys, validate_config
+from judgeaudit.datasets.validate import config_audio_roots
 from judgeaudit.judges.adapters import providers
 from judgeaudit.judges.budget import budget_scope, missing_keys
-from judgeaudit.locks import clear_stale_locks
+from judgeaudit.locks import clear_stale_locks, register_owner
 from judgeaudit.vocab import alternation
 from judgeaudit.vocab import study_a as vocab_a
 from judgeaudit.vocab import study_b as vocab_b
@@ -62,12 +63,21 @@ PKG = REPO / "src" / "judgeaudit"
 _HERE = Path.cwd().resolve()
 SOURCE = REPO.relative_to(_HERE) if REPO.is_relative_to(_HERE) else REPO
 
-# A crashed run (SIGKILL, OOM) leaves .snakemake/locks behind; remove them when no
-# live Snakemake process other than this one works in this directory (see
-# judgeaudit/locks.py for why that is safe), so a plain rerun needs no --unlock.
+# A crashed run (SIGKILL, OOM) leaves .snakemake/locks behind; remove them only when
+# their owner is provably gone (judgeaudit/locks.py: owner records with host, boot id,
+# PID namespace and pid, and no live Snakemake process here works in this directory),
+# so a plain rerun needs no --unlock and a live run's locks always stand. The main
+# process then records itself as an owner (removed when it exits).
 _removed_locks, _why = clear_stale_locks(Path.cwd())
-if _removed_locks:
+if _removed_locks or (workflow.is_main_process and _why.startswith("locks held")):
     print(f"judgeaudit: {_why}", file=sys.stderr)
+if workflow.is_main_process:
+    try:
+        register_owner(Path.cwd())
+    except OSError as exc:
+        print(
+            f"judgeaudit: cannot write the lock owner record ({exc})", file=sys.stderr
+        )
 
 # Validate before any job starts; the error names the offending field.
 try:
@@ -79,6 +89,11 @@ except ConfigError as exc:
     raise WorkflowError(str(exc)) from None
 config.clear()
 config.update(_validated)
+# Every judge call of the run (judge jobs, Study B writers, audits) sends only audio
+# that resolves inside these folders (judgeaudit.judges.request.load_request_audio).
+os.environ["JUDGEAUDIT_AUDIO_ROOTS"] = os.pathsep.join(
+    str(p) for p in config_audio_roots(config, Path.cwd())
+)
 
 
 from judgeaudit.codedeps import closure as _code_closure
@@ -233,9 +248,11 @@ TARGETS["specialists"] = W.specialists_targets
 # job processes that re-read this file keep their parent's id.)
 os.environ.setdefault("JUDGEAUDIT_RUN_ID", f"run-{uuid.uuid4().hex[:12]}")
 # The study's budget scope: judges.budget_usd bounds the spend the cache's ledger holds
-# for it over every run (judges.budget_scope, else a hash of the config less budgets,
-# prices and run-only settings; judgeaudit.judges.budget.budget_scope).
-os.environ.setdefault("JUDGEAUDIT_BUDGET_SCOPE", budget_scope(config))
+# for it over every run: judges.budget_scope when set, else derived by the pre-flight
+# from the API judges and their requests (judgeaudit.judges.budget.paid_scope) and
+# handed to the judge jobs in its output.
+if budget_scope(config):
+    os.environ.setdefault("JUDGEAUDIT_BUDGET_SCOPE", budget_scope(config))
 
 judge_param = _planned(W.judge_param)
 judge_model_inputs = _planned(W.judge_model_inputs)
@@ -257,6 +274,43 @@ def judge_preflight_gate(wildcards):
     the gate is rebuilt, finished API shards of the run re-run too, replayed from
     the cache at no cost."""
     return _planned(W.judge_preflight_gate)(wildcards.judge)
+
+
+def _keep_finished_judge_shards():
+    """A grouped judge job (judge_shards_*) that fails on one shard keeps every other
+    shard's finished response file: Snakemake removes all outputs of a failed job, so
+    its clean-up skips the files the job listed as finished (judge_shard.py writes
+    the list, with their sha256, beside its log; judgeaudit.judges.shard.kept_outputs).
+    The next run re-runs the job for the missing shard (answers come from the cache).
+    """
+    import inspect
+
+    from snakemake.jobs import Job
+
+    from judgeaudit.judges.shard import kept_outputs
+
+    orig = Job.cleanup
+    if getattr(orig, "judgeaudit_keeps_shards", False):
+        return
+    if "skip_outputs" not in inspect.signature(orig).parameters:
+        print(
+            "judgeaudit: this Snakemake's Job.cleanup takes no skip_outputs: a failed "
+            "grouped judge job removes its finished shards (they replay from the cache)",
+            file=sys.stderr,
+        )
+        return
+
+    async def cleanup(self, skip_outputs):
+        if self.rule.name.startswith("judge_shards_") and len(self.log):
+            keep = kept_outputs(self.log[0])
+            skip_outputs = [*skip_outputs, *(f for f in self.output if str(f) in keep)]
+        return await orig(self, skip_outputs)
+
+    cleanup.judgeaudit_keeps_shards = True
+    Job.cleanup = cleanup
+
+
+_keep_finished_judge_shards()
 
 
 def judges_onstart_check():

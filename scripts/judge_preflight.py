@@ -16,6 +16,8 @@ jobs = [tuple(j) for j in json.loads(smk.params.jobs)]
 missing = budget.missing_keys(panel, sorted(panel))
 if missing:  # a run stops before any job (onstart); an estimate-only run just says so
     log.warning("API key variable unset: %s", "; ".join(missing))
+# the scope: judges.budget_scope (or JUDGEAUDIT_BUDGET_SCOPE) when pinned, else derived
+# from the API judges and the requests they get (budget.paid_scope)
 report = budget.estimate(jobs, panel, smk.config["cache_dir"], audio_root=".",
                          scope=os.environ.get("JUDGEAUDIT_BUDGET_SCOPE")
                          or budget.budget_scope(smk.config))

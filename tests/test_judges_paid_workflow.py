@@ -136,6 +136,17 @@ def test_budget_reached_mid_run_then_rerun_pays_only_the_rest(
         # (2 jobs x concurrency 2) settle above it
         assert spent <= 0.3 + 4 * 0.008, spent
 
+        # an estimator edit changes nothing that is paid for: same budget scope, the
+        # crossed budget still stands, not one request is sent
+        cfg["study_a"]["bootstrap"]["n_boot"] = 21
+        sent = srv.requests
+        res = smk(work, RESPONSES, cfg, env=env)
+        out = res.stdout + res.stderr
+        assert res.returncode != 0
+        assert "exceeds judges.budget_usd $0.3" in out, out[-3000:]
+        assert "BUDGET SCOPE CHANGED" not in out
+        assert srv.requests == sent
+
         cfg["judges"]["budget_usd"] = 5.0
         res = smk(work, RESPONSES, cfg, env=env)
         assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
@@ -199,15 +210,21 @@ def test_outage_on_one_shard_fails_and_plain_rerun_sends_exactly_those(
         assert "have no answer" in out and "HTTP 500" in out, out[-3000:]
         assert len(srv.attempts) == distinct_requests(work), (len(srv.attempts),
                                                              distinct_requests(work))
-        # the groups (one judge job per Study A task) holding a shard with a request
-        # the provider fails (identical requests in several shards share one cache
-        # key) are not written; every other group is
+        # only the shards holding a request the provider fails (identical requests in
+        # several shards share one cache key) are missing: every other shard's file
+        # stays, also in the failed grouped jobs (one judge job per Study A task)
         hit = {p for p, t in zip(RESPONSES, TRIALS, strict=True)
                if any(parts(r) in broken_parts for r in read_jsonl(work / t))}
         assert "results/responses/gpt/A/language/reference.jsonl" in hit
         hit_tasks = {Path(p).parent.name for p in hit}
         assert [p for p in RESPONSES if not (work / p).exists()] == [
-            p for p in RESPONSES if Path(p).parent.name in hit_tasks]
+            p for p in RESPONSES if p in hit]
+        kept_in_failed_jobs = [p for p in RESPONSES
+                               if Path(p).parent.name in hit_tasks and p not in hit]
+        assert kept_in_failed_jobs, "no failed group had a finished shard"
+        assert "Removing output files of failed job" not in out or all(
+            p not in out.split("Removing output files of failed job", 1)[1][:2000]
+            for p in kept_in_failed_jobs)
         assert len(hit_tasks) < len({t for t, _ in SHARDS})
         failed = {d for d, c in srv.attempts.items() if d not in srv.answered_bodies}
         assert failed and all(srv.attempts[d] == 2 for d in failed)  # max_attempts each
@@ -220,3 +237,153 @@ def test_outage_on_one_shard_fails_and_plain_rerun_sends_exactly_those(
         assert resent == failed and len(srv.traces) - n0 == len(failed)
     log = read_jsonl(cache / "judge" / "attempts" / "gpt.jsonl")
     assert sum(e["outcome"] in ("retry", "error") for e in log) == 2 * len(failed)
+
+
+@pytest.mark.slow
+def test_second_run_in_another_pid_namespace_refuses_a_live_runs_directory(base, tmp_path):
+    """While a run works in a directory, a second `snakemake` there under `unshare
+    --pid` (which cannot see the first's processes) keeps the locks and refuses to
+    start; the first finishes and every request is paid once."""
+    import shutil
+    import time
+
+    if shutil.which("unshare") is None or subprocess.run(
+            ["unshare", "--pid", "--fork", "--mount-proc", "true"],
+            capture_output=True).returncode != 0:
+        pytest.skip("`unshare --pid --fork --mount-proc` not permitted here")
+    work = fresh(base, tmp_path)
+    cache = tmp_path / "cache"
+    env = dict(key_env(OPENAI_API_KEY="sk-test"), PYTHONPATH=str(work / "src"))
+    n = distinct_requests(work)
+    with FakeProvider(latency_s=0.25) as srv:
+        cfg = tiny(srv.url, cache, concurrency=2)
+        (work / "paid.yaml").write_text(yaml.safe_dump(cfg))
+        cmd = TinyRun(work, True).command(*RESPONSES, overlays=[work / "paid.yaml"])
+        first = subprocess.Popen(cmd, cwd=work, env=env, stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True)
+        locks = work / ".snakemake" / "locks"
+        deadline = time.monotonic() + 300
+        while srv.requests < 4 and first.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert first.poll() is None and list(locks.glob("*.lock")), "first run not live"
+        second = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", *cmd],
+                                cwd=work, env=env, capture_output=True, text=True, timeout=600)
+        out2 = second.stdout + second.stderr
+        still_running = first.poll() is None
+        out1, _ = first.communicate(timeout=900)
+        assert first.returncode == 0, out1[-3000:]
+        assert srv.answered == n and max(srv.answered_bodies.values()) == 1
+    assert "removed stale lock" not in out2, out2[-3000:]
+    assert second.returncode != 0, out2[-3000:]
+    assert "locks held by a Snakemake run that may be alive" in out2, out2[-3000:]
+    assert "snakemake --unlock" in out2
+    assert "Finished jobid" not in out2
+    assert still_running  # the second run was refused while the first was at work
+
+
+SLEEPY = """
+import json, time
+
+_slept = []
+
+
+def judge(loaded):
+    \"\"\"Sleeps 40 s on its first call (past any timeout_s), then answers.\"\"\"
+    if not _slept:
+        _slept.append(1)
+        time.sleep(40)
+    return json.dumps({"label": loaded.request.answer.allowed[0]})
+"""
+
+
+@pytest.mark.slow
+def test_python_judge_sleeping_past_timeout_is_cut_off_and_counted(base, tmp_path):
+    """A `provider: python` judge whose first call sleeps 40 s with timeout_s 2: the
+    call is abandoned after 2 s, its row kept as an error (judges.accept_errors),
+    counted in the shard's status counts; the job does not wait for the sleep."""
+    work = fresh(base, tmp_path)
+    (work / "src" / "sleepy_judge.py").write_text(SLEEPY)
+    cfg = tiny("http://127.0.0.1:9", tmp_path / "cache")
+    cfg["judges"] = {"active": ["py"], "progress": False, "accept_errors": True,
+                     "panel": {"py": {"provider": "python", "function": "sleepy_judge:judge",
+                                      "model": "v1", "timeout_s": 2, "max_attempts": 1}}}
+    cfg["study_a"]["judges"] = ["py"]
+    targets = [f"results/responses/py/A/emotion/{s}.jsonl"
+               for s in ("blueprint", "reference", "conflict")]
+    res = smk(work, targets, cfg)
+    assert res.returncode == 0, (res.stdout + res.stderr)[-3000:]
+    rows = [r for t in targets for r in read_jsonl(work / t)]
+    errors = [r for r in rows if r["status"] == "error"]
+    assert len(errors) == 1 and "timeout_s=2" in errors[0]["error"], errors
+    assert sum(r["status"] == "valid" for r in rows) == len(rows) - 1
+    import json
+
+    counts = {}
+    for t in targets:
+        prov = json.loads((work / (t + ".prov.json")).read_text())
+        for k, v in prov["judge_summary"]["status_counts"].items():
+            counts[k] = counts.get(k, 0) + v
+    assert counts.get("error") == 1, counts
+    # the job did not wait for the sleeping call (Snakemake's benchmark of the job)
+    bench = (work / "logs/benchmarks/judge_shards_a_cls/py/A/emotion.tsv").read_text()
+    assert float(bench.splitlines()[1].split("\t")[0]) < 30, bench
+    log = read_jsonl(tmp_path / "cache" / "judge" / "attempts" / "py.jsonl")
+    assert [e["outcome"] for e in log].count("error") == 1
+
+
+ECHO_KEY = "sk-proj-WORKFLOW4c7e1a9b3d5f2e8a6c0b4d2f9e7a1c3b5"
+
+
+@pytest.mark.slow
+def test_key_echoed_encoded_reaches_no_file_of_the_run_or_the_bundle(base, tmp_path):
+    """The provider writes the key as \\uXXXX escapes in its JSON answer (the parser
+    decodes them into reasoning and into the invalid-label error), as base64 and URL
+    encoding in the text, and echoes it, escaped and in base64, in the error body of a
+    500 (the row kept: judges.accept_errors). Through the workflow to the Study A
+    metrics and tables and an export bundle: no file holds the key, whole or encoded,
+    or any 8-character piece of it."""
+    import base64
+    import json
+
+    work = fresh(base, tmp_path)
+    cache = tmp_path / "cache"
+    esc = "".join(f"\\u{ord(c):04x}" for c in ECHO_KEY)
+    b64 = base64.b64encode(ECHO_KEY.encode()).decode()
+    url = "".join(f"%{ord(c):02X}" for c in ECHO_KEY)
+    counter = {"n": 0}
+
+    def reply(text: str) -> str:
+        counter["n"] += 1
+        label = esc if counter["n"] % 3 == 0 else "A"  # "A": valid for pairs only
+        return ('{"reasoning": "key ' + esc + " b64 " + b64 + " url " + url
+                + '", "label": "' + label + '"}')
+
+    with FakeProvider() as srv:
+        srv.reply_fn = reply
+        srv.outage = lambda text, trace: any(
+            k == "audio" and v.endswith("3") for k, v in trace["parts"])
+        srv.outage_message = lambda cred: (f"bad key {cred} = "
+                                           + "".join(f"\\u{ord(c):04x}" for c in cred)
+                                           + " = " + base64.b64encode(cred.encode()).decode())
+        cfg = tiny(srv.url, cache)
+        cfg["judges"]["accept_errors"] = True
+        targets = ["results/metrics/A/metrics.tsv", "results/tables/study_a_table2_blueprint.tsv"]
+        res = smk(work, targets, cfg, env=key_env(OPENAI_API_KEY=ECHO_KEY))
+        assert res.returncode == 0, (res.stdout + res.stderr)[-4000:]
+        assert srv.answered > 0
+    rows = [r for p in RESPONSES if (work / p).exists() for r in read_jsonl(work / p)]
+    assert {"invalid_label", "error"} <= {r["status"] for r in rows}
+    assert any("***" in (r["error"] or "") for r in rows if r["status"] == "error")
+    cli = TinyRun(work, True).cli("export-responses", "--out", str(tmp_path / "bundle"),
+                                  env=dict(key_env(), PYTHONPATH=str(work / "src")))
+    assert cli.returncode == 0, cli.stdout + cli.stderr
+    pieces = {ECHO_KEY[i:i + 8] for i in range(len(ECHO_KEY) - 7)}
+    forms = {esc, b64, url, json.dumps(esc)[1:-1]}
+    leaks = []
+    for folder in (work, cache, tmp_path / "bundle"):
+        for f in folder.rglob("*"):
+            # (the clone's own copy of this test file holds the key as a literal)
+            if f.is_file() and f.relative_to(folder).parts[0] not in (".git", "tests"):
+                data = f.read_bytes()
+                leaks += [(str(f), p) for p in pieces | forms if p.encode() in data]
+    assert not leaks, leaks[:6]

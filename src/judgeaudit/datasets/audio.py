@@ -59,13 +59,34 @@ def write_wav(path: str | os.PathLike, x: np.ndarray, sample_rate: int) -> dict:
     }
 
 
+def check_samples(x: np.ndarray, where: str) -> None:
+    """ValueError naming `where` when `x` has no samples or any non-finite one (NaN or
+    infinity: a float WAV can hold them, and PCM16 conversion would turn them into
+    full-scale clicks without a word)."""
+    if x.shape[0] == 0:
+        raise ValueError(f"{where}: audio has no samples (empty file)")
+    finite = np.isfinite(x)
+    if not finite.all():
+        bad = int(x.size - np.count_nonzero(finite))
+        first = int(np.argmin(finite.all(axis=1) if x.ndim == 2 else finite))
+        raise ValueError(f"{where}: {bad} non-finite sample(s) (NaN or infinity), first at "
+                         f"frame {first}; refusing to read it")
+
+
 def read_wav(path: str | os.PathLike | bytes, mono: bool = True) -> tuple[np.ndarray, int]:
-    """Read a WAV file (path or bytes) as float32 in [-1, 1]; down-mix if `mono`."""
+    """Read a WAV file (path or bytes) as float32 in [-1, 1]; down-mix if `mono`.
+    An empty file or one holding a non-finite sample is refused (ValueError naming
+    the file)."""
     src = io.BytesIO(path) if isinstance(path, bytes | bytearray) else Path(path)
     x, sr = sf.read(src, dtype="float32", always_2d=True)
+    check_samples(x, "<WAV bytes>" if isinstance(src, io.BytesIO) else str(src))
     if mono:
         return x.mean(axis=1).astype(np.float32), int(sr)
     return x, int(sr)
 
 
+<<<<<<< HEAD
 __all__ = ["PCM16_SCALE", "from_pcm16", "read_wav", "to_pcm16", "wav_bytes", "write_wav"]
+=======
+__all__ = ["check_samples", "read_wav", "to_pcm16", "wav_bytes", "write_wav"]
+>>>>>>> h34

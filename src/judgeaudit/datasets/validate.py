@@ -7,7 +7,9 @@ or `python -m judgeaudit.datasets.validate data/*/manifest.tsv`.
 
 Checks: required columns (common + the dataset's, `judgeaudit.datasets.schema`),
 unique non-empty clip ids, every file exists (paths relative to `root`, by
-default the folder that holds `data/`), its sha256 matches, durations and
+default the folder that holds `data/`) and resolves, symlinks followed, inside
+the project's data/ or results/ (or an extra root given: a configured corpus
+folder; `audio_roots`), its sha256 matches, durations and
 sample rates positive, labels inside their vocabularies, scores within 1-5,
 splits speaker-disjoint, and auxiliary tables (pairs/trials/items/dialogues)
 complete and referring to clips of the manifest.
@@ -60,6 +62,33 @@ def _default_root(manifest: Path) -> Path:
     return parents[2] if len(parents) > 2 else Path.cwd()
 
 
+def audio_roots(root: str | os.PathLike, extra: Iterable[str | os.PathLike] = ()) -> list[Path]:
+    """The folders audio may live in: `<root>/data`, `<root>/results` and `extra`
+    (configured corpus folders), each resolved (symlinks followed)."""
+    base = Path(root)
+    out = [base / "data", base / "results"] + [Path(e) for e in extra if str(e)]
+    return [Path(os.path.realpath(p if p.is_absolute() else base / p)) for p in out]
+
+
+def config_audio_roots(config: dict, root: str | os.PathLike = ".") -> list[Path]:
+    """`audio_roots` of a run: data/, results/ and every corpus `local_dir` configured."""
+    extra = [spec.get("local_dir") for spec in (config.get("datasets") or {}).values()
+             if isinstance(spec, dict) and spec.get("local_dir")]
+    return audio_roots(root, extra)
+
+
+def outside_roots(file: str | os.PathLike, roots: Iterable[Path]) -> str | None:
+    """None when `file` resolves (symlinks followed) inside one of `roots`, else the
+    reason naming the path it resolves to and the roots."""
+    real = Path(os.path.realpath(file))
+    roots = list(roots)
+    if any(real.is_relative_to(r) for r in roots):
+        return None
+    return (f"'{file}' resolves to {real}, outside the audio roots "
+            f"{[str(r) for r in roots]} (audio must lie in the project's data/ or "
+            f"results/ or a configured corpus folder)")
+
+
 def _number(value: str) -> float | None:
     try:
         out = float(value)
@@ -74,17 +103,20 @@ def validate_manifest(
     root: str | os.PathLike | None = None,
     check_hashes: bool = True,
     check_aux: bool = True,
+    extra_roots: Iterable[str | os.PathLike] = (),
 ) -> pd.DataFrame:
     """Validate one manifest; return it (as strings) or raise ManifestError.
 
     `dataset` defaults to the name of the manifest's folder; `root` (what the
-    `path` column is relative to) defaults to the folder above `data/`."""
+    `path` column is relative to) defaults to the folder above `data/`. Every
+    audio file must resolve inside `audio_roots(root, extra_roots)`."""
     path = Path(path)
     where = str(path)
     if not path.is_file():
         raise ManifestError([(where, None, "manifest file does not exist")])
     dataset = dataset or path.parent.name
     root = Path(root) if root is not None else _default_root(path)
+    roots = audio_roots(root, extra_roots)
     try:
         frame = _read_tsv(path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
@@ -110,7 +142,10 @@ def validate_manifest(
         seen.add(row["clip_id"])
         file = Path(row["path"])
         file = file if file.is_absolute() else root / file
-        if not row["path"] or not file.is_file():
+        outside = outside_roots(file, roots) if row["path"] else None
+        if outside:
+            bad((where, clip, f"audio file {outside}"))
+        elif not row["path"] or not file.is_file():
             bad((where, clip, f"audio file '{row['path']}' does not exist (under {root})"))
         elif check_hashes and sha256_file(file) != row["sha256"]:
             bad((where, clip, f"sha256 mismatch for '{row['path']}' (manifest "
@@ -151,14 +186,14 @@ def validate_manifest(
                 problems.append((where, clip, f"source_clip '{src}' is not a clip of the "
                                               "manifest"))
     if check_aux and not problems:
-        problems += _check_aux(path, dataset, frame, root, check_hashes)
+        problems += _check_aux(path, dataset, frame, root, check_hashes, roots)
     if problems:
         raise ManifestError(problems)
     return frame
 
 
 def _check_aux(path: Path, dataset: str, frame: pd.DataFrame, root: Path,
-               check_hashes: bool) -> list[tuple[str, str | None, str]]:
+               check_hashes: bool, roots: list[Path]) -> list[tuple[str, str | None, str]]:
     problems = []
     clips = set(frame["clip_id"])
     for name, cols in schema.AUX_TABLES.get(dataset, {}).items():
@@ -180,7 +215,10 @@ def _check_aux(path: Path, dataset: str, frame: pd.DataFrame, root: Path,
                                                       "clip of the manifest"))
             if "path" in aux.columns and "sha256" in aux.columns:
                 file = root / row["path"]
-                if not file.is_file():
+                outside = outside_roots(file, roots)
+                if outside:
+                    problems.append((where, row.get("clip_id"), f"audio file {outside}"))
+                elif not file.is_file():
                     problems.append((where, row.get("clip_id"), f"audio file '{row['path']}' "
                                                                 "does not exist"))
                 elif check_hashes and sha256_file(file) != row["sha256"]:

@@ -44,35 +44,39 @@ def missing_keys(panel: Mapping[str, Mapping[str, Any]], names: Iterable[str]) -
     return out
 
 
-# judges.budget_scope unset: the scope is the study's config hash, less the settings
-# that change no judge request (so raising a budget or a price keeps the scope)
-SCOPE_IGNORED = ("budget_usd", "budget_scope", "progress", "accept_errors", "replay",
-                 "price_in_per_mtok", "price_out_per_mtok", "expected_output_tokens",
-                 "audio_tokens_per_s", "concurrency", "requests_per_min", "tokens_per_min",
-                 "max_attempts", "backoff_base_s", "backoff_cap_s", "timeout_s")
+# the settings of a judge that say where its calls go (not part of its fingerprint,
+# which holds the provider, the pinned model and every output-affecting setting)
+ENDPOINT_FIELDS = ("base_url", "endpoint_url", "region", "api_version")
 
 
-def budget_scope(config: Mapping[str, Any]) -> str:
-    """The ledger scope `judges.budget_usd` bounds across runs: `judges.budget_scope`
-    when set, else `study-<hash>` of the config without cache_dir and without the
-    budget, price, rate and run-only settings of the judges section."""
+def budget_scope(config: Mapping[str, Any]) -> str | None:
+    """The pinned ledger scope `judges.budget_scope`, or None: then the pre-flight
+    derives it from what the run pays for (`paid_scope`)."""
+    pinned = (config.get("judges") or {}).get("budget_scope")
+    return str(pinned) if pinned else None
+
+
+def paid_scope(judges: Mapping[str, Mapping[str, Any]]) -> str:
+    """The budget scope of a run from what it pays for, and nothing else: per API
+    judge its fingerprint (provider, pinned model, request-shaping settings) and
+    endpoint, and the set of its requests (their cache keys: the trial set as the
+    judge sees it). Estimator, rendering and report settings, budgets, prices and
+    rate limits change none of these, so editing them keeps the scope and what it
+    has spent. `judges = {name: {"fingerprint", "endpoint", "keys"}}`."""
     from judgeaudit.io import sha256_json
 
-    judges = dict(config.get("judges") or {})
-    if judges.get("budget_scope"):
-        return str(judges["budget_scope"])
-    judges = {k: v for k, v in judges.items() if k not in SCOPE_IGNORED}
-    judges["panel"] = {name: {k: v for k, v in (spec or {}).items() if k not in SCOPE_IGNORED}
-                       for name, spec in (judges.get("panel") or {}).items()}
-    rest = {k: v for k, v in config.items() if k not in ("judges", "cache_dir")}
-    return "study-" + sha256_json({**rest, "judges": judges})[:16]
+    return "study-" + sha256_json({
+        name: {"fingerprint": j["fingerprint"], "endpoint": j["endpoint"],
+               "requests": sha256_json(sorted(j["keys"]))}
+        for name, j in sorted(judges.items())})[:16]
 
 
 def estimate(jobs: Iterable[tuple[str, str | Path]], panel: Mapping[str, Mapping[str, Any]],
              cache_dir: str | Path, audio_root: str | Path = ".",
              scope: str | None = None) -> dict[str, Any]:
-    """Per-judge estimate over (judge, trials path) pairs, minus what the cache holds;
-    with `scope`, also what the study's earlier runs already spent (the ledger)."""
+    """Per-judge estimate over (judge, trials path) pairs, minus what the cache holds,
+    and what the budget scope already spent (the ledger): `scope` when given (pinned),
+    else `paid_scope` of these judges and requests (`report["budget_scope"]`)."""
     from judgeaudit.judges.shard import read_trial_requests
 
     by_judge: dict[str, list[Path]] = {}
@@ -81,6 +85,7 @@ def estimate(jobs: Iterable[tuple[str, str | Path]], panel: Mapping[str, Mapping
     report: dict[str, Any] = {"judges": {}, "total_est_cost_usd": 0.0, "total_new_calls": 0,
                               "budget_scope": scope, "spent_usd": 0.0}
     root = Path(audio_root)
+    basis: dict[str, dict[str, Any]] = {}
     with ResponseCache(cache_dir) as cache:
         for judge in sorted(by_judge):
             spec = panel[judge]
@@ -123,7 +128,7 @@ def estimate(jobs: Iterable[tuple[str, str | Path]], panel: Mapping[str, Mapping
                 "price_in_per_mtok": float(spec.get("price_in_per_mtok") or 0),
                 "price_out_per_mtok": float(spec.get("price_out_per_mtok") or 0),
                 "est_cost_usd": round(cost, 6), "budget_usd": spec.get("budget_usd"),
-                "spent_usd": round(cache.spent(judge=judge, scope=scope), 6) if scope else 0.0,
+                "spent_usd": 0.0,
                 "max_audio_inputs": adapter.max_audio_inputs,
                 # every (task, format) cell this judge cannot take (all or part), and why:
                 # said before any call, so no money is spent on a cell that is lost
@@ -139,8 +144,19 @@ def estimate(jobs: Iterable[tuple[str, str | Path]], panel: Mapping[str, Mapping
             }
             report["total_est_cost_usd"] += cost
             report["total_new_calls"] += new
-        if scope:
-            report["spent_usd"] = round(cache.spent(scope=scope), 6)
+            basis[judge] = {"fingerprint": fp, "keys": list(todo),
+                            "endpoint": {k: spec[k] for k in ENDPOINT_FIELDS if spec.get(k)}}
+        scope = scope or paid_scope(basis)
+        report["budget_scope"] = scope
+        for judge, r in report["judges"].items():
+            r["spent_usd"] = round(cache.spent(judge=judge, scope=scope), 6)
+        report["spent_usd"] = round(cache.spent(scope=scope), 6)
+        # the scope this cache's last pre-flight for these judges used: a change is said
+        names = ",".join(sorted(by_judge))
+        previous = cache.swap_scope(names, scope)
+        if previous is not None and previous != scope:
+            report["previous_budget_scope"] = {
+                "scope": previous, "spent_usd": round(cache.spent(scope=previous), 6)}
     report["total_est_cost_usd"] = round(report["total_est_cost_usd"], 6)
     return report
 
@@ -194,6 +210,14 @@ def describe(report: Mapping[str, Any], budget_usd: float | None) -> str:
                     f"    LAYOUT {j} {c['task']}/{c['format']}: " + ", ".join(
                         f"{n} trials {lay}" for lay, n in c["layouts"].items())
                     + f" (judge limit {r.get('max_audio_inputs')} audio inputs)")
+    prev = report.get("previous_budget_scope")
+    if prev:
+        lines.append(
+            f"  BUDGET SCOPE CHANGED: the last run of judges {', '.join(report['judges'])} "
+            f"on this cache used scope {prev['scope']!r} (spent ${prev['spent_usd']:.4f}); "
+            f"this run pays for different judges or requests: scope "
+            f"{report.get('budget_scope')!r} (spent ${float(report.get('spent_usd') or 0):.4f}). "
+            f"Set judges.budget_scope to keep one budget across such changes")
     lines.append(f"  total: {report['total_new_calls']} new calls, est. "
                  f"${report['total_est_cost_usd']:.4f}; already spent in budget scope "
                  f"{report.get('budget_scope')!r}: ${float(report.get('spent_usd') or 0):.4f}; "

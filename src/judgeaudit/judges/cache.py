@@ -18,13 +18,16 @@ cluster jobs):
    request is in flight, so only an expired lease is taken over; the one shortcut is
    an owner of this boot and PID namespace whose pid is gone (taken over at once).
  - `spend`: every paid call reserves its estimated cost under its budget scope
-   (the study: config hash or `judges.budget_scope`) and run id before it is sent,
+   (`judges.budget_scope`, else derived by the pre-flight from the API judges and
+   their requests; `scopes` keeps the latest per judge set) and run id before it is
+   sent,
    in one transaction with the budget check, so `judges.budget_usd` and the
    per-judge caps hold across every job, rerun and concurrent run of the study.
    The overshoot is bounded by the calls in flight: a reservation is the estimate,
    settled to the provider's usage after the answer, so the ledger can exceed the
    budget by at most sum(actual - estimate) over the calls in flight at the moment
-   it is reached (concurrency x judge jobs calls).
+   it is reached (concurrency x judge jobs calls). A call that ends without an
+   answer (no bill) releases its reservation.
 """
 
 from __future__ import annotations
@@ -52,6 +55,11 @@ CREATE TABLE IF NOT EXISTS leases (
     key TEXT PRIMARY KEY,
     owner TEXT NOT NULL,
     expires REAL NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS scopes (
+    judges TEXT PRIMARY KEY,
+    scope TEXT NOT NULL,
+    updated REAL NOT NULL
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS spend (
     run TEXT NOT NULL,
@@ -225,8 +233,8 @@ class ResponseCache:
                 scope: str = DEFAULT_SCOPE) -> str | None:
         """Reserve `usd` for one call of `run`, atomically with the budget check.
 
-        The budgets bound everything the ledger holds for `scope` (the study: its
-        config hash or `judges.budget_scope`), over every run, rerun and concurrent
+        The budgets bound everything the ledger holds for `scope` (the study: what it
+        pays for, or `judges.budget_scope`), over every run, rerun and concurrent
         run that shares this cache, not only the current invocation. Returns None when
         reserved, else the reason nothing was reserved."""
         self._db.execute("BEGIN IMMEDIATE")
@@ -272,6 +280,34 @@ class ResponseCache:
         self._db.execute(
             "UPDATE spend SET usd = ?, billed = 1 WHERE run = ? AND judge = ? AND key = ?",
             (usd, run, judge, key))
+
+    def swap_scope(self, judges: str, scope: str) -> str | None:
+        """Record `scope` as the budget scope of the judge set `judges` (a name list);
+        returns the scope recorded before (None: first time)."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            row = self._db.execute("SELECT scope FROM scopes WHERE judges = ?",
+                                   (judges,)).fetchone()
+            self._db.execute("INSERT OR REPLACE INTO scopes (judges, scope, updated) "
+                             "VALUES (?, ?, ?)", (judges, scope, time.time()))
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        return row[0] if row else None
+
+    def scope_for(self, judge: str) -> str | None:
+        """The scope the latest pre-flight recorded for a judge set holding `judge`."""
+        row = self._db.execute(
+            "SELECT scope FROM scopes WHERE ',' || judges || ',' LIKE ? "
+            "ORDER BY updated DESC LIMIT 1", (f"%,{judge},%",)).fetchone()
+        return row[0] if row else None
+
+    def unreserve(self, run: str, judge: str, key: str) -> None:
+        """Drop a call's reservation that was never billed (the call ended without an
+        answer: transport error, timeout), so an outage does not eat the budget."""
+        self._db.execute("DELETE FROM spend WHERE run = ? AND judge = ? AND key = ? "
+                         "AND billed = 0", (run, judge, key))
 
     def spent(self, run: str | None = None, judge: str | None = None,
               scope: str | None = None) -> float:

@@ -64,12 +64,21 @@ class EngineOptions:
     max_attempts: int = 5
     backoff: Backoff = field(default_factory=Backoff)
     timeout_s: float = 120.0  # hard wall-clock bound per attempt (on top of the HTTP timeouts)
+    # wall-clock bound of one call of a judge run in a worker thread (`provider:
+    # python`): the call is abandoned after it, its thread left to finish on its own
+    fn_timeout_s: float = 120.0
+    # longest answer kept (characters); a longer one is stored once, cut to this
+    # length with a marker, status `too_long` (judges.panel.<judge>.max_answer_chars)
+    max_answer_chars: int = 200_000
     audio_root: str | Path = "."
+    # folders request audio must resolve into (None: $JUDGEAUDIT_AUDIO_ROOTS, which the
+    # workflow sets to data/, results/ and the configured corpus folders; unset: any)
+    audio_roots: list[Path] | None = None
     progress: bool = True
     seed: int = 0  # jitter only; never affects answers
     run_id: str = ""  # spend-ledger run (JUDGEAUDIT_RUN_ID); "" = one per engine
-    # the study whose total spend the budgets bound, over all its runs
-    # (JUDGEAUDIT_BUDGET_SCOPE, set by the workflow; "" = the cache's default scope)
+    # the study whose total spend the budgets bound, over all its runs ("": pinned
+    # JUDGEAUDIT_BUDGET_SCOPE, else the latest pre-flight's for this judge, else default)
     budget_scope: str = ""
     budget_usd: float | None = None  # per study scope, all judges (judges.budget_usd)
     judge_cap_usd: float | None = None  # per study scope, this judge (panel.<judge>.budget_usd)
@@ -88,10 +97,16 @@ class EngineOptions:
             backoff=Backoff(float(spec.get("backoff_base_s", 1.0)),
                             float(spec.get("backoff_cap_s", 60.0))),
             timeout_s=float(spec.get("timeout_s", 120.0)) + 5.0,
+            fn_timeout_s=float(spec.get("timeout_s", 120.0)),
+            max_answer_chars=int(spec.get("max_answer_chars", MAX_ANSWER_CHARS)),
         )
         for k, v in overrides.items():
             setattr(opts, k, v)
         return opts
+
+
+MAX_ANSWER_CHARS = 200_000
+TRUNCATION_MARKER = "\n[judgeaudit: answer truncated: {n} characters, max_answer_chars={cap}]"
 
 
 def fingerprint(adapter: Adapter) -> str:
@@ -133,15 +148,31 @@ def _audio_seconds(req: Request, root: Path) -> float:
     return total
 
 
-def _record(reply: Reply, attempts: int, latency: float) -> dict[str, Any]:
-    return {"raw_text": reply.raw_text, "refusal": bool(reply.refusal), "usage": reply.usage,
-            "model_version": reply.model_version, "attempts": attempts,
-            "latency_s": round(latency, 4)}
+def _record(reply: Reply, attempts: int, latency: float,
+            max_chars: int = MAX_ANSWER_CHARS) -> dict[str, Any]:
+    """The cache record of one reply; an answer over `max_chars` characters is cut to
+    them with a marker and flagged (`answer_chars`: its full length)."""
+    text = reply.raw_text
+    rec = {"raw_text": text, "refusal": bool(reply.refusal), "usage": reply.usage,
+           "model_version": reply.model_version, "attempts": attempts,
+           "latency_s": round(latency, 4)}
+    if isinstance(text, str) and len(text) > max_chars:
+        rec["raw_text"] = text[:max_chars] + TRUNCATION_MARKER.format(n=len(text), cap=max_chars)
+        rec["answer_chars"] = len(text)
+        rec["status"] = "too_long"
+    return rec
 
 
 def _row(trial_id: str, key: str, judge: str, rec: dict[str, Any], request: Request,
          cache_hit: bool) -> dict[str, Any]:
     if rec.get("status") in NOT_ANSWERED:
+        parsed, status, error, reasoning = None, rec["status"], rec.get("error"), None
+    elif rec.get("status") == "too_long" or rec.get("answer_chars"):
+        # stored once: the cut text in raw_text, nothing parsed out of it
+        parsed, status, reasoning = None, "too_long", None
+        error = (f"answer of {rec.get('answer_chars')} characters exceeds "
+                 f"max_answer_chars; kept cut with a marker")
+    elif rec.get("retry"):  # an empty reply that is not an answer (python judge: None)
         parsed, status, error, reasoning = None, rec["status"], rec.get("error"), None
     else:
         res = parse_response(rec.get("raw_text"), request.answer, rec.get("refusal", False))
@@ -153,6 +184,13 @@ def _row(trial_id: str, key: str, judge: str, rec: dict[str, Any], request: Requ
         "latency_s": rec.get("latency_s"), "usage": rec.get("usage") or {},
         "model_version": rec.get("model_version"), "cache_hit": cache_hit,
     }
+
+
+def redact_row(row: dict[str, Any], redact) -> dict[str, Any]:
+    """Every provider-text field of a row (answer, reasoning, error, model version,
+    usage, parsed label, ...) through the judge's redactor, after parsing and
+    decoding: the one function every row passes before it is returned or written."""
+    return redact_value(row, redact)
 
 
 NOT_ANSWERED = ("error", "budget", "unsupported")
@@ -182,9 +220,17 @@ class Engine:
         self.stats = Stats()
         self.owner = new_owner()
         self.run_id = options.run_id or os.environ.get("JUDGEAUDIT_RUN_ID") or self.owner
+        # the scope given (judge jobs: the pre-flight's), else pinned in the environment,
+        # else the one the latest pre-flight derived for this judge (callers outside
+        # the judge jobs: Study B writer ablation, quality scorer, audits)
         self.budget_scope = (options.budget_scope or os.environ.get("JUDGEAUDIT_BUDGET_SCOPE")
+                             or (cache.scope_for(adapter.name) if adapter.paid else None)
                              or DEFAULT_SCOPE)
         self.budget_reason: str | None = None
+        self.retry_keys: set[str] = set()
+        env_roots = os.environ.get("JUDGEAUDIT_AUDIO_ROOTS")
+        self.audio_roots = options.audio_roots if options.audio_roots is not None else (
+            [Path(p) for p in env_roots.split(os.pathsep) if p] if env_roots else None)
         self._owned: set[str] = set()
 
     def _log_attempt(self, key: str, attempt: int, outcome: str, detail: str | None = None,
@@ -248,7 +294,7 @@ class Engine:
                    rpm: TokenBucket, tpm: TokenBucket, rng: random.Random,
                    est_tokens: int) -> dict[str, Any]:
         try:
-            loaded = load_request_audio(req, self.opts.audio_root)
+            loaded = load_request_audio(req, self.opts.audio_root, self.audio_roots)
         except AudioIntegrityError as exc:
             self._log_attempt(key, 0, "error", f"audio: {exc}")
             return {"status": "error", "error": f"audio: {exc}", "attempts": 0}
@@ -261,7 +307,18 @@ class Engine:
                 await tpm.take(est_tokens)
                 self.stats.sent += 1
                 t0 = time.perf_counter()
-                if self.adapter.blocking:
+                if self.adapter.abandonable:
+                    # in a worker thread, abandoned after timeout_s: the event loop
+                    # (and the lease heartbeat) runs on while the call does
+                    try:
+                        reply = await asyncio.wait_for(
+                            _in_thread(self.adapter.complete_sync, loaded),
+                            self.opts.fn_timeout_s)
+                    except TimeoutError:
+                        raise TransientError(
+                            f"timeout: no reply within timeout_s={self.opts.fn_timeout_s:g} s "
+                            f"(the call was abandoned)") from None
+                elif self.adapter.blocking:
                     reply = self.adapter.complete_sync(loaded)
                 else:
                     reply = await asyncio.wait_for(self.adapter.complete(loaded),
@@ -269,9 +326,23 @@ class Engine:
                 ok = True
                 # answers pass the same redactor as errors: a provider echoing the key
                 # in a 200 body must not put it into the cache, responses or bundles
-                rec = redact_value(_record(reply, attempt, time.perf_counter() - t0),
-                                   self.adapter.redact)
-                rec["status"] = parse_response(reply.raw_text, req.answer, reply.refusal).status
+                rec = redact_value(_record(reply, attempt, time.perf_counter() - t0,
+                                           self.opts.max_answer_chars), self.adapter.redact)
+                if rec.get("status") == "too_long":
+                    log.warning("judge=%s request %s: answer of %d characters cut to "
+                                "max_answer_chars=%d (status too_long)", self.adapter.name,
+                                key[:12], rec["answer_chars"], self.opts.max_answer_chars)
+                elif reply.raw_text is None and not reply.final:
+                    # no reply at all (a python judge's None): counted `empty`, not an
+                    # answer: not cached, asked again by the next run like an error
+                    rec.update(status="empty", retry=True,
+                               error="the judge returned no reply (None); not cached, "
+                                     "asked again on the next run")
+                    self._log_attempt(key, attempt, "empty", rec["error"], rec["latency_s"])
+                    return rec
+                else:
+                    rec["status"] = parse_response(rec["raw_text"], req.answer,
+                                                   reply.refusal).status
                 self.cache.put(key, self.adapter.name, rec)
                 self._log_attempt(key, attempt, rec["status"], None, rec["latency_s"])
                 return rec
@@ -324,6 +395,9 @@ class Engine:
             self.adapter.api_key()  # missing credentials: fail before any call
         if by_key:
             await self._run_new(by_key, results)
+        # keys whose row is no answer to keep (a python judge's None): the shard is
+        # not written, so the next run asks them again, like an error
+        self.retry_keys = {k for k, r in results.items() if r.get("retry")}
         self.stats.errors = sum(1 for r in results.values() if r["status"] == "error")
         self.stats.budget_stopped = sum(1 for r in results.values() if r["status"] == "budget")
         rows = []
@@ -331,8 +405,9 @@ class Engine:
             key = keys[tid]
             hit = key in cached
             rec = cached[key] if hit else results[key]
-            rows.append(_row(tid, key, self.adapter.name, rec, req,
-                             hit or bool(rec.get("reused_in_flight"))))
+            rows.append(redact_row(_row(tid, key, self.adapter.name, rec, req,
+                                        hit or bool(rec.get("reused_in_flight"))),
+                                   self.adapter.redact))
         self.stats.answered = sum(1 for r in rows if r["status"] not in NOT_ANSWERED)
         log.info("judge=%s done: %d rows, %d cache hits, %d answered by another process, "
                  "%d calls sent, %d errors, %d not sent (budget), %d unsupported, "
@@ -410,11 +485,18 @@ class Engine:
                     if opts.tokens_per_min:
                         est = sum(self.adapter.estimate_tokens(req, _audio_seconds(req, root)))
                     rec = await self._one(key, req, gate, rpm, tpm, rng, est)
+<<<<<<< HEAD
                     if self.adapter.paid and rec.get("status") == "error":
                         cache.unreserve(self.run_id, self.adapter.name, key)  # no reply
                     if self.adapter.paid and rec.get("status") not in ("error",):
+=======
+                    if self.adapter.paid:
+>>>>>>> h34
                         used = usage_tokens(rec.get("usage") or {})
-                        if used is not None:
+                        if rec.get("status") == "error":
+                            # the call ended without a bill: its reservation is freed
+                            cache.unreserve(self.run_id, self.adapter.name, key)
+                        elif used is not None:
                             cache.settle(self.run_id, self.adapter.name, key,
                                          self.adapter.estimate_cost(*used))
                     done(key, rec)
@@ -441,3 +523,30 @@ class Engine:
 
     def run(self, items: Sequence[tuple[str, Request]]) -> list[dict[str, Any]]:
         return asyncio.run(self.arun(items))
+
+
+def _in_thread(fn, *args) -> asyncio.Future:
+    """`fn(*args)` in a daemon thread of its own; the future may be abandoned (a
+    timeout): the thread then finishes unobserved and never holds up the process's
+    exit, unlike an executor's thread, which asyncio.run would wait for."""
+    import threading
+
+    loop = asyncio.get_running_loop()
+    fut = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not fut.done():
+            (fut.set_result if ok else fut.set_exception)(value)
+
+    def target() -> None:
+        try:
+            value, ok = fn(*args), True
+        except BaseException as exc:  # handed to the awaiting call
+            value, ok = exc, False
+        try:
+            loop.call_soon_threadsafe(settle, ok, value)
+        except RuntimeError:  # the loop is closed: nobody waits any more
+            pass
+
+    threading.Thread(target=target, daemon=True, name="judge-call").start()
+    return fut

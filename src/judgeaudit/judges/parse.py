@@ -8,6 +8,8 @@ Statuses (CONTRACTS section 4):
   empty          nothing came back
   error          transport failure after the last attempt (set by the engine)
   unsupported    the judge cannot take this request (e.g. too many audio inputs)
+  too_long       an answer over the judge's max_answer_chars: stored once, cut with a
+                 marker, not parsed (set by the engine)
 
 The JSON may be the whole text, inside a ```json fence, or embedded in prose; the
 first object holding the answer key wins. Labels match case- and
@@ -24,8 +26,9 @@ from typing import Any
 
 from judgeaudit.judges.request import AnswerSpec
 
-STATUSES = ("valid", "invalid_json", "invalid_label", "refusal", "empty", "error", "unsupported")
-ANSWERED = frozenset({"valid", "invalid_json", "invalid_label", "refusal", "empty"})
+STATUSES = ("valid", "invalid_json", "invalid_label", "refusal", "empty", "error", "unsupported",
+            "too_long")
+ANSWERED = frozenset({"valid", "invalid_json", "invalid_label", "refusal", "empty", "too_long"})
 """Statuses that are the provider's answer (cached); error/unsupported are not."""
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.S)

@@ -187,8 +187,15 @@ def _read_audio(path: Path) -> tuple[bytes, str]:
     return value
 
 
-def load_request_audio(request: Request, root: str | Path = ".") -> LoadedRequest:
-    """Read each audio part's bytes from its path and check them against its sha256."""
+def load_request_audio(request: Request, root: str | Path = ".",
+                       roots: list[Path] | None = None) -> LoadedRequest:
+    """Read each audio part's bytes from its path and check them before they go
+    anywhere: with `roots` (the workflow's: the project's data/, results/ and
+    configured corpus folders, `datasets.validate.config_audio_roots`), the path
+    must resolve (symlinks followed) inside one of them; the bytes must be a
+    RIFF/WAVE file and match the part's recorded sha256."""
+    from judgeaudit.datasets.validate import outside_roots
+
     audio: dict[str, bytes] = {}
     for part in request.audio_parts:
         if part.sha256 in audio:
@@ -197,6 +204,9 @@ def load_request_audio(request: Request, root: str | Path = ".") -> LoadedReques
             raise AudioIntegrityError(f"audio part {part.sha256[:12]} has no path to load from")
         path = Path(part.path)
         path = path if path.is_absolute() else Path(root) / path
+        outside = outside_roots(path, roots) if roots is not None else None
+        if outside:
+            raise AudioIntegrityError(f"audio part {part.sha256[:12]}: {outside}; not sent")
         try:
             data, actual = _read_audio(path)
         except OSError as exc:
@@ -205,5 +215,8 @@ def load_request_audio(request: Request, root: str | Path = ".") -> LoadedReques
             raise AudioIntegrityError(
                 f"{path}: sha256 mismatch (expected {part.sha256}, got {actual})"
             )
+        if data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+            raise AudioIntegrityError(f"{path}: not a RIFF/WAVE file (starts {data[:12]!r}); "
+                                      f"only WAV files the project wrote are sent")
         audio[part.sha256] = data
     return LoadedRequest(request, audio)

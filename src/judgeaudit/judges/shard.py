@@ -73,7 +73,48 @@ def read_trial_requests(path: str | Path, max_audio_inputs: int | None = None
 
 
 class ShardIncomplete(RuntimeError):
-    """Some requests of a shard have no answer yet; a rerun retries exactly those."""
+    """Some requests of a shard have no answer yet; a rerun retries exactly those.
+    `written`: the shards of the same call that were complete and written."""
+
+    def __init__(self, message: str, written: Sequence[str | Path] = ()):
+        super().__init__(message)
+        self.written = [str(p) for p in written]
+
+
+def kept_marker(log_path: str | Path) -> Path:
+    """Where a grouped judge job that failed lists the shard files it finished."""
+    return Path(str(log_path) + ".kept.json")
+
+
+def write_kept(log_path: str | Path, written: Sequence[str | Path]) -> None:
+    """List the finished shard files (with their sha256) of a failing grouped job, so
+    Snakemake's clean-up of the failed job keeps them (`kept_outputs`)."""
+    from judgeaudit.io import sha256_file, write_json_atomic
+
+    write_json_atomic(kept_marker(log_path), {str(p): sha256_file(p) for p in written})
+
+
+def kept_outputs(log_path: str | Path) -> set[str]:
+    """The finished shard files a failed grouped job listed, each only while its bytes
+    are still the ones listed; the list is consumed."""
+    import json
+
+    from judgeaudit.io import sha256_file
+
+    marker = kept_marker(log_path)
+    try:
+        listed = json.loads(marker.read_text())
+        marker.unlink()
+    except (OSError, ValueError):
+        return set()
+    keep = set()
+    for path, sha in listed.items():
+        try:
+            if sha256_file(path) == sha:
+                keep.add(path)
+        except OSError:
+            pass
+    return keep
 
 
 def attempts_log_path(cache_dir: str | Path, judge_name: str) -> Path:
@@ -112,7 +153,7 @@ def run_shards(
     option_overrides.setdefault("attempts_log", attempts_log_path(cache_dir, judge_name))
     options = EngineOptions.from_spec(spec, audio_root=audio_root, progress=progress,
                                       **option_overrides)
-    summaries, problems = [], []
+    summaries, problems, written = [], [], []
     with ResponseCache(cache_dir) as cache:
         for trials_path, out_path, shard_items in items:
             engine = Engine(adapter, cache, options)
@@ -130,18 +171,20 @@ def run_shards(
                        "sent": st.sent, "reused_in_flight": st.reused_in_flight,
                        "est_cost_usd": st.est_cost_usd, "status_counts": counts}
             summaries.append(summary)
-            failed = [r for r in rows if r["status"] in RETRYABLE]
+            failed = [r for r in rows if r["status"] in RETRYABLE
+                      or r["request_key"] in engine.retry_keys]
             if failed and not accept_errors:
                 log.error("shard %s: %s", trials_path, summary)
                 problems.append(incomplete_message(trials_path, judge_name, rows, failed,
                                                    options.attempts_log))
                 continue
             write_jsonl_atomic(out_path, rows)
+            written.append(out_path)
             log.info("shard %s -> %s: %s", trials_path, out_path, summary)
             if on_shard is not None:
                 on_shard(str(trials_path), str(out_path), summary)
     if problems:
-        raise ShardIncomplete("\n".join(problems))
+        raise ShardIncomplete("\n".join(problems), written)
     return summaries
 
 

@@ -203,6 +203,9 @@ class FakeProvider:
         # answers: in the answer text, a JSON field, a response header and cut short
         self.echo_credential = False
         self.outage = None  # callable(prompt text, trace) -> True: answer HTTP 500
+        # callable(credential) -> the outage's error message (a provider echoing the
+        # caller's key, in any encoding, in an error body); None: "outage"
+        self.outage_message = None
         self.requests = 0  # every HTTP request received
         self.answered = 0  # 200 answers fully written
         self.attempts: Counter[str] = Counter()  # body sha256 -> times seen
@@ -346,7 +349,10 @@ class FakeProvider:
             await asyncio.sleep(self.latency_s)
         outage = self.outage
         if outage is not None and outage(text, trace):
-            return await self._send(writer, 500, {"error": {"message": "outage"}})
+            cred = (headers.get("authorization") or headers.get("x-goog-api-key") or "")
+            message = (self.outage_message(cred.removeprefix("Bearer "))
+                       if self.outage_message else "outage")
+            return await self._send(writer, 500, {"error": {"message": message}})
         faults = FAULTS.search(text)
         plan = faults.group(1).split(",") if faults else []
         fault = plan[attempt - 1] if attempt <= len(plan) else None

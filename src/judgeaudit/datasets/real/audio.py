@@ -26,6 +26,7 @@ import numpy as np
 import soundfile as sf
 from scipy.signal import resample_poly
 
+from judgeaudit.datasets.audio import check_samples
 from judgeaudit.io import atomic_path, sha256_file
 
 TARGET_SR = 16000
@@ -110,6 +111,10 @@ def read(path: str | os.PathLike) -> tuple[np.ndarray, int]:
         raise AudioError(f"{path}: unreadable audio ({exc})") from exc
     if data.shape[0] == 0:
         raise AudioError(f"{path}: audio has no samples")
+    try:  # NaN / infinity in a float WAV: refused, never turned into PCM16 clicks
+        check_samples(data, str(path))
+    except ValueError as exc:
+        raise AudioError(str(exc)) from None
     expected = sf.info(str(path)).frames
     if data.shape[0] < expected:
         raise AudioError(f"{path}: decoder returned {data.shape[0]} of the {expected} frames "

@@ -4,7 +4,10 @@ classes is the package's (`judgeaudit.judges.adapters`)."""
 
 from __future__ import annotations
 
+import base64
+import functools
 import os
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -19,6 +22,8 @@ class Reply:
     refusal: bool = False
     usage: dict[str, Any] = field(default_factory=dict)
     model_version: str | None = None
+    # False: no reply at all (a python judge's None): counted `empty`, never cached
+    final: bool = True
 
 
 class TransientError(Exception):
@@ -46,6 +51,9 @@ class Adapter:
 
     provider: ClassVar[str] = ""
     OUTPUT_FIELDS: ClassVar[tuple[str, ...]] = ("model",)
+    # True: `complete_sync` runs in a worker thread abandoned after timeout_s (the
+    # event loop and the lease heartbeat go on meanwhile)
+    abandonable: ClassVar[bool] = False
     blocking: ClassVar[bool] = False  # True: `complete_sync` runs in a worker thread
     # audio input tokens per second the provider documents (OpenAI: 1 token / 100 ms)
     AUDIO_TOKENS_PER_S: ClassVar[float] = 10.0
@@ -113,29 +121,134 @@ SECRET_FRAGMENT = 8
 
 def redact_secret(text: str, secret: str, fragment: int = SECRET_FRAGMENT) -> str:
     """`text` with every run of `fragment` or more consecutive characters of `secret`
-    (the whole secret included) replaced by `***`."""
+    (the whole secret included) replaced by `***`, in plain text and in the encodings
+    a provider may echo it in: JSON/Python escapes (`\\u0073`, `\\x73`), URL encoding
+    (`%73`), HTML character references (`&#115;`, `&#x73;`), mixed with plain
+    characters or not, and base64 (standard or URL-safe, at any alignment, also of
+    the decoded escapes). An escape is masked whole; a base64 run holding a piece of
+    the secret is masked whole."""
     if not text or not secret or len(secret) < 4:
         return text
-    if len(secret) <= fragment:
-        return text.replace(secret, "***")
-    grams = {secret[i:i + fragment] for i in range(len(secret) - fragment + 1)}
-    hit = [False] * len(text)
-    for i in range(len(text) - fragment + 1):
-        if text[i:i + fragment] in grams:
-            for j in range(i, i + fragment):
-                hit[j] = True
-    if not any(hit):
+    frag = min(fragment, len(secret))
+    grams = sorted({secret[i:i + frag] for i in range(len(secret) - frag + 1)})
+    finder = _gram_finder(tuple(grams))
+    # each layer of escapes decoded in turn (an escaped escape: `\\u0073`), every
+    # layer searched; hits are marked in the original text's positions
+    mask = bytearray(len(text))
+    layer, spans = text, None  # spans: layer position -> original span (None: same)
+    for depth in range(_LAYERS + 1):
+        for m in finder.finditer(layer):
+            _mark(mask, spans, m.start(), m.start() + frag)
+        for m in _B64_RUN.finditer(layer):
+            if _b64_holds(m.group(0), finder):
+                _mark(mask, spans, m.start(), m.end())
+        if depth == _LAYERS:
+            break
+        decoded, inner = _decoded_view(layer)
+        if inner is None:
+            break
+        spans = inner if spans is None else [(spans[a][0], spans[b - 1][1]) for a, b in inner]
+        layer = decoded
+    if not any(mask):
         return text
-    out, i = [], 0
-    while i < len(text):
-        if hit[i]:
-            while i < len(text) and hit[i]:
-                i += 1
+    spans = _Identity(len(text))
+    out, pos, k = [], 0, 0
+    while k < len(spans):
+        if mask[k]:
+            start = spans[k][0]
+            while k < len(spans) and mask[k]:
+                k += 1
+            out.append(text[pos:start])
             out.append("***")
+            pos = spans[k - 1][1]
         else:
-            out.append(text[i])
-            i += 1
+            k += 1
+    out.append(text[pos:])
     return "".join(out)
+
+
+_LAYERS = 4  # escape layers decoded (a key escaped thrice over is still found)
+
+
+def _mark(mask: bytearray, spans, a: int, b: int) -> None:
+    """Mark the original characters behind layer positions [a, b)."""
+    if spans is None:
+        mask[a:b] = b"\x01" * (b - a)
+        return
+    for k in range(a, b):
+        lo, hi = spans[k]
+        mask[lo:hi] = b"\x01" * (hi - lo)
+
+
+# one escape unit: \\uXXXX, \\xXX, %XX, &#NNN; / &#xHH;, or a JSON backslash escape
+_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})|%([0-9a-fA-F]{2})"
+                     r"|&#[xX]([0-9a-fA-F]{1,6});|&#([0-9]{1,7});|\\([\\/\"'])")
+_B64_RUN = re.compile(r"[A-Za-z0-9+/_\-]{8,}={0,2}")
+
+
+@functools.lru_cache(maxsize=64)
+def _gram_finder(grams: tuple[str, ...]) -> re.Pattern:
+    """Every (overlapping) start of any gram: a lookahead alternation, run in C."""
+    return re.compile("(?=(" + "|".join(re.escape(g) for g in grams) + "))")
+
+
+class _Identity:
+    """The spans of a text without escapes: character i came from [i, i + 1)."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> tuple[int, int]:
+        return (i, i + 1)
+
+
+def _decoded_view(text: str) -> tuple[str, list[tuple[int, int]] | None]:
+    """`text` with its escape units decoded, and per decoded character the span of
+    `text` it came from (None: no escape, the text itself)."""
+    if not any(c in text for c in "\\%&"):
+        return text, None
+    chars: list[str] = []
+    spans: list[tuple[int, int]] = []
+    pos = 0
+    for m in _ESCAPE.finditer(text):
+        for i in range(pos, m.start()):
+            chars.append(text[i])
+            spans.append((i, i + 1))
+        u, x, pct, hx, dec, lit = m.groups()
+        code = int(u or x or pct or hx, 16) if (u or x or pct or hx) else (
+            int(dec) if dec else None)
+        try:
+            ch = lit if lit else chr(code)
+        except (ValueError, OverflowError):
+            ch = "\ufffd"
+        chars.append(ch)
+        spans.append((m.start(), m.end()))
+        pos = m.end()
+    for i in range(pos, len(text)):
+        chars.append(text[i])
+        spans.append((i, i + 1))
+    return "".join(chars), spans
+
+
+def _b64_holds(run: str, finder: re.Pattern) -> bool:
+    """Whether a base64-alphabet run decodes (at some alignment, standard or URL-safe
+    alphabet) to bytes holding a piece of the secret."""
+    body = run.rstrip("=")
+    for shift in range(4):
+        chunk = body[shift:]
+        chunk = chunk[: len(chunk) - len(chunk) % 4]
+        if len(chunk) < 8:
+            break
+        try:  # the URL-safe alphabet read as the standard one
+            raw = base64.b64decode(chunk.replace("-", "+").replace("_", "/"), validate=True)
+        except ValueError:
+            continue
+        if finder.search(raw.decode("latin-1")):
+            return True
+    return False
 
 
 def redact_value(value: Any, redact) -> Any:
@@ -230,7 +343,8 @@ class HTTPAdapter(Adapter):
 
         # redact the whole body first, then cut: a key straddling the cut must not
         # leave its first characters behind
-        snippet = self.redact(content.decode("utf-8", "replace"))[:300]
+        # (of its first 4 KB: the snippet keeps 300 characters)
+        snippet = self.redact(content[:4096].decode("utf-8", "replace"))[:300]
         if status == 429:
             raise TransientError(
                 f"HTTP 429: {snippet}", parse_retry_after(headers.get("retry-after")), True

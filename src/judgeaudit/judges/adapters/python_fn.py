@@ -5,8 +5,11 @@ the run's PYTHONPATH). The function receives the provider-neutral request
 (`judgeaudit.judges.request.LoadedRequest`: `.request` is the Request with its
 system text, ordered text/audio parts and answer spec; `.audio` maps each audio
 part's sha256 to its WAV bytes) and returns the reply text (a JSON object such as
-`{"label": "happy"}`, parsed like any provider's reply), or None for an empty
-reply. An exception is recorded as that request's error. Worked example:
+`{"label": "happy"}`, parsed like any provider's reply), or None for no reply
+(counted `empty`, not cached: asked again on the next run, like an error). An
+exception is recorded as that request's error; a call running past the judge's
+`timeout_s` is cut off (it runs in a worker thread, abandoned then) and retried up
+to `max_attempts`, then recorded as an error. Worked example:
 `judgeaudit.audit.example_judge`.
 
 The function name (and `model`, if set) enters the judge fingerprint, so editing
@@ -48,6 +51,7 @@ class PythonFunctionAdapter(Adapter):
     provider: ClassVar[str] = "python"
     OUTPUT_FIELDS: ClassVar[tuple[str, ...]] = ("function", "model")
     blocking: ClassVar[bool] = True
+    abandonable: ClassVar[bool] = True  # timeout_s cuts a call off (worker thread)
 
     def __init__(self, name: str, spec: dict[str, Any]):
         super().__init__(name, spec)
@@ -58,4 +62,5 @@ class PythonFunctionAdapter(Adapter):
         if out is not None and not isinstance(out, str):
             raise PermanentError(f"judge {self.name}: {self.spec['function']} returned "
                                  f"{type(out).__name__}, expected the reply text (str) or None")
-        return Reply(raw_text=out, model_version=self.spec.get("model") or self.spec["function"])
+        return Reply(raw_text=out, model_version=self.spec.get("model") or self.spec["function"],
+                     final=out is not None)
