@@ -85,8 +85,5 @@ def read_wav(path: str | os.PathLike | bytes, mono: bool = True) -> tuple[np.nda
     return x, int(sr)
 
 
-<<<<<<< HEAD
-__all__ = ["PCM16_SCALE", "from_pcm16", "read_wav", "to_pcm16", "wav_bytes", "write_wav"]
-=======
-__all__ = ["check_samples", "read_wav", "to_pcm16", "wav_bytes", "write_wav"]
->>>>>>> h34
+__all__ = ["PCM16_SCALE", "check_samples", "from_pcm16", "read_wav", "to_pcm16", "wav_bytes",
+           "write_wav"]

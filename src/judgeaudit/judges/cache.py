@@ -267,14 +267,6 @@ class ResponseCache:
             self._db.execute("ROLLBACK")
             raise
 
-    def unreserve(self, run: str, judge: str, key: str) -> None:
-        """Drop the unbilled reservation of a call that got no reply (it timed out or
-        failed after its last attempt), so a provider that never answers does not
-        hold budget it never billed (issue 31)."""
-        self._db.execute(
-            "DELETE FROM spend WHERE run = ? AND judge = ? AND key = ? AND billed = 0",
-            (run, judge, key))
-
     def settle(self, run: str, judge: str, key: str, usd: float) -> None:
         """Replace a reservation by the cost computed from the provider's usage."""
         self._db.execute(

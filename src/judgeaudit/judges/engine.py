@@ -485,13 +485,7 @@ class Engine:
                     if opts.tokens_per_min:
                         est = sum(self.adapter.estimate_tokens(req, _audio_seconds(req, root)))
                     rec = await self._one(key, req, gate, rpm, tpm, rng, est)
-<<<<<<< HEAD
-                    if self.adapter.paid and rec.get("status") == "error":
-                        cache.unreserve(self.run_id, self.adapter.name, key)  # no reply
-                    if self.adapter.paid and rec.get("status") not in ("error",):
-=======
                     if self.adapter.paid:
->>>>>>> h34
                         used = usage_tokens(rec.get("usage") or {})
                         if rec.get("status") == "error":
                             # the call ended without a bill: its reservation is freed
