@@ -215,3 +215,22 @@ def test_planted_table_is_evidence_every_row_with_its_count():
 
     with pytest.raises(ValueError, match="counted"):
         coverage(frame.drop(columns=["counted"]))
+
+
+def test_trace_page_keeps_state_codes_and_says_when_a_row_has_no_trials(tmp_path):
+    """A (P, O, J) state read from the TSV as 11 / 0 prints as 011 / 000 on its trace
+    page; a row without trials says it is not recomputed instead of "from the 0
+    trials"."""
+    from collections import Counter
+
+    from judgeaudit.report.cellpages import CELL_JS, Store, write_table_pages
+
+    frame = pd.DataFrame({"judge": ["sim-a", "sim-a"], "state": [11, 0],
+                          "estimate": [0.25, 0.5]})
+    out = tmp_path / "report"
+    (out / "cells").mkdir(parents=True)
+    write_table_pages("study_b_state_distribution", "t.tsv", frame, tmp_path, out,
+                      Store(tmp_path, out), Counter(), "", "../index.html", trace=False)
+    page = (out / "cells" / "study_b_state_distribution.html").read_text()
+    assert "id='r0.state' class=nt>011" in page and "id='r1.state' class=nt>000" in page
+    assert "if (all.length)" in CELL_JS and "Not recomputed from trials" in CELL_JS
