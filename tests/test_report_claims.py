@@ -432,3 +432,23 @@ def test_trials_sentence_groups_judges_by_their_own_counts():
         {"a": {"A": 10, "B": 5}, "b": {"A": 10}, "c": {"A": 10, "B": 5}}, ["a", "b", "c"])))
     assert s == ("a and c answered 15 trials each (10 Study A + 5 Study B); b answered 10 "
                  "trials (10 Study A).")
+
+
+def test_tiny_run_state_rows_trace_to_their_trials(tiny_run):
+    """The abstract's state numbers link to rows recomputed from their trials, a
+    leading-zero state (011, read by pandas as 11) included; the uniform-chance rows
+    say why they have none."""
+    from judgeaudit.provenance.cells import trace_row
+    from judgeaudit.vocab.study_b import CHANCE_JUDGE
+
+    root = tiny_run.root
+    table = "results/tables/study_b_state_distribution.tsv"
+    f = pd.read_csv(root / table, sep="\t", dtype={"state": str})
+    judged = f[(f["judge"] != CHANCE_JUDGE) & f["estimate"].notna()]
+    lead = judged[judged["state"].str.startswith("0")]
+    for i in (int(judged.index[0]), int(lead.index[0])):
+        c = trace_row(table, i, ["estimate"], root=root)[0]
+        assert c.trials and c.match is True, (i, c.note)
+    chance = int(f.index[f["judge"] == CHANCE_JUDGE][0])
+    c = trace_row(table, chance, ["estimate"], root=root)[0]
+    assert not c.trials and c.note.startswith("not recomputed: the distribution expected")

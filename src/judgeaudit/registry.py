@@ -137,6 +137,9 @@ class Table:
     a target of `rule all` ("" = always; the rule builds it on demand either way),
     e.g. "study_b.writer_ablation.enabled".
     extra_pivots: further panels the report prints under the paper layout.
+    codes: key column -> the function giving a value's code as the metrics write it
+      (a TSV reader turns the (P, O, J) state "011" into 11; the trace matches rows on
+      the code).
     """
 
     name: str
@@ -162,6 +165,7 @@ class Table:
     fixed: Mapping[str, str] = field(default_factory=dict)
     enabled_by: str = ""
     extra_pivots: tuple[Pivot, ...] = ()
+    codes: Mapping[str, Fn] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         for key in (self.method, *self.extra_methods):

@@ -625,6 +625,9 @@ def trace_row(table: str | os.PathLike, row: str | int, columns: Sequence[str] |
         row_dict.setdefault(target, row_dict.get(col))  # Table IV: format = condition
     for col, value in (entry.fixed.items() if entry else ()):
         row_dict.setdefault(col, value)
+    for col, code in (entry.codes.items() if entry else ()):
+        if col in row_dict:  # a key a TSV reader retyped (the state "011" read as 11)
+            row_dict[col] = code(row_dict[col])
     ch = chain(table, frame, index, root)
     config = _config_of(ch)
     base = dict(table=table, row_index=index, row_key=row_key(frame, index, keys),
@@ -671,6 +674,11 @@ def trace_row(table: str | os.PathLike, row: str | int, columns: Sequence[str] |
         c.config = _config_of(ch)
     pick_keys = text_columns(frame) + [k for k in (entry.fixed if entry else ())
                                        if k not in frame.columns]
+    codes = dict(entry.codes) if entry else {}
+    if codes and recomputed is not None:  # key columns a TSV reader retyped (states)
+        recomputed = recomputed.assign(**{k: recomputed[k].map(f) for k, f in codes.items()
+                                          if k in recomputed.columns})
+        pick_keys += [k for k in codes if k not in pick_keys]
     hit = _pick(recomputed, row_dict, pick_keys)
     for c in cells:
         c.trials, c.recipe = trials, f"{how} -> output {name!r}"

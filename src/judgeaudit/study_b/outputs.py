@@ -383,12 +383,7 @@ TABLES = (
             column_order=vocab_b.STATES,
         ),
         extra_methods=("wilson",),
-        recomputed=False,
-        why_not=(
-            "the table interleaves each judge's states with chance-baseline rows "
-            "(study_b.chance.chance_distribution); the judge rows are "
-            "results/metrics/B/state_distribution.tsv, traceable and recomputed there"
-        ),
+        codes={"state": vocab_b.state_code},
     ),
 )
 

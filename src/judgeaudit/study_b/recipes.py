@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from judgeaudit.registry import Fn, Recipe
 from judgeaudit.study_b import compute as C
+from judgeaudit.vocab.study_b import CHANCE_JUDGE
 
 M = "results/metrics/B"
 FILES = {
@@ -36,6 +37,7 @@ def _recipe(
     family: tuple[str, ...] = (),
     reads: dict[str, str] | None = None,
     params: tuple[str, ...] = (),
+    rows_not_recomputed: dict[str, dict[str, str]] | None = None,
 ) -> Recipe:
     return Recipe(
         rule=f"study_b_{metric}",
@@ -48,6 +50,7 @@ def _recipe(
         family=family,
         rule_inputs={"scored": "all"} if reads is None else reads,
         rule_params=params,
+        rows_not_recomputed=rows_not_recomputed or {},
     )
 
 
@@ -90,6 +93,12 @@ RECIPES = (
         select=C.select_states,
         reads={"scored": "state_input", "item_files": "items"},
         params=("gate", "p_scope"),
+        # the state table interleaves each judge's states with the uniform-chance
+        # judge's expected distribution, which no trial produced
+        rows_not_recomputed={"judge": {CHANCE_JUDGE: (
+            "the distribution expected from a judge answering every probe uniformly at "
+            "random (study_b.chance.chance_distribution): computed, not observed, so no "
+            "trials")}},
     ),
     _recipe(
         metric="balance",

@@ -43,7 +43,15 @@ from judgeaudit.stats.clustered import (
 from judgeaudit.stats.methods import describe
 from judgeaudit.study_b.chance import GATE_KEY
 from judgeaudit.study_b.metrics import HOLM_KEY
-from judgeaudit.vocab.study_b import CONTRASTED_CUES, CUES, NO_CUE, PROTOCOLS, STATES, TASKS
+from judgeaudit.vocab.study_b import (
+    CHANCE_JUDGE,
+    CONTRASTED_CUES,
+    CUES,
+    NO_CUE,
+    PROTOCOLS,
+    STATES,
+    TASKS,
+)
 
 TASK_LABEL = {"single": "Single", "positional": "Positional", "conversation": "Conversation"}
 TASK_ORDER = TASKS
@@ -287,7 +295,7 @@ def potemkin_table(potemkin: pd.DataFrame, base: str | Path) -> pd.DataFrame:
     return wide
 
 
-CHANCE_ROW = "chance (uniform)"
+CHANCE_ROW = CHANCE_JUDGE
 
 
 def _with_chance(dist: pd.DataFrame, chance: pd.DataFrame | None) -> pd.DataFrame:

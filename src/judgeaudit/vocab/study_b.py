@@ -35,6 +35,18 @@ PROBES: tuple[str, ...] = ("P", "O")
 # the (P, O, J) states of a rendering (perception, oracle, judgment bits), in the order
 # every table and figure prints them
 STATES: tuple[str, ...] = ("111", "110", "101", "100", "011", "010", "001", "000")
+
+
+# the judge name of the uniform-chance rows the state table prints beside each judge's
+CHANCE_JUDGE = "chance (uniform)"
+
+
+def state_code(v: object) -> str:
+    """A (P, O, J) state as its 3-character code, however a reader typed it (11,
+    11.0 or "011" -> "011")."""
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    return str(v).zfill(3) if str(v).isdigit() else str(v)
 # reply writers of the template source (config study_b.replies.writer): the bank file
 # under templates/study_b/ each reads; `templates_b` is the second family the
 # writer-swap ablation re-writes the replies with
@@ -59,6 +71,7 @@ def shard_regex() -> str:
             + "|".join(PROBE_SHARDS))
 
 
-__all__ = ["AUDIO_PROTOCOLS", "CONTRASTED_CUES", "CUES", "DEPLOYMENT_PROTOCOL", "NO_CUE", "PROBES",
+__all__ = ["AUDIO_PROTOCOLS", "CHANCE_JUDGE", "CONTRASTED_CUES", "CUES", "DEPLOYMENT_PROTOCOL", "NO_CUE", "PROBES",
            "PROBE_PREFIX", "PROBE_SHARDS", "PROTOCOLS", "TASKS", "TASK_CUES", "TEXT_PROTOCOL",
-           "WRITER_BANKS", "probe_shard", "protocol_shard", "shard_regex"]
+           "STATES", "WRITER_BANKS", "probe_shard", "protocol_shard", "shard_regex",
+           "state_code"]
