@@ -91,8 +91,10 @@ config.clear()
 config.update(_validated)
 # Every judge call of the run (judge jobs, Study B writers, audits) sends only audio
 # that resolves inside these folders (judgeaudit.judges.request.load_request_audio).
-os.environ["JUDGEAUDIT_AUDIO_ROOTS"] = os.pathsep.join(
-    str(p) for p in config_audio_roots(config, Path.cwd())
+os.environ.update(
+    JUDGEAUDIT_AUDIO_ROOTS=os.pathsep.join(
+        str(p) for p in config_audio_roots(config, Path.cwd())
+    )
 )
 
 
