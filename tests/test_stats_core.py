@@ -156,6 +156,7 @@ def test_sentences_used_name_the_population_of_crossed_tables(tmp_path):
     assert population_clause([2.0, 2.0, float("nan")]).startswith(
         "Speakers read the same sentences: every interval is conditional on the 2 sentences")
     assert population_clause([float("nan")]) == ""
+    assert "conditional on the 1 sentence used" in population_clause([1])
     with pytest.raises(ValueError, match="manifest of bad"):
         sentences_by_task(trials, {"bad": pd.DataFrame({"clip_id": ["c0"]})})
     d = pd.DataFrame({"method": ["wilson_cr2_bm"], "n_clusters": [24],

@@ -99,5 +99,6 @@ def population_clause(n_sentences: Iterable[Any]) -> str:
     if not ks:
         return ""
     k = "/".join(str(x) for x in ks)
+    noun = "sentence" if ks == [1] else "sentences"
     return (f"Speakers read the same sentences: every interval is conditional on the {k} "
-            "sentences used (it generalises over speakers, not over sentences)")
+            f"{noun} used (it generalises over speakers, not over sentences)")
