@@ -389,6 +389,13 @@ def judge_group_spec(study):
 # families, criteria and formats: judgeaudit.vocab.study_a). Responses follow the
 # judges stage's path results/responses/<judge>/A/<task>/<shard>.jsonl.
 study_a_dataset = _planned(W.study_a_dataset)
+
+
+def study_a_cls_manifests(wildcards=None):
+    """Manifests of the classification tasks' corpora (sentences per clip)."""
+    return _planned(W.study_a_cls_manifests)()
+
+
 study_a_trial_files = _planned(W.study_a_trial_files)
 study_a_judges = _planned(W.study_a_judges)
 study_a_responses = _planned(W.study_a_responses)

@@ -8,6 +8,7 @@ rule study_a_metrics_judge:
     input:
         trials=study_a_trial_files(),
         responses=lambda wc: study_a_responses(wc.judge),
+        manifests=study_a_cls_manifests,
         code=package_code("study_a_metrics_judge.py"),
     output:
         metrics="results/metrics/A/judges/{judge}.tsv",

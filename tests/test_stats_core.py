@@ -156,3 +156,38 @@ def test_cluster_bootstrap_bca_matches_normal_theory_width():
     se = math.sqrt(x.mean() * (1 - x.mean()) / x.size)
     assert res.width == pytest.approx(2 * 1.96 * se, rel=0.08)
 
+
+
+def test_sentences_used_name_the_population_of_crossed_tables(tmp_path):
+    """Issue 32: a task whose speakers read the same sentences gets k (from its clips'
+    manifest rows, one place) and every Study A table caption over it says its
+    intervals are conditional on the k sentences used."""
+    import pandas as pd
+
+    from judgeaudit.stats.corpus import population_clause, sentences_by_task
+    from judgeaudit.study_a import render
+
+    manifest = pd.DataFrame({"clip_id": [f"c{i}" for i in range(8)],
+                             "sentence_id": [str(i % 2) for i in range(8)],
+                             "transcript": ["x"] * 8})
+    trials = [{"task": "emotion", "facts": {"family": "blueprint", "clip_id": f"c{i}",
+                                            "corpus": "synth_emotion",
+                                            "cluster": f"s{i // 2}"}} for i in range(8)]
+    trials += [{"task": "language", "facts": {"family": "blueprint", "clip_id": f"l{i}",
+                                              "corpus": "synth_language",
+                                              "cluster": f"s{i}"}} for i in range(3)]
+    lang = pd.DataFrame({"clip_id": ["l0", "l1", "l2"], "transcript": ["a", "b", "c"]})
+    pairs = [{"task": "pair_emotion", "facts": {"family": "pairwise", "clip_id": "c0"}}]
+    got = sentences_by_task(trials + pairs, {"synth_emotion": manifest,
+                                             "synth_language": lang})
+    assert got == {"emotion": 2}  # language: every sentence read once, no crossing
+    assert population_clause([2.0, 2.0, float("nan")]).startswith(
+        "Speakers read the same sentences: every interval is conditional on the 2 sentences")
+    assert population_clause([float("nan")]) == ""
+    assert "conditional on the 1 sentence used" in population_clause([1])
+    with pytest.raises(ValueError, match="manifest of bad"):
+        sentences_by_task(trials, {"bad": pd.DataFrame({"clip_id": ["c0"]})})
+    d = pd.DataFrame({"method": ["wilson_cr2_bm"], "n_clusters": [24],
+                      "cluster_unit": ["speaker"], "n_sentences": [2]})
+    assert "conditional on the 2 sentences used" in render._caption("T", d)
+    assert "conditional" not in render._caption("T", d.drop(columns="n_sentences"))

@@ -54,7 +54,7 @@ def test_only_the_adapter_imports_the_estimators():
 
 
 @pytest.mark.parametrize("name", ["emotion_follower", "studyb_single", "pairs_listener",
-                                  "emotion_crossed"])
+                                  "emotion_crossed", "emotion_crossed_fixed", "studyb_voices"])
 def test_population_truth_matches_closed_forms(name):
     sc = sim.scenario(name)
     truth = sim.population_truth(sc, n_clusters=8000, seed=1)
@@ -211,3 +211,26 @@ def test_balanced_labels_draw_what_one_permutation_per_speaker_draws():
         got = sim.balanced_labels(r2, within, ends, k)
         assert np.array_equal(got, want) and got.dtype == want.dtype
         assert r1.random() == r2.random()
+
+
+def test_crossed_and_nested_scenarios_are_counted_and_fixed_sentences_stay_fixed():
+    """Issue 32: the crossed (speaker x sentence) scenarios the printed interval claims
+    (conditional on the sentences used) and the nested (item in voice) ones are counted;
+    the over-new-sentences one is shown, not counted. Fixed sentences are the same in
+    every replicate; nested voices share their effect across their items."""
+    for name in ("emotion_crossed_fixed", "emotion_crossed_two", "studyb_voices",
+                 "studyb_voices_few"):
+        assert sim.scenario(name).meant_for, name
+    assert sim.scenario("emotion_crossed").meant_for == ()
+    p = sim.scenario("emotion_crossed_fixed").params
+    assert np.array_equal(sim.fixed_sentence_effects(p), sim.fixed_sentence_effects(p))
+    a = sim.simulate(sim.scenario("emotion_crossed_fixed"), np.random.default_rng(1))
+    b = sim.simulate(sim.scenario("emotion_crossed_fixed"), np.random.default_rng(2))
+    assert len(a) == len(b)
+    # items of one voice are correlated: the item-mean perception correlates within voice
+    sc = sim.scenario("studyb_voices").with_params(voice_sd=3.0, item_sd=0.01, refuse=0.0)
+    r = sim.simulate(sc, np.random.default_rng(4))["renderings"]
+    per_item = r.groupby("item")["P"].mean()
+    voice = per_item.index.to_numpy() % sc.params.n_voices
+    between = per_item.groupby(voice).mean().var()
+    assert between > 0.5 * per_item.var()

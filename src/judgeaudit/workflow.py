@@ -421,6 +421,12 @@ class Plan:
             name = sa["pairwise"][f"{attribute}_dataset"]
         return name or self.dataset_for(attribute)
 
+    def study_a_cls_manifests(self) -> list[str]:
+        """Manifests of the classification tasks' corpora (the sentences each clip reads,
+        for the tables' "conditional on the k sentences used")."""
+        return sorted({f"data/{self.study_a_dataset(t)}/manifest.tsv"
+                       for t in vocab_a.CLS_TASKS})
+
     def study_a_shards(self) -> list[tuple[str, str]]:
         """(task, shard) of every Study A trial shard."""
         out = [(t, s) for t in vocab_a.CLS_TASKS for s in vocab_a.CLS_SHARDS]

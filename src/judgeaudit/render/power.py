@@ -1,5 +1,6 @@
-"""The pre-flight power table (`results/tables/power.{tsv,md,tex}`) from the power
-report written beside the trials (`results/trials/power.tsv`)."""
+"""The power table (`results/tables/power.{tsv,md,tex}`): the pre-flight report written
+beside the trials (`results/trials/power.tsv`), or its second pass with the run's own
+measurements as the pilot; and the generated summary block of docs/power.md."""
 
 from __future__ import annotations
 

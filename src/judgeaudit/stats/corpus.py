@@ -46,3 +46,59 @@ def attach_corpus(frame: pd.DataFrame, corpora: Mapping[str, str],
     out.insert(list(out.columns).index("task") + 1, "corpus",
                out["task"].astype(str).map(dict(corpora)))
     return out
+
+
+# ------------------------------------------------------------------ sentences used
+SENTENCE_COLUMNS = ("sentence_id", "statement", "transcript")  # first one a manifest has
+
+
+def sentences_by_task(trials: Iterable[Mapping[str, Any]],
+                      manifests: Mapping[str, pd.DataFrame]) -> dict[str, int]:
+    """task -> k, the number of distinct sentences read by the clips of the task's
+    classification trials, for every task whose clips cross sentences with clusters
+    (some sentence read in two or more clusters, e.g. every speaker reading the same 2
+    sentences); tasks without a crossing are left out. `manifests`: corpus -> its
+    manifest (clip_id and a sentence column, `SENTENCE_COLUMNS`' first present); the
+    sentence of a clip is looked up by the trial's facts.corpus and facts.clip_id. The
+    one place the captions' "conditional on the k sentences used" comes from."""
+    used: dict[str, dict[str, str]] = {}
+    for t in trials:
+        f = t.get("facts") or {}
+        if f.get("family") == "pairwise" or f.get("clip_id") is None:
+            continue
+        used.setdefault(str(t["task"]), {})[str(f["clip_id"])] = (
+            f"{f.get('corpus')}\x1f{f.get('cluster')}")
+    out: dict[str, int] = {}
+    lookup: dict[str, dict[str, str]] = {}
+    for corpus, m in manifests.items():
+        col = next((c for c in SENTENCE_COLUMNS if c in m.columns), None)
+        if col is None or "clip_id" not in m.columns:
+            raise ValueError(f"manifest of {corpus}: needs clip_id and one of "
+                             f"{list(SENTENCE_COLUMNS)} to count the sentences used")
+        lookup[corpus] = dict(zip(m["clip_id"].astype(str), m[col].astype(str), strict=True))
+    for task, clips in sorted(used.items()):
+        clusters_of: dict[str, set[str]] = {}
+        for clip, key in clips.items():
+            corpus, cluster = key.split("\x1f", 1)
+            sentence = lookup.get(corpus, {}).get(clip)
+            if sentence is None or sentence in ("", "nan"):
+                continue
+            clusters_of.setdefault(sentence, set()).add(cluster)
+        if clusters_of and max(len(c) for c in clusters_of.values()) >= 2:
+            out[task] = len(clusters_of)
+    return out
+
+
+def population_clause(n_sentences: Iterable[Any]) -> str:
+    """The caption sentence naming what an interval generalises over, from the
+    `n_sentences` column of the rows a table shows (empty when no row crosses
+    sentences with speakers)."""
+    ks = sorted({int(k) for k in n_sentences
+                 if k is not None and not (isinstance(k, float) and pd.isna(k))
+                 and str(k) not in ("", "nan")})
+    if not ks:
+        return ""
+    k = "/".join(str(x) for x in ks)
+    noun = "sentence" if ks == [1] else "sentences"
+    return (f"Speakers read the same sentences: every interval is conditional on the {k} "
+            f"{noun} used (it generalises over speakers, not over sentences)")

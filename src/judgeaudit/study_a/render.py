@@ -24,6 +24,7 @@ from judgeaudit.stats.clustered import (
     METHOD_TEXT,
     caption_method,
 )
+from judgeaudit.stats.corpus import population_clause
 from judgeaudit.study_a.metrics import (
     CAPABILITY_TEST_TEXT,
     PLACEMENT_WALD_TEXT,
@@ -87,6 +88,9 @@ def _caption(title: str, d: pd.DataFrame, invalid: bool = False, note: str = "")
                                    unit=", ".join(units)), CELL_LEGEND]
     if invalid:
         parts.append(INVALID_LEGEND)
+    population = population_clause(d["n_sentences"]) if "n_sentences" in d else ""
+    if population:  # speakers crossed with sentences (stats.corpus.sentences_by_task)
+        parts.append(population)
     if note:
         parts.append(note)
     return ". ".join(parts) + "."
