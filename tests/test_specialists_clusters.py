@@ -138,3 +138,33 @@ def test_compare_naturalness_talker_folds_pooled_with_codec_only_rows(tmp_path, 
     folds = pd.read_csv(tmp_path / "out" / "dnsmos_rf" / "crossfit_folds.tsv", sep="\t")
     assert len(folds) == 3 and folds["n_clips"].sum() == 18
     assert "codec-only" in capsys.readouterr().out
+
+
+def test_whisper_dnsmos_ridge_appends_dnsmos_to_the_embedding(tmp_path, monkeypatch):
+    from judgeaudit.specialists import load, workflow
+    from judgeaudit.specialists.adapters import assemble_whisper_base
+    from judgeaudit.specialists.naturalness_compare import recipe_cfg
+
+    manifest = _mos_manifest(tmp_path, 2)
+    whisper = str(assemble_whisper_base(tmp_path / "whisper-base"))
+    cfg = recipe_cfg("whisper_dnsmos_ridge", whisper, "score")
+    cfg["whisper_ridge"]["alphas"] = [10.0, 100.0]
+    meta = workflow.train("naturalness", manifest, cfg, tmp_path / "m", tmp_path / "cache", 1)
+    assert meta["extra_feature_set"] == "dnsmos_p808"
+    assert meta["extra_columns"] == ["dnsmos_p808"] and "+dnsmos_p808" in meta["version"]
+    pred = workflow.predict("naturalness", tmp_path / "m" / "model.json", manifest,
+                            tmp_path / "cache", 1)
+    man = pd.read_csv(manifest, sep="\t")
+    ok = pred[pred["status"] == "ok"]
+    assert len(ok) >= len(man) - 4
+    model = load("naturalness", tmp_path / "m")
+    row = ok.iloc[0]
+    path = man.set_index("clip_id").loc[row["clip_id"], "path"]
+    from pathlib import Path
+
+    assert model.score_audio(Path(path).read_bytes()) == pytest.approx(row["score"], abs=1e-5)
+    # without the DNSMOS columns the same embedding gives another model
+    plain = workflow.train("naturalness", manifest, recipe_cfg("whisper_ridge", whisper,
+                                                               "score"), tmp_path / "p",
+                           tmp_path / "cache", 1)
+    assert "extra_feature_set" not in plain and plain["version"] != meta["version"]

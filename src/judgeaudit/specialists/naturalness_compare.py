@@ -86,7 +86,7 @@ def recipe_cfg(recipe: str, whisper_model: str, score_col: str) -> dict:
                 "target_column": score_col,
                 "whisper_ridge": {"window": "clip", "pooling": "mean_std",
                                   "encoder_layers": 3,
-                                  "extra_features": "dnsmos" if recipe.startswith(
+                                  "extra_features": "dnsmos_p808" if recipe.startswith(
                                       "whisper_dnsmos") else ""}}
     raise ValueError(f"unknown naturalness recipe {recipe!r}: one of {list(RECIPES)}")
 

@@ -10,10 +10,10 @@ speaker-grouped cross-validation inside the train split, scored by Spearman rho
 (the metric the specialist is judged by); ties go to the larger penalty.
 No per-speaker normalisation: a naturalness score is not relative to a speaker.
 
-`extra_features` (e.g. `dnsmos`: DNSMOS OVRL/SIG/BAK/P.808, the signal-quality
-model trained on real noisy and processed speech) appends that feature set's values
-to the pooled embedding before the ridge (recipe `whisper_dnsmos_ridge` of
-compare-naturalness): the embedding carries what degrades the speech, DNSMOS how a
+`extra_features` (`dnsmos_p808`: the DNSMOS P.808 MOS, a model trained on listener
+ratings of real noisy and processed speech; `dnsmos`: OVRL/SIG/BAK/P.808) appends
+that feature set's values to the pooled embedding before the ridge (recipe
+`whisper_dnsmos_ridge` of compare-naturalness uses `dnsmos_p808`): the embedding carries what degrades the speech, DNSMOS how a
 listener-trained model rates the signal.
 """
 
