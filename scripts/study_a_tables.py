@@ -1,16 +1,18 @@
-"""Study A tables (TSV/MD/TeX). Thin: see judgeaudit.study_a.render."""
+"""Study A tables (TSV/MD/TeX). Thin: every table of the study's outputs registry
+through its entry's render function (judgeaudit.study_a.outputs.render_tables)."""
 
 from pathlib import Path
 
 import pandas as pd
 
 from judgeaudit.scriptjob import finish_job, start_job
-from judgeaudit.study_a.render import all_tables
+from judgeaudit.study_a import outputs as A
 
 smk, log = start_job(globals())
-metrics = pd.read_csv(smk.input.metrics, sep="\t", dtype={"seed": str})
-contrasts = pd.read_csv(smk.input.contrasts, sep="\t")
-planted = pd.read_csv(smk.input.planted, sep="\t")
-all_tables(metrics, contrasts, planted, str(Path(smk.output[0]).parent))
-log.info("wrote %d table files", len(smk.output))
+# the metric rows' seed is a label ("all", "1", ...), never a number
+dtypes = {"metrics": {"seed": str}}
+frames = {role: pd.read_csv(smk.input[role], sep="\t", dtype=dtypes.get(role))
+          for role in A.table_inputs()}
+names = A.render_tables(frames, Path(smk.output[0]).parent)
+log.info("wrote %d tables (%d files)", len(names), len(smk.output))
 finish_job(smk)

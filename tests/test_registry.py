@@ -169,13 +169,17 @@ def test_study_b_metric_rules_write_the_registry_files():
         B.rule_outputs("no_such_rule")
 
 
-def test_study_b_outputs_dispatch_through_the_registry():
-    """scripts/study_b_outputs.py calls the render function each table / figure entry
-    names, with the entry's input roles as keyword arguments: every entry's function
-    takes exactly them (and `base`); the script holds no per-output branch."""
+def test_study_outputs_dispatch_through_the_registry():
+    """scripts/study_b_outputs.py and study_a.outputs.render_tables / render_figures
+    call the render function each table / figure entry names, with the entry's input
+    roles as keyword arguments: every entry's function takes exactly them (and `base`);
+    the scripts hold no per-output branch or list."""
     import inspect
 
-    for entry, fn in [*((t, t.render) for t in B.TABLES), *((f, f.function) for f in B.FIGURES)]:
+    entries = [*((t, t.render) for r in O.REGISTRIES for t in r.tables),
+               *((f, f.function) for r in O.REGISTRIES for f in r.figures)]
+    assert len({fn for _, fn in entries}) == len(entries)  # one function per output
+    for entry, fn in entries:
         sig = inspect.signature(fn)
         sig.bind(**{role: None for role in entry.inputs}, base="x")  # raises if not
         required = {n for n, p in sig.parameters.items() if p.default is p.empty}
@@ -183,6 +187,10 @@ def test_study_b_outputs_dispatch_through_the_registry():
     script = (REPO / "scripts" / "study_b_outputs.py").read_text()
     assert "elif" not in script and "wc.get(\"table\") ==" not in script
     assert "B.REGISTRY.table(" in script and "B.REGISTRY.figure(" in script
+    for name in ("study_a_tables.py", "study_a_figures.py"):
+        script = (REPO / "scripts" / name).read_text()
+        assert "A.render_tables(" in script or "A.render_figures(" in script, name
+        assert "study_a_" not in script.split('"""', 2)[-1], name  # no output named
 
 
 def test_method_registry_describes_every_method_the_code_writes():

@@ -10,6 +10,10 @@ table have no counterpart in the paper and are labelled A.S1-A.S6. (The pairwise
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
 from judgeaudit.registry import Figure, Fn, Metric, Pivot, Registry, Section, Table
 from judgeaudit.study_a import metrics as SA
 from judgeaudit.study_a import render as RA
@@ -532,7 +536,7 @@ FIGURES = (
             " each placement plain and with the fallible-label instruction (_fallible) side"
             " by side, one bar per judge, one panel per task; error bars are the 95% CI."
         ),
-        function=RA.all_figures,
+        function=RA.follow_by_placement_figure,
         inputs=_IN,
         method="wilson_cr2_bm",
         sampling_unit=CLS_UNIT,
@@ -543,7 +547,7 @@ FIGURES = (
             "Position-lock rate (x) against the gold-aligned rate g (y) per judge, pair"
             " task and format, with 95% CI bars on both axes; the line g = 0.5 is chance."
         ),
-        function=RA.all_figures,
+        function=RA.lock_vs_g_figure,
         inputs=_IN,
         method="wilson_cr2_bm",
         sampling_unit=PAIR_UNIT,
@@ -554,7 +558,7 @@ FIGURES = (
             "Accuracy (seed-pooled) under each feature-blueprint condition, one bar per"
             " judge, one panel per task; error bars are the 95% CI."
         ),
-        function=RA.all_figures,
+        function=RA.accuracy_by_blueprint_figure,
         inputs=_IN,
         method="wilson_cr2_bm",
         sampling_unit=CLS_UNIT,
@@ -567,7 +571,7 @@ FIGURES = (
             " seed-pooled, with 95% CI bars on both axes; a dotted vertical line at each"
             " task's chance level 1/K."
         ),
-        function=RA.all_figures,
+        function=RA.capability_figure,
         inputs=_IN,
         method="wilson_cr2_bm",
         sampling_unit=CLS_UNIT,
@@ -596,6 +600,24 @@ def figure_inputs() -> dict[str, str]:
     return {role: path for f in FIGURES for role, path in sorted(f.inputs.items())}
 
 
+def render_tables(frames: Mapping[str, Any], out_dir: str | Path) -> list[str]:
+    """Every table through its entry's render function, called with the entry's input
+    roles (`frames`: role -> metrics frame) and its file stem under `out_dir` (rule
+    study_a_tables); the names rendered."""
+    with RA.simulated_twins(frames["planted"]):
+        for t in TABLES:
+            t.render(**{role: frames[role] for role in t.inputs}, base=Path(out_dir) / t.name)
+    return list(TABLE_NAMES)
+
+
+def render_figures(frames: Mapping[str, Any], out_dir: str | Path) -> list[str]:
+    """Every figure through its entry's function (rule study_a_figures), as
+    `render_tables`; the names drawn."""
+    for f in FIGURES:
+        f.function(**{role: frames[role] for role in f.inputs}, base=Path(out_dir) / f.name)
+    return list(FIGURE_NAMES)
+
+
 __all__ = [
     "FIGURES",
     "FIGURE_NAMES",
@@ -606,5 +628,7 @@ __all__ = [
     "TABLES",
     "TABLE_NAMES",
     "figure_inputs",
+    "render_figures",
+    "render_tables",
     "table_inputs",
 ]

@@ -5,6 +5,8 @@ built from the tidy metric tables with the generic renderers in
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -96,8 +98,8 @@ def _caption(title: str, d: pd.DataFrame, invalid: bool = False, note: str = "")
     return ". ".join(parts) + "."
 
 
-def table_blueprint(m: pd.DataFrame, base: Path) -> None:
-    d = _pooled(m)
+def table_blueprint(metrics: pd.DataFrame, base: Path) -> None:
+    d = _pooled(metrics)
     d = d[(d["family"] == "blueprint") & (d["metric"] == "accuracy")]
     write_table(pivot_cells(d, _keys(d), "condition", order=RQ1, invalid=True), base,
                 _caption("Study A Table II analogue: accuracy by blueprint condition "
@@ -122,8 +124,8 @@ def follow_frame(d: pd.DataFrame, conditions: list[str], with_accuracy: bool = T
     return wide.reset_index(drop=True)
 
 
-def table_follow_blueprint(m: pd.DataFrame, base: Path) -> None:
-    d = _pooled(m)
+def table_follow_blueprint(metrics: pd.DataFrame, base: Path) -> None:
+    d = _pooled(metrics)
     d = d[(d["family"] == "blueprint") & d["condition"].isin(WRONG)]
     write_table(follow_frame(d, WRONG), base,
                 _caption("Study A wrong-label (RQ1) follow rates: accuracy, RF, rf_adj and RF~ "
@@ -157,8 +159,8 @@ def reference_frame(d: pd.DataFrame) -> pd.DataFrame:
     return wide.reset_index(drop=True)
 
 
-def table_reference(m: pd.DataFrame, base: Path) -> None:
-    d = _pooled(m)
+def table_reference(metrics: pd.DataFrame, base: Path) -> None:
+    d = _pooled(metrics)
     d = d[(d["family"] == "reference")]
     d = d[d["condition"].isin([*PLACEMENTS, *FALLIBLE_PLACEMENTS, "match"])]
     write_table(reference_frame(d), base, _caption(
@@ -168,8 +170,8 @@ def table_reference(m: pd.DataFrame, base: Path) -> None:
         invalid=True, note=FOLLOW_NOTE + "; " + FALLIBLE_NOTE), tsv_frame=d)
 
 
-def table_conflict(m: pd.DataFrame, base: Path) -> None:
-    d = _pooled(m)
+def table_conflict(metrics: pd.DataFrame, base: Path) -> None:
+    d = _pooled(metrics)
     d = d[(d["family"] == "conflict") & d["metric"].isin(CONFLICT)]
     write_table(pivot_cells(d, [*_keys(d), "condition"], "metric", order=CONFLICT,
                             invalid=True), base,
@@ -179,8 +181,8 @@ def table_conflict(m: pd.DataFrame, base: Path) -> None:
                          "instruction", d, invalid=True), tsv_frame=d)
 
 
-def table_pairwise(m: pd.DataFrame, base: Path) -> None:
-    d = m[(m["family"] == "pairwise") & m["metric"].isin(PAIR_METRICS)]
+def table_pairwise(metrics: pd.DataFrame, base: Path) -> None:
+    d = metrics[(metrics["family"] == "pairwise") & metrics["metric"].isin(PAIR_METRICS)]
     d = d.rename(columns={"condition": "format"}) if len(d) else d.assign(format=[])
     write_table(pivot_cells(d, [*_keys(d), "format"], "metric", order=PAIR_METRICS,
                             invalid=True), base,
@@ -206,10 +208,10 @@ def _layout_note(d: pd.DataFrame) -> str:
             "concat cell sends the reference as its own audio input")
 
 
-def table_contrasts(c: pd.DataFrame, base: Path) -> None:
+def table_contrasts(contrasts: pd.DataFrame, base: Path) -> None:
     cols = ["family", "role", "judge", "task", "contrast", "unit", "n", "n_clusters",
             "p_a", "p_b", "difference [95% CI]", "pvalue", "p_holm", "reject_holm"]
-    show = c.copy()
+    show = contrasts.copy()
     if len(show):
         show["difference [95% CI]"] = [
             fmt_ci(e, lo, hi) + (" 1-sided" if isinstance(o, str) and o else "")
@@ -218,7 +220,7 @@ def table_contrasts(c: pd.DataFrame, base: Path) -> None:
         show = show[cols]
     else:
         show = pd.DataFrame(columns=cols)
-    units = sorted({str(u) for u in c.get("cluster_unit", pd.Series(dtype=str)).dropna()})
+    units = sorted({str(u) for u in contrasts.get("cluster_unit", pd.Series(dtype=str)).dropna()})
     caption = ("Study A pre-specified paired contrasts (difference a - b over units valid in "
                "both; " + METHOD_TEXT[METHOD_DIFFERENCE] + (f"; clusters = {', '.join(units)}"
                                                            if units else "")
@@ -231,11 +233,11 @@ def table_contrasts(c: pd.DataFrame, base: Path) -> None:
                "placement_rf_fallible (one row per judge x task, no interval; p_a / p_b = "
                "the highest / lowest placement RF, difference = their gap): "
                + PLACEMENT_WALD_TEXT)
-    write_table(show, base, caption, digits=3, tsv_frame=c)
+    write_table(show, base, caption, digits=3, tsv_frame=contrasts)
 
 
-def table_planted(p: pd.DataFrame, base: Path) -> None:
-    show = p.copy()
+def table_planted(planted: pd.DataFrame, base: Path) -> None:
+    show = planted.copy()
     if len(show):
         show["estimate [95% CI]"] = [fmt_ci(e, lo, hi) for e, lo, hi in
                                      zip(show["estimate"], show["ci_low"], show["ci_high"],
@@ -243,19 +245,19 @@ def table_planted(p: pd.DataFrame, base: Path) -> None:
         cols = ["judge", "simulates", "knob", "task", "metric", "planted", "estimate [95% CI]", "ci_method",
                 "n", "n_clusters", "n_invalid", "inside", "counted"]
         show = show[[c for c in cols if c in show.columns]]
-        counted = p[p["counted"]] if "counted" in p else p
+        counted = planted[planted["counted"]] if "counted" in planted else planted
         share = counted["inside"].mean() if len(counted) else float("nan")
         caption = (f"Simulated judges: planted rate vs estimate; {int(counted['inside'].sum())} "
                    f"of {len(counted)} nonzero planted rates ({share:.0%}) inside their "
                    "cluster-robust 95% CI (the printed interval; "
-                   + caption_method(p["ci_method"].astype(str).tolist()) + "); "
-                   f"{len(p) - len(counted)} rows with planted rate 0 or 1 reported apart "
+                   + caption_method(planted["ci_method"].astype(str).tolist()) + "); "
+                   f"{len(planted) - len(counted)} rows with planted rate 0 or 1 reported apart "
                    "(counted = no: they cannot fail), not counted; a text-only follow knob "
                    "p is printed as the RF it implies, p + (1 - p)/K (a judge that does not "
                    "follow guesses over all K labels); a cue-conflict share (follow_block / "
                    "follow_reference from the two rates and the precedence) counts only where "
                    "the judge's audio-only accuracy on the task is 1")
-        twins = sorted({str(x) for x in p.get("simulates", pd.Series(dtype=str)).fillna("")
+        twins = sorted({str(x) for x in planted.get("simulates", pd.Series(dtype=str)).fillna("")
                         if str(x)})
         if twins:
             caption += (". Rows with `simulates` set are a SIMULATION OF THE PUBLISHED "
@@ -264,7 +266,7 @@ def table_planted(p: pd.DataFrame, base: Path) -> None:
                         "at the paper's sample size; never a measurement of those judges")
     else:
         caption = "Simulated judges: planted rate vs estimate (no simulated judges configured)"
-    write_table(show, base, caption, tsv_frame=p)
+    write_table(show, base, caption, tsv_frame=planted)
 
 
 def _controls(contrasts: pd.DataFrame) -> list[str]:
@@ -273,9 +275,9 @@ def _controls(contrasts: pd.DataFrame) -> list[str]:
     return sorted(set(contrasts.loc[contrasts["role"] == "control", "judge"].astype(str)))
 
 
-def table_capability(m: pd.DataFrame, contrasts: pd.DataFrame, base: Path) -> None:
-    cap = capability_table(m, _controls(contrasts))
-    d = _pooled(m)
+def table_capability(metrics: pd.DataFrame, contrasts: pd.DataFrame, base: Path) -> None:
+    cap = capability_table(metrics, _controls(contrasts))
+    d = _pooled(metrics)
     d = d[(d["family"] == "blueprint")
           & (((d["condition"] == "audio_only") & (d["metric"] == "accuracy"))
              | ((d["condition"] == "wrong_with_audio") & d["metric"].isin(list(FOLLOW))))]
@@ -310,8 +312,8 @@ def table_capability(m: pd.DataFrame, contrasts: pd.DataFrame, base: Path) -> No
     write_table(show, base, caption, tsv_frame=d.drop(columns=["col"]))
 
 
-def table_seed_stability(m: pd.DataFrame, base: Path) -> None:
-    d = seed_stability(m)
+def table_seed_stability(metrics: pd.DataFrame, base: Path) -> None:
+    d = seed_stability(metrics)
     if len(d):
         d = d.assign(col=["pooled" if str(x) == "all" else f"seed {x}" for x in d["seed"]])
         seeds = sorted({c for c in d["col"] if c != "pooled"}, key=lambda c: int(c.split()[1]))
@@ -329,33 +331,21 @@ def table_seed_stability(m: pd.DataFrame, base: Path) -> None:
         "RQ1 wrong-label condition per derangement seed beside the seed-pooled cell; "
         "seed_spread = max - min and seed_sd = SD of the per-seed estimates (in the TSV: "
         "the metric rows, each traceable; the spread columns are derived from them)", d
-        if len(d) else m.iloc[0:0]), tsv_frame=d.drop(columns=["col", "seed_spread",
+        if len(d) else metrics.iloc[0:0]), tsv_frame=d.drop(columns=["col", "seed_spread",
                                                              "seed_sd", "n_seeds"],
                                                     errors="ignore"))
 
 
-def all_tables(metrics: pd.DataFrame, contrasts: pd.DataFrame, planted: pd.DataFrame,
-               out_dir: str | Path) -> None:
-    out = Path(out_dir)
+@contextlib.contextmanager
+def simulated_twins(planted: pd.DataFrame) -> Iterator[None]:
+    """While the tables are written, every table showing a judge that simulates a
+    published one (the planted table's `simulates`) says so in its caption."""
     _TWINS.clear()
     _TWINS.update(twins_of(planted))
     try:
-        _all_tables(metrics, contrasts, planted, out)
+        yield
     finally:
         _TWINS.clear()
-
-
-def _all_tables(metrics: pd.DataFrame, contrasts: pd.DataFrame, planted: pd.DataFrame,
-                out: Path) -> None:
-    table_blueprint(metrics, out / "study_a_table2_blueprint")
-    table_follow_blueprint(metrics, out / "study_a_follow_blueprint")
-    table_reference(metrics, out / "study_a_table3_reference")
-    table_conflict(metrics, out / "study_a_table4_conflict")
-    table_pairwise(metrics, out / "study_a_table5_pairwise")
-    table_contrasts(contrasts, out / "study_a_contrasts")
-    table_planted(planted, out / "study_a_planted")
-    table_capability(metrics, contrasts, out / "study_a_capability")
-    table_seed_stability(metrics, out / "study_a_seed_stability")
 
 
 def _panel_corpus(m: pd.DataFrame) -> pd.DataFrame:
@@ -365,21 +355,25 @@ def _panel_corpus(m: pd.DataFrame) -> pd.DataFrame:
     return m.assign(task=m["task"].astype(str) + " (" + m["corpus"].astype(str) + ")")
 
 
-def all_figures(metrics: pd.DataFrame, out_dir: str | Path) -> None:
-    out = Path(out_dir)
-    metrics = _panel_corpus(metrics)
-    d = _pooled(metrics)
+def follow_by_placement_figure(metrics: pd.DataFrame, base: Path) -> None:
+    d = _pooled(_panel_corpus(metrics))
     ref = d[(d["family"] == "reference") & (d["metric"] == "rf")]
     # plain and fallible bars side by side per placement (x: system, system_fallible, ...)
     x_order = [c for p in PLACEMENTS for c in (p, p + vocab_a.FALLIBLE_SUFFIX)]
     save_figure(grouped_bars(ref, "condition", "judge", panel="task", x_order=x_order,
                              ylabel="reference-follow rate RF (95% CI)",
-                             title="RQ2 (plain / _fallible)"),
-                out / "study_a_follow_by_placement")
+                             title="RQ2 (plain / _fallible)"), base)
+
+
+def accuracy_by_blueprint_figure(metrics: pd.DataFrame, base: Path) -> None:
+    d = _pooled(_panel_corpus(metrics))
     acc = d[(d["family"] == "blueprint") & (d["metric"] == "accuracy")]
     save_figure(grouped_bars(acc, "condition", "judge", panel="task", x_order=RQ1,
-                             ylabel="accuracy (95% CI)", title="RQ1"),
-                out / "study_a_accuracy_by_blueprint")
+                             ylabel="accuracy (95% CI)", title="RQ1"), base)
+
+
+def lock_vs_g_figure(metrics: pd.DataFrame, base: Path) -> None:
+    metrics = _panel_corpus(metrics)
     pw = metrics[(metrics["family"] == "pairwise") & metrics["metric"].isin(["lock", "g"])]
     rows = []
     for (judge, task, fmt), g in pw.groupby(["judge", "task", "condition"]):
@@ -393,14 +387,13 @@ def all_figures(metrics: pd.DataFrame, out_dir: str | Path) -> None:
         columns=["judge", "format", "lock", "g", "lock_low", "lock_high", "g_low", "g_high"])
     save_figure(xy_errorbars(xy, "lock", "g", "judge", "format", xlabel="position-lock rate",
                              ylabel="gold-aligned rate g", title="RQ3: lock vs g by format",
-                             hline=0.5), out / "study_a_lock_vs_g")
-    save_figure(capability_figure(metrics), out / "study_a_capability")
+                             hline=0.5), base)
 
 
-def capability_figure(metrics: pd.DataFrame):
+def capability_figure(metrics: pd.DataFrame, base: Path) -> None:
     """Audio-only accuracy (x) vs RF under wrong_with_audio (y) per judge (colour) and
     task (marker), 95% CIs both ways; a dotted line at each task's chance level 1/K."""
-    cap = capability_table(metrics)
+    cap = capability_table(_panel_corpus(metrics))
     fig = xy_errorbars(cap.dropna(subset=["audio_only", "rf"]), "audio_only", "rf", "judge",
                        "task", xlabel="audio-only accuracy (95% CI); dotted: chance 1/K",
                        ylabel="RF with audio, wrong_with_audio (95% CI)",
@@ -409,4 +402,4 @@ def capability_figure(metrics: pd.DataFrame):
     for task, chance in cap.dropna(subset=["chance"]).groupby("task")["chance"].first().items():
         ax.axvline(chance, ls=":", lw=1, color="grey")
         ax.text(chance, 1.0, f" 1/K {task}", fontsize=7, color="grey", va="top", rotation=90)
-    return fig
+    save_figure(fig, base)
