@@ -28,6 +28,14 @@ column per directory (before/after side by side, with their ratio):
   packing_bench cpu_s / (wall_s x cores): from the benchmark files (a lower bound)
   load          1-min load average of the machine at the start (and mean during the
                 run): other work inflates wall_s but not cpu_s
+  calib_s       the machine calibration: CPU seconds of a fixed reference workload
+                (a pure-Python loop of 10 M additions at module level, best of three;
+                issue 36's slow
+                2-core machine: 1.58 s) measured at the start of a `run` (recorded) or
+                when analysing a run that recorded none (marked "now"); printed beside
+                every measurement, so times scale to another machine
+  cpu_calib     cpu_s / calib_s, critical_calib critical_s / calib_s: the run's
+                work in units of the reference workload (comparable across machines)
 then per rule: jobs, summed CPU, the measured fixed overhead of one job (interpreter
 start, Snakemake's script preamble, the script's module-level imports; `python -X
 importtime`, its heaviest import named) times the job count, and the rest (work);
@@ -92,6 +100,32 @@ _RULE = re.compile(r"^(?:local)?rule (\S+):$")
 _FIELD = re.compile(r"^\s+(input|output|jobid|benchmark|wildcards|log): (.*)$")
 _FINISHED = re.compile(r"^Finished jobid: (\d+) \(Rule: (\S+)\)")
 _CORES = re.compile(r"^Provided cores: (\d+)")
+CALIB_N = 10_000_000
+#: issue 36's slow 2-core machine (the README's times scale by calib_s / this)
+CALIB_REFERENCE_S = 1.58
+
+
+def calibrate(n: int = CALIB_N, tries: int = 3) -> float:
+    """CPU seconds of the reference workload: `s = 0; for i in range(n): s += i` at
+    module level (global names, as `python -c` runs it), the least of `tries` (CPU
+    time, so other work on the machine inflates it little)."""
+    code = compile(f"s = 0\nfor i in range({int(n)}):\n    s += i\n", "<calibration>", "exec")
+    best = float("inf")
+    for _ in range(tries):
+        t0 = time.process_time()
+        exec(code, {})  # noqa: S102 - a fixed loop, the reference workload
+        best = min(best, time.process_time() - t0)
+    return best
+
+
+_NOW: list[float] = []
+
+
+def calibration_now() -> float:
+    """This machine's calibration, measured once per process."""
+    if not _NOW:
+        _NOW.append(calibrate())
+    return _NOW[0]
 
 
 @dataclass
@@ -400,6 +434,12 @@ def profile(run: Path, cores: int | None = None, time_log: Path | None = None,
         prof["load_start"] = run_rec["load_start"]
         prof["load_mean"] = run_rec.get("load_mean")
         prof["state"] = run_rec["state"]
+        prof["calib_s"] = run_rec.get("calib_s")
+    if prof.get("calib_s") is None:
+        prof["calib_s"], prof["calib_now"] = calibration_now(), True
+    for key in ("cpu_s", "critical_s"):
+        prof[key.replace("_s", "_calib")] = (prof[key] / prof["calib_s"]
+                                              if prof.get(key) and prof["calib_s"] else None)
     if time_log is not None:
         t = parse_time_log(time_log)
         prof["tree_cpu_s"] = t.get("tree_cpu_s")
@@ -442,6 +482,15 @@ def _fmt(v, digits=1) -> str:
     return str(v)
 
 
+def _calib_text(p: dict) -> str:
+    c = p.get("calib_s")
+    if c is None:
+        return "calibration -"
+    when = "measured now" if p.get("calib_now") else "at the run's start"
+    return (f"calibration {c:.2f} s CPU per {CALIB_N // 1_000_000} M pure-Python additions "
+            f"({when}; x{c / CALIB_REFERENCE_S:.2f} of the {CALIB_REFERENCE_S} s machine)")
+
+
 def print_side_by_side(profs: list[dict], out=None) -> None:
     out = out or sys.stdout
     names = [Path(p["dir"]).name or p["dir"] for p in profs]
@@ -452,7 +501,8 @@ def print_side_by_side(profs: list[dict], out=None) -> None:
     print(head, file=out)
     rows = [("state", 0), ("wall_s", 1), ("jobs", 0), ("cpu_s", 1), ("tree_cpu_s", 1),
             ("smk_cpu_s", 1), ("critical_s", 1), ("packing", 2), ("packing_jobs", 2),
-            ("packing_bench", 2), ("cores", 0), ("load_start", 2), ("load_mean", 2)]
+            ("packing_bench", 2), ("cores", 0), ("load_start", 2), ("load_mean", 2),
+            ("calib_s", 2), ("cpu_calib", 0), ("critical_calib", 0)]
     for key, d in rows:
         vals = [p.get(key) for p in profs]
         line = f"{key:14s}" + "".join(f"{_fmt(v, d):>{w}s}" for v in vals)
@@ -460,19 +510,22 @@ def print_side_by_side(profs: list[dict], out=None) -> None:
             line += f"{vals[1] / vals[0]:>10.2f}"
         print(line, file=out)
     for p, name in zip(profs, names, strict=True):
+        print(f"[{name}] {_calib_text(p)}", file=out)
+    for p, name in zip(profs, names, strict=True):
         for state, rec in sorted(p.get("recorded", {}).items()):
             if state == "noop":
                 print(f"[{name}] noop: dry run {rec['dry_s']:.2f} s (CPU {rec['dry_cpu_s']:.2f} s, "
                       f"runs {rec['dry_runs']}), real no-op {rec['wall_s']:.2f} s, "
-                      f"jobs planned {rec['jobs_planned']}, load {rec['load_start']:.2f}",
+                      f"jobs planned {rec['jobs_planned']}, load {rec['load_start']:.2f}, "
+                      f"calibration {_fmt(rec.get('calib_s'), 2)} s",
                       file=out)
             if state == "edit":
                 print(f"[{name}] edit {rec['edit']}: {rec['jobs_planned']} jobs planned "
                       f"({', '.join(f'{k} {v}' for k, v in sorted(rec['planned_by_rule'].items()))})",
                       file=out)
     for p, name in zip(profs, names, strict=True):
-        print(f"\n== {name}: per rule (CPU s; overhead = one job's start-up CPU x jobs) ==",
-              file=out)
+        print(f"\n== {name}: per rule (CPU s; overhead = one job's start-up CPU x jobs; "
+              f"{_calib_text(p)}) ==", file=out)
         print(f"{'rule':34s}{'jobs':>5s}{'cpu':>9s}{'job_s':>9s}{'start1':>8s}"
               f"{'overhead':>10s}{'work':>9s}  heaviest imports", file=out)
         for rule, r in sorted(p["rules"].items(), key=lambda x: -x[1]["cpu"]):
@@ -485,11 +538,12 @@ def print_side_by_side(profs: list[dict], out=None) -> None:
         tot_oh = sum(r.get("oh1", 0) * r["jobs"] for r in p["rules"].values())
         print(f"{'total':34s}{sum(r['jobs'] for r in p['rules'].values()):5d}"
               f"{p['cpu_s']:9.1f}{'':17s}{tot_oh:10.1f}{p['cpu_s'] - tot_oh:9.1f}", file=out)
-        print(f"\n== {name}: critical path ({p['critical_s']:.0f} s; job wall s, CPU s) ==",
-              file=out)
+        print(f"\n== {name}: critical path ({p['critical_s']:.0f} s; job wall s, CPU s; "
+              f"{_calib_text(p)}) ==", file=out)
         for label, dur, cpu in p["critical_chain"]:
             print(f"  {dur:8.1f} {cpu:8.1f}  {label}", file=out)
-        print(f"\n== {name}: top ten jobs by CPU (CPU s, job wall s) ==", file=out)
+        print(f"\n== {name}: top ten jobs by CPU (CPU s, job wall s; {_calib_text(p)}) ==",
+              file=out)
         for label, cpu, dur in p["top"]:
             print(f"  {cpu:8.1f} {dur:8.1f}  {label}", file=out)
 
@@ -629,7 +683,7 @@ def run_state(run: Path, state: str, cores: int, edit: str | None) -> dict:
     smk = [_snakemake(run), "--cores", str(cores)]
     out_dir = run / "logs" / "profile"
     rec: dict = {"state": state, "cores": cores, "load_start": os.getloadavg()[0],
-                 "started": time.time()}
+                 "calib_s": calibrate(), "started": time.time()}
     sampler = LoadSampler()
     sampler.start()
     if state in ("cold", "warm"):
@@ -658,6 +712,7 @@ def run_state(run: Path, state: str, cores: int, edit: str | None) -> dict:
     else:
         raise SystemExit(f"unknown state {state!r}; one of {', '.join(STATES)}")
     rec["load_mean"] = sampler.stop()
+    rec["calib_end_s"] = calibrate()
     log = run_log(run) if state != "noop" else None
     rec["log"] = str(log) if log else None
     out_dir.mkdir(parents=True, exist_ok=True)

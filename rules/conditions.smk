@@ -165,7 +165,8 @@ rule study_b_reply_clips:
 
 
 rule study_b_reply_dnsmos:
-    """DNSMOS of one shard of the reply clips (speechmos SIG/BAK/OVRL, one thread)."""
+    """DNSMOS of one shard of the reply clips (speechmos SIG/BAK/OVRL; the session's
+    two intra-op threads, fixed for the scores' bits, split each convolution)."""
     input:
         plan="results/conditions/B/reply_dnsmos/clips.json",
         code=package_code("study_b_reply_dnsmos.py"),

@@ -1,9 +1,9 @@
 """`judgeaudit.dnsmos_session.score` against `speechmos.dnsmos.run`, bit for bit (the
 reply-balance table's DNSMOS columns must not move with the speed-up). speechmos'
-sessions run the machine's core count of intra-op threads, which moves the last bits
-(1 and 2 threads agree, 4 and 16 do not); the reference here is speechmos with its
-sessions given the one thread `dnsmos_session` fixes, so the check holds on any
-machine, and the scores are those speechmos gives on a machine of up to 2 cores."""
+sessions run the machine's core count of intra-op threads, which moves the last bits;
+the reference here is speechmos with its sessions given the two threads
+`dnsmos_session` fixes, so the check holds on any machine, and the scores are those
+speechmos gives on a 2-core machine."""
 
 import numpy as np
 import pytest
@@ -12,8 +12,8 @@ from judgeaudit import dnsmos_session
 
 
 @pytest.fixture
-def speechmos_one_thread(monkeypatch):
-    """`speechmos.dnsmos.run` whose ONNX sessions run one intra-op thread."""
+def speechmos_two_threads(monkeypatch):
+    """`speechmos.dnsmos.run` whose ONNX sessions run two intra-op threads."""
     import onnxruntime as ort
     from speechmos import dnsmos
 
@@ -21,7 +21,7 @@ def speechmos_one_thread(monkeypatch):
 
     def session(path, *args, **kwargs):
         opts = ort.SessionOptions()
-        opts.intra_op_num_threads = 1
+        opts.intra_op_num_threads = dnsmos_session.INTRA_OP_THREADS
         return real(path, opts)
 
     monkeypatch.setattr(dnsmos.ort, "InferenceSession", session)
@@ -38,10 +38,10 @@ def _clip(seconds: float, seed: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("seconds", [3.3, 7.6, 11.2])
-def test_score_equals_speechmos_run_to_the_bit(seconds, speechmos_one_thread):
+def test_score_equals_speechmos_run_to_the_bit(seconds, speechmos_two_threads):
     x = _clip(seconds, seed=int(seconds * 10))
     ours = dnsmos_session.score(x, 16000)
-    ref = speechmos_one_thread(x, 16000)
+    ref = speechmos_two_threads(x, 16000)
     for key in ("ovrl_mos", "sig_mos", "bak_mos"):
         assert float(ours[key]) == float(ref[key]), key
     assert set(ours) == {"ovrl_mos", "sig_mos", "bak_mos"}
@@ -54,7 +54,7 @@ def test_score_rejects_other_rates_and_out_of_range_samples():
         dnsmos_session.score(np.full(16000, 1.5), 16000)
 
 
-def test_the_session_runs_one_intra_op_thread_whatever_the_machine():
+def test_the_session_runs_two_intra_op_threads_whatever_the_machine():
     """The scores' last bits depend on the thread count: fixed, not the core count."""
     opts = dnsmos_session.model().onnx_sess.get_session_options()
-    assert opts.intra_op_num_threads == 1
+    assert opts.intra_op_num_threads == dnsmos_session.INTRA_OP_THREADS == 2

@@ -116,6 +116,27 @@ def test_side_by_side_prints_a_ratio(rp, tmp_path, capsys):
     assert "critical path" in out and "top ten jobs by CPU" in out
 
 
+def test_the_machine_calibration_is_printed_beside_every_measurement(rp, tmp_path, capsys,
+                                                                     monkeypatch):
+    run = _run(tmp_path)
+    monkeypatch.setattr(rp, "_NOW", [0.79])  # this machine, measured now
+    a = rp.profile(run, with_overhead=False)
+    assert a["calib_s"] == 0.79 and a["calib_now"]
+    assert a["cpu_calib"] == pytest.approx(120.0 / 0.79)
+    # a recorded run carries the calibration measured at its start
+    b = dict(a, dir=str(tmp_path / "after"), calib_s=1.58, calib_now=False, cpu_s=60.0,
+             cpu_calib=60.0 / 1.58)
+    rp.print_side_by_side([a, b])
+    out = capsys.readouterr().out
+    row = next(line for line in out.splitlines() if line.startswith("calib_s"))
+    assert row.split()[1:] == ["0.79", "1.58", "2.00"]
+    heads = [line for line in out.splitlines() if line.startswith(("==", "["))]
+    assert len(heads) == 8 and all("calibration" in h for h in heads)
+    assert "0.79 s CPU per 10 M pure-Python additions (measured now; x0.50" in out
+    assert "1.58 s CPU per 10 M pure-Python additions (at the run's start; x1.00" in out
+    assert 0 < rp.calibrate(n=100_000, tries=1) < 5
+
+
 def test_time_log_and_planned_jobs(rp, tmp_path):
     t = tmp_path / "time.log"
     t.write_text("\tUser time (seconds): 100.5\n\tSystem time (seconds): 9.5\n"

@@ -1,23 +1,23 @@
-"""speechmos' DNSMOS (P.835 sig/bak/ovrl) with an ONNX session of one intra-op
-thread whose worker does not spin-wait between the small per-window calls.
+"""speechmos' DNSMOS (P.835 sig/bak/ovrl) with an ONNX session of two intra-op
+threads that do not spin-wait between the small per-window calls.
 
 `speechmos.dnsmos.run` builds its sessions with onnxruntime's defaults: intra-op
 threads = the machine's cores, spinning on. The thread count fixes how each
 operator's work is split, and so the last bits of the scores: measured with
-onnxruntime 1.32 on a 2-core machine, 1 and 2 threads give the same numbers to the
-bit, 4 and 16 threads other ones (~1e-7 apart). So the session here runs one thread
-whatever the machine: the scores are those of `speechmos.dnsmos.run` on a machine of
-up to 2 cores (the numbers the reply-balance table has always had there) on a 16-core
-machine too, and the workflow runs the DNSMOS shards side by side on its cores
-instead (rule study_b_reply_dnsmos). Spinning off: 24.0 s -> 18.4 s CPU on the
-default replies of the time; one thread instead of two: -4% CPU.
+onnxruntime 1.32 on the default Study B replies, 1 thread moves 84 of 900 DNSMOS
+values by up to 9e-8 against 2 threads, and 4 or 16 threads move others. So the
+session here runs two threads whatever the machine: the scores are those
+`speechmos.dnsmos.run` gives on a 2-core machine (the numbers the reply-balance
+table has always had there) on a 16-core machine too, where the workflow runs the
+DNSMOS shards side by side instead (rule study_b_reply_dnsmos). Spinning off:
+24.0 s -> 18.4 s CPU on the default replies of the time.
 
 `score` walks the clip exactly as `speechmos.dnsmos.DNSMOS.__call__` does (the clip
 doubled until it is one 9.01 s input long, then every 1 s hop) but runs only the
 SIG/BAK/OVRL model: speechmos also computes the P.808 mel spectrogram and model on
 every window, whose `p808_mos` no caller here reads (~6% of the CPU).
 `tests/test_dnsmos_session.py` pins it to `speechmos.dnsmos.run` (its sessions given
-one intra-op thread) bit for bit.
+the same two intra-op threads) bit for bit.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ import numpy as np
 
 SR = 16000
 #: onnxruntime intra-op threads of the session (fixed: the scores' bits depend on it)
-INTRA_OP_THREADS = 1
+INTRA_OP_THREADS = 2
 
 
 @functools.cache
 def model():
     """A `speechmos.dnsmos.DNSMOS` with only its SIG/BAK/OVRL session (no P.808
-    session: `score` never runs it), of one intra-op thread that does not spin."""
+    session: `score` never runs it), of two intra-op threads that do not spin."""
     import onnxruntime as ort
     from speechmos import dnsmos
 
