@@ -345,6 +345,14 @@ def combine(verdicts: Sequence[str]) -> str:
 
 # ---- the audit of one judge
 
+def embedded_model(spec: Mapping[str, Any]) -> str:
+    """The version an embedded judge (no `model` field, no version in its replies)
+    is named by: its provider at this package's version, whose code it is."""
+    from judgeaudit import __version__
+
+    return f"embedded {spec.get('provider')} (judgeaudit {__version__})"
+
+
 def unpriced(spec: Mapping[str, Any]) -> bool:
     return not (float(spec.get("price_in_per_mtok") or 0) > 0
                 or float(spec.get("price_out_per_mtok") or 0) > 0)
