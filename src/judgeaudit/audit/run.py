@@ -506,7 +506,7 @@ def _statement(v: dict) -> str:
         return "no verdict: " + "; ".join(
             f"{c['name']}: {c['reason']}" for c in v["contrasts"] if c.get("reason")
             and c["verdict"] == "undecided")
-    return f"neither an excess above 0 nor one below {b:g} could be shown"
+    return f"inconclusive: no excess above 0 shown, and an excess of {b:g} not ruled out"
 
 
 def _protocol_result(p: str, plan: dict, state: dict, answers, statuses, early: bool, cfg,
