@@ -132,8 +132,8 @@ def test_card_schema_and_traces(audited):
     work, cards, *_ = audited
     card = cards["sim-follower"]
     assert set(card["reference_panel"]) == {"listener", "label-reader", "first-slot"}
-    # an embedded judge is named by its provider and the package version, never "None"
-    assert cards["listener"]["model"].startswith("embedded listener (judgeaudit ")
+    # an embedded judge is named by the model version its rows record, never "None"
+    assert cards["listener"]["model"] == "embedded-listener-v1"
     assert cards["py-copy"]["model"] == "copy-v1"
     for v in card["protocols"].values():
         assert v["verdict"] in ("shortcut", "grounded", "inconclusive", "undecided",
