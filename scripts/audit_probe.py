@@ -4,7 +4,7 @@ response rows it used (responses.jsonl), judged through the engine and its cache
 import json
 import sys
 
-from judgeaudit.audit.run import audit
+from judgeaudit.audit.run import audit, embedded_model
 from judgeaudit.io import write_json_atomic, write_jsonl_atomic
 from judgeaudit.scriptjob import finish_job, start_job
 
@@ -32,7 +32,7 @@ write_jsonl_atomic(smk.output.responses, trace)
 write_json_atomic(smk.output.verdicts, {
     "judge": smk.wildcards.judge, "provider": full["provider"],
     # an embedded judge has no `model` field: its version is what its rows record
-    "model": full.get("model") or (", ".join(meta["model_versions"]) or None),
+    "model": full.get("model") or ", ".join(meta["model_versions"]) or embedded_model(full),
     "model_versions": meta["model_versions"], "requests_sent": meta["requests_sent"],
     "budget_reason": meta["budget_reason"], "audit": cfg, "protocols": verdicts})
 for p, v in verdicts.items():

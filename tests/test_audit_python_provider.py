@@ -146,3 +146,19 @@ def test_timed_out_calls_release_their_reservations(tmp_path, monkeypatch):
         rows = eng.run(items)
         assert [r["status"] for r in rows] == ["error"] * 3 and eng.stats.sent == 3
         assert cache.spent() == 0.0
+
+
+def test_cli_refuses_an_unpriced_api_judge(tmp_path, monkeypatch):
+    from judgeaudit.audit.cli import resolve
+
+    monkeypatch.chdir(tmp_path)
+    judge = tmp_path / "api.yaml"
+    judge.write_text(yaml.safe_dump({"api": {"provider": "openai", "model": "gpt-audio-2025-08-28"}}))
+    with pytest.raises(ConfigError, match="no prices set.*--allow-unpriced"):
+        resolve(_args(judge=str(judge)))
+    name, _, overlay, cfg = resolve(_args(judge=str(judge), allow_unpriced=True))
+    assert name == "api" and cfg["audit"]["allow_unpriced"] is True
+    priced = tmp_path / "priced.yaml"
+    priced.write_text(yaml.safe_dump({"api": {"provider": "openai", "model": "gpt-audio-2025-08-28",
+                                              "price_in_per_mtok": 40.0}}))
+    assert resolve(_args(judge=str(priced)))[0] == "api"

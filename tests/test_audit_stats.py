@@ -293,7 +293,7 @@ def test_resizing_from_the_judge_decides_a_random_answerer():
                                   prop_icc=0.0, audit_options={"resize": resize}, **AUDIT)
                 for _ in range(60)]
         out[resize] = sum(r["verdict"] == "grounded" for r in runs) / len(runs)
-    assert out[True] >= 0.75 and out[True] > out[False] + 0.2, out
+    assert out[True] >= 0.6 and out[True] > out[False] + 0.4, out
 
 
 def test_grounded_error_with_skewed_cluster_follow_rates():

@@ -241,29 +241,39 @@ def look(pc: dict, n: int, stage: int, early: bool, cfg: Mapping[str, Any],
     return st
 
 
-def resize(pc: dict, st: dict, cfg: Mapping[str, Any]) -> None:
-    """Grow the contrast's design after its first look when the judge's own data
-    need more units than the planning sd gave; never shrinks. The effective unit sd
-    is se * sqrt(valid units) at the first look (clustering included); the units are
+def resize(pc: dict, st: dict, cfg: Mapping[str, Any], stage: int = 1) -> None:
+    """Grow the contrast's design after its first look (which keeps its units and
+    boundary) when the judge's own data need more units than the design has; never
+    shrinks. The effective unit sd is se * sqrt(valid units) at the look
+    (clustering included); the units are
     those that give both verdicts the configured power at the design's last
     boundary c_K: n = ((c_K + z) * sd / effect)^2 with z = z_power for a one-sided
     contrast and z_(1+power)/2 for a two-sided one (its `grounded` needs both
     bounds: two one-sided tests), scaled up by the share of units with valid
-    answers so far, capped by the units available."""
+    answers so far, capped by the units available. The growth is rounded up to a
+    power of 1.25 of the planned size, so a design has few possible re-sized forms and
+    their boundaries are computed once and cached."""
     if st["units_valid"] < 2 or not math.isfinite(st["se"]):
         return
-    from scipy.stats import norm
+    from scipy.stats import chi2, norm
 
     d: Design = pc["design"]
     power = float(cfg["power"])
     sd_obs = min(1.0, st["se"] * math.sqrt(st["units_valid"]))
+    # the first look's sd is an estimate from few clusters: plan on its upper 80%
+    # confidence bound (chi-square on the look's df) so a noisy judge is not
+    # under-sized half the time
+    df = st["df"] if math.isfinite(st["df"]) and st["df"] > 0 else st["units_valid"] - 1
+    sd_plan = min(1.0, sd_obs * math.sqrt(df / chi2.ppf(0.2, df)))
     z = norm.ppf((1 + power) / 2 if d.sided == "two" else power)
-    need = math.ceil(((d.crit[-1] + z) * sd_obs / d.effect) ** 2 * st["units"] / st["units_valid"])
-    n_new = min(len(pc["units"]), need)
+    need = math.ceil(((d.crit[-1] + z) * sd_plan / d.effect) ** 2 * st["units"] / st["units_valid"])
+    factor = 1.25 ** math.ceil(math.log(max(need / d.n_max, 1.0)) / math.log(1.25) - 1e-9)
+    n_new = min(len(pc["units"]), math.ceil(d.n_max * factor))
     pc["size"] = {**pc["size"], "sd_observed": round(sd_obs, 4),
-                  "n_from_data": int(need), "n_max_planned": d.n_max}
-    if n_new > d.n_max:
-        pc["design"] = d.resized(n_new, looks_done=1)
+                  "sd_planned_from_data": round(sd_plan, 4), "n_from_data": int(need),
+                  "n_max_planned": pc["size"].get("n_max_planned", d.n_max)}
+    if n_new > d.n_max and stage < len(d.looks):
+        pc["design"] = d.resized(n_new, looks_done=stage)
         pc["size"]["n_max"] = n_new
         pc["size"]["capped"] = need > len(pc["units"])
 
@@ -300,8 +310,8 @@ def stopping_loop(plans: Mapping[str, dict], *, early: bool, cfg: Mapping[str, A
         budget_hit = fetch({p: sorted(set(ids)) for p, ids in need.items()}, stage)
         for p, pc, n in todo:
             st = look(pc, n, stage, early, cfg, answers, statuses)
-            if (early and stage == 1 and not st["settled"] and bool(_opt(cfg, "resize"))):
-                resize(pc, st, cfg)
+            if early and stage == 1 and not st["settled"] and bool(_opt(cfg, "resize")):
+                resize(pc, st, cfg, stage)
                 st["n_stages"] = len(pc["design"].looks)
             state[p][pc["contrast"].name] = st
         for p in plans:
@@ -334,6 +344,14 @@ def combine(verdicts: Sequence[str]) -> str:
 
 
 # ---- the audit of one judge
+
+def embedded_model(spec: Mapping[str, Any]) -> str:
+    """The version an embedded judge (no `model` field, no version in its replies)
+    is named by: its provider at this package's version, whose code it is."""
+    from judgeaudit import __version__
+
+    return f"embedded {spec.get('provider')} (judgeaudit {__version__})"
+
 
 def unpriced(spec: Mapping[str, Any]) -> bool:
     return not (float(spec.get("price_in_per_mtok") or 0) > 0
@@ -488,7 +506,7 @@ def _statement(v: dict) -> str:
         return "no verdict: " + "; ".join(
             f"{c['name']}: {c['reason']}" for c in v["contrasts"] if c.get("reason")
             and c["verdict"] == "undecided")
-    return f"neither an excess above 0 nor one below {b:g} could be shown"
+    return f"inconclusive: no excess above 0 shown, and an excess of {b:g} not ruled out"
 
 
 def _protocol_result(p: str, plan: dict, state: dict, answers, statuses, early: bool, cfg,

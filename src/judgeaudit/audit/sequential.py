@@ -189,14 +189,16 @@ class Design:
     def resized(self, n_max: int, looks_done: int) -> Design:
         """The design grown to `n_max` units after `looks_done` looks (sample-size
         re-estimation from the judge's own data): the looks taken keep their unit
-        counts and boundaries, the rest are spread equally up to the new n_max and
-        spend what is left of alpha (`boundaries(done=...)`)."""
+        counts and boundaries, the remaining looks of the K are spread up to the new
+        n_max and spend what is left of alpha (`boundaries(done=...)`)."""
         n_max = int(n_max)
         k = int(looks_done)
         if n_max <= self.n_max or k < 1:
             return self
         stages = len(self.looks)
         kept = self.looks[:k]
+        if k >= stages:
+            return self
         rest = [max(kept[-1] + j, math.ceil(j_ * n_max / stages))
                 for j, j_ in enumerate(range(k + 1, stages + 1), 1)]
         looks = tuple(sorted({*kept, *rest, n_max}))
