@@ -35,6 +35,11 @@ RECIPE = Recipe(
             "the published judge a twin simulates: the config's "
             "simulated.twin_of, not an estimate"
         ),
+        "n_sentences": (
+            "the number of sentences the task's speakers read in two or more clusters, "
+            "counted from the clips' manifest rows (stats.corpus.sentences_by_task), "
+            "not a statistic of the trials"
+        ),
     },
     rows_not_recomputed={
         "family": {
