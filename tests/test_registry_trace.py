@@ -5,6 +5,8 @@ trial), on the shared tiny run."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import subprocess
 import sys
@@ -14,6 +16,7 @@ import pytest
 
 from judgeaudit import outputs as O
 from judgeaudit.provenance import cells
+from judgeaudit.registry import dotted
 from judgeaudit.vocab.study_a import PLACEMENTS
 
 
@@ -23,19 +26,17 @@ def root(tiny_run):
 
 
 def _spy(monkeypatch, calls):
-    """Wrap every recipe's compute function (as `resolve` finds it) to record calls."""
-    import importlib
-
-    for recipe in O.RECIPES.values():
-        mod, _, attr = recipe.compute.partition(":")
-        module = importlib.import_module(mod)
-        real = getattr(module, attr)
+    """Wrap every recipe's compute function (the callable its registry entry holds) to
+    record calls; the wrapper keeps the function's name, so traces print the same."""
+    for key, recipe in list(O.RECIPES.items()):
+        real = recipe.compute
 
         def wrapped(inputs, params, _real=real, _rule=recipe.rule):
             calls.append(_rule)
             return _real(inputs, params)
 
-        monkeypatch.setattr(module, attr, wrapped)
+        functools.update_wrapper(wrapped, real)
+        monkeypatch.setitem(O.RECIPES, key, dataclasses.replace(recipe, compute=wrapped))
 
 
 def test_every_table_trace_recomputes_with_the_registry_function(root, monkeypatch):
@@ -65,7 +66,7 @@ def test_every_table_trace_recomputes_with_the_registry_function(root, monkeypat
                 (t.column, t.value, t.recomputed, t.note) for t in checked if not t.match])
             est = next(t for t in traces if t.column == "estimate")
             assert est.match is True, (name, i, est.note)
-            recipe = next(r for r in O.RECIPES.values() if r.compute in est.recipe)
+            recipe = next(r for r in O.RECIPES.values() if dotted(r.compute) in est.recipe)
             assert est.trials and len(calls) >= before  # memoised rows share one call
             assert all(r["request_text"] and r["response_source"] and r["status"]
                        for r in est.trials), name
@@ -77,10 +78,15 @@ def test_every_table_trace_recomputes_with_the_registry_function(root, monkeypat
     assert {"study_a_metrics_judge", "study_b_accuracy", "study_b_states"} <= set(calls)
 
 
-def test_not_recomputed_tables_say_why(root):
-    entry = O.table("study_b_state_distribution")
-    t = cells.trace_row("results/tables/study_b_state_distribution.tsv", 0, root=root)[0]
-    assert t.match is None and entry.why_not in t.note
+def test_not_recomputed_rows_say_why(root):
+    """The state table's uniform-chance rows are computed, not observed: their trace
+    says so (the judges' state rows are recomputed from their trials)."""
+    from judgeaudit.vocab.study_b import CHANCE_JUDGE
+
+    frame = cells.read_table(root / "results/tables/study_b_state_distribution.tsv")
+    i = int(frame.index[frame["judge"] == CHANCE_JUDGE][0])
+    t = cells.trace_row("results/tables/study_b_state_distribution.tsv", i, root=root)[0]
+    assert t.match is None and "computed, not observed" in t.note
 
 
 def _reference_row(root):

@@ -183,7 +183,7 @@ def validation(ev: Evaluated, say: _Say) -> str | None:
     t = ev.tallies.get("validation.planted")
     if t is None:
         return None
-    href = say.link(t.count.table, t.rows[0], "inside")
+    href = say.link(t.count.table, t.rows[0], "estimate")
     return (f"<b>Validation.</b> <a class='num' href='{href}'>{t.k}</a> of {t.m} counted "
             "planted rates of the simulated judges (nonzero and below 1) lie inside their "
             "printed 95% interval (Table A.S4, one row per planted rate); about "

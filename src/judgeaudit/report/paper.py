@@ -625,6 +625,7 @@ def _panel_table(stem: str, piv: Any, header: list[tuple[str, ...]], rows: list,
 
 
 LONG_MAX_COLUMNS = 11  # a table without a paper layout shows at most this many columns
+LONG_MAX_TEXT = 48  # ... and no text column with a value longer than this (a sentence)
 
 
 def _long_html(stem: str, frame: pd.DataFrame, limit: int = MAX_ROWS - 1) -> str:
@@ -650,7 +651,10 @@ def _long_html(stem: str, frame: pd.DataFrame, limit: int = MAX_ROWS - 1) -> str
         cols = [c for c in cols if c not in ("ci_low", "ci_high")]
     keys = [c for c in cols if c not in nums]
     vals = [c for c in cols if c in nums]
-    shown_cols = (keys + vals)[:LONG_MAX_COLUMNS]
+    # a column of sentences (power_note, holm_configuration) would widen the table past
+    # the text column: it stays in the TSV and on the trace page, named below
+    prose = [c for c in keys if frame[c].dropna().astype(str).str.len().max() > LONG_MAX_TEXT]
+    shown_cols = ([c for c in keys if c not in prose] + vals)[:LONG_MAX_COLUMNS]
     hidden = [c for c in keys + vals if c not in shown_cols]
     shown = frame.head(limit)
     out = []
