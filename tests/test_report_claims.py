@@ -29,22 +29,16 @@ FIXTURE = Path(__file__).parent / "data" / "report_claims"
 CONTROL = {"listener", "label_reader", "first_slot"}
 
 
-def _read(path: Path) -> pd.DataFrame:
-    f = pd.read_csv(path, sep="\t", dtype={"state": str})
-    return f
-
-
 def _frames(tables: Path) -> dict[str, pd.DataFrame]:
-    return {p.stem: _read(p) for p in sorted(tables.glob("*.tsv"))}
+    return {p.stem: pd.read_csv(p, sep="\t", dtype={"state": str})
+            for p in sorted(tables.glob("*.tsv"))}
 
 
 def _panel(*configs: Path) -> dict:
     panel: dict = {}
-    active = None
     for c in configs:
         j = (yaml.safe_load(c.read_text()) or {}).get("judges") or {}
         panel.update(j.get("panel") or {})
-        active = j.get("active", active)
     return panel
 
 

@@ -24,9 +24,7 @@ from typing import Any
 import pandas as pd
 
 from judgeaudit.claimspec import AMONG, RANKS, Claim, Comparison, Count
-from judgeaudit.judges.adapters import providers
-
-_CONTROL = providers(control=True)
+from judgeaudit.report.layout import is_control, states_as_text
 
 
 class ClaimError(ValueError):
@@ -81,10 +79,9 @@ def null_verdict(lo: Any, hi: Any, null: float) -> str:
 def judge_role(judge: str, panel: Mapping[str, Any]) -> str:
     """"listener" (the audio-grounded control), "control" (another control of known
     behaviour) or "audited"."""
-    prov = str((panel.get(judge) or {}).get("provider", ""))
-    if prov == "listener":
+    if str((panel.get(judge) or {}).get("provider", "")) == "listener":
         return "listener"
-    return "control" if prov in _CONTROL else "audited"
+    return "control" if is_control(judge, panel) else "audited"
 
 
 def _in_scope(judges: pd.Series, among: str, panel: Mapping[str, Any]) -> pd.Series:
@@ -202,8 +199,6 @@ class Evaluated:
 def evaluate_all(claims: Sequence[Claim | Comparison | Count], frames: Mapping[str, pd.DataFrame],
                  panel: Mapping[str, Any]) -> Evaluated:
     """Every claim in declaration order (a claim binds only to earlier ones)."""
-    from judgeaudit.report.layout import states_as_text
-
     out = Evaluated()
     texts: dict[str, pd.DataFrame] = {}
     for c in claims:

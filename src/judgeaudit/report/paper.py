@@ -212,18 +212,15 @@ def _corpora(root: Path, config: Mapping[str, Any], used: Mapping[str, str]) -> 
     return head + "\n".join(rows) + "</table>", facts
 
 
-def _judges(root: Path, config: Mapping[str, Any], active: Sequence[str]) -> tuple[str, list]:
+def _judges(config: Mapping[str, Any], active: Sequence[str],
+            seen_versions: Mapping[str, Counter]) -> tuple[str, list]:
     panel = (config.get("judges") or {}).get("panel") or {}
-    seen_versions: dict[str, Counter] = defaultdict(Counter)
-    for f in (root / "results" / "responses").glob("*/*/*/*.jsonl"):
-        judge = f.parts[-4]
-        for r in read_jsonl(f):
-            seen_versions[judge][str(r.get("model_version"))] += 1
     rows, facts = [], []
     for name in active:
         spec = panel.get(name, {})
         prov = spec.get("provider", "?")
-        versions = ", ".join(f"{v} ({n})" for v, n in seen_versions[name].most_common())
+        versions = ", ".join(f"{v} ({n})" for v, n in
+                             seen_versions.get(name, Counter()).most_common())
         extra = ""
         if prov == "simulated":
             extra = _propensities_html({k: v for k, v in (spec.get("simulated") or {}).items()
@@ -693,16 +690,6 @@ def _long_html(stem: str, frame: pd.DataFrame, limit: int = MAX_ROWS - 1) -> str
     return "\n".join(out)
 
 
-def _select(frame: pd.DataFrame, sel: Mapping[str, Any]) -> pd.DataFrame:
-    m = pd.Series(True, index=frame.index)
-    for k, v in sel.items():
-        if k not in frame.columns:
-            return frame.iloc[0:0]
-        vals = v if isinstance(v, tuple | list) else (v,)
-        m &= frame[k].astype(str).isin([str(x) for x in vals])
-    return frame[m]
-
-
 def _published_html(stem: str, frame: pd.DataFrame, claimed: Any = None,
                     panel: Mapping[str, Any] | None = None) -> str:
     """The papers' published figures for their judges beside this run's comparable
@@ -951,7 +938,9 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
     store_bytes = store.write()
     used = dict(datasets_used or {})
     corpora_html, corpora = _corpora(root, config, used)
-    judges_html, judges = _judges(root, config, active)
+    answered = answered_per_judge(root)  # one pass over the response files
+    per_judge = answered.trials
+    judges_html, judges = _judges(config, active, answered.versions)
     samples_html, samples, templates = _samples(root)
     methods = _methods_used(frames)
     digest, cfg_src = save_resolved_config(config, store=root / CONFIG_STORE)
@@ -970,7 +959,6 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
     lims += limitation_sentences(root)
     lims.append(_verification_sentence(root))
 
-    per_judge = answered_per_judge(root)
     controls = [j for j in active if _is_control(j, panel)]
 
     parts = [f"<!doctype html><html><head><meta charset='utf-8'><title>{_e(title)}</title>"

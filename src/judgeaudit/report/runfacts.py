@@ -9,13 +9,15 @@ the report only formats it, and tests re-derive it another way.
 from __future__ import annotations
 
 import html
-import json
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from judgeaudit.io import read_jsonl
 from judgeaudit.judges.adapters import providers
+from judgeaudit.workflow import corpus_kind
 
 _e = html.escape
 STUDY_NAMES = {"A": "Study A", "B": "Study B"}
@@ -35,26 +37,30 @@ def judge_kind(spec: Mapping[str, Any]) -> str:
     return "model"
 
 
-def corpus_kind(name: str, config: Mapping[str, Any]) -> str:
-    """"synthetic" (espeak-ng speech the workflow made) or "real"."""
-    return "synthetic" if name.startswith("synth_") else "real"
+@dataclass(frozen=True)
+class Answered:
+    """What the response files record, read in one pass: distinct trials answered per
+    judge and study, and the model versions each judge's rows name (with counts)."""
+
+    trials: dict[str, dict[str, int]]
+    versions: dict[str, Counter]
 
 
-def answered_per_judge(root: Path) -> dict[str, dict[str, int]]:
-    """{judge: {study: distinct trials answered}} read off
-    results/responses/<judge>/<study>/<task>/<shard>.jsonl (a row per trial sent)."""
+def answered_per_judge(root: Path) -> Answered:
+    """Read off results/responses/<judge>/<study>/<task>/<shard>.jsonl (a row per
+    trial sent)."""
     seen: dict[tuple[str, str], set[str]] = defaultdict(set)
+    versions: dict[str, Counter] = defaultdict(Counter)
     for f in sorted((Path(root) / "results" / "responses").glob("*/*/*/*.jsonl")):
         judge, study = f.parts[-4], f.parts[-3]
         ids = seen[(judge, study)]
-        with f.open(encoding="utf-8") as fh:
-            for line in fh:
-                if line.strip():
-                    ids.add(str(json.loads(line).get("trial_id")))
-    out: dict[str, dict[str, int]] = defaultdict(dict)
+        for r in read_jsonl(f):
+            ids.add(str(r.get("trial_id")))
+            versions[judge][str(r.get("model_version"))] += 1
+    trials: dict[str, dict[str, int]] = defaultdict(dict)
     for (judge, study), ids in sorted(seen.items()):
-        out[judge][study] = len(ids)
-    return dict(out)
+        trials[judge][study] = len(ids)
+    return Answered(dict(trials), dict(versions))
 
 
 def _names(xs: Sequence[str]) -> str:
@@ -101,7 +107,7 @@ def kinds_sentence(panel: Mapping[str, Any], active: Sequence[str],
                      f"control{'s' if len(emb) > 1 else ''} of known behaviour")
     ck: dict[str, list[str]] = defaultdict(list)
     for c in corpora:
-        ck[corpus_kind(c, config)].append(c)
+        ck[corpus_kind(c)].append(c)
     cparts = []
     if ck["synthetic"]:
         cparts.append(f"{len(ck['synthetic'])} synthetic (speech made with espeak-ng by the "
@@ -120,5 +126,5 @@ def kinds_sentence(panel: Mapping[str, Any], active: Sequence[str],
     return out
 
 
-__all__ = ["answered_per_judge", "corpus_kind", "judge_kind", "kinds_sentence",
+__all__ = ["Answered", "answered_per_judge", "judge_kind", "kinds_sentence",
            "trials_sentence"]
