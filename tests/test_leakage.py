@@ -116,7 +116,7 @@ def ravdess_like(emodb_dir, tmp_path_factory):
         cfg = validate_config({"datasets": {"ravdess": {
             "source": "local_dir", "local_dir": str(root), "check_complete": False,
             "subset_per_class": 2, **over}}})["datasets"]["ravdess"]
-        out = tmp / f"data{len(over)}" / "ravdess"
+        out = tmp / "data" / f"v{len(over)}" / "ravdess"  # inside the audio roots (data/)
         written = ingest("ravdess", root, out, cfg, seed=7, cache_dir=tmp / "cache",
                          workdir=tmp)
         return Path(written["manifest.tsv"])
@@ -124,8 +124,10 @@ def ravdess_like(emodb_dir, tmp_path_factory):
     return tmp, run
 
 
-def test_real_layout_specialist_trains_on_own_actors_and_leakage_is_refused(ravdess_like):
+def test_real_layout_specialist_trains_on_own_actors_and_leakage_is_refused(ravdess_like,
+                                                                           monkeypatch):
     tmp, run = ravdess_like
+    monkeypatch.chdir(tmp)  # manifests name audio relative to the workdir, as in a run
     manifest = run()  # defaults: subset_split test
     frame = pd.read_csv(manifest, sep="\t", dtype=str)
     train_actors = set(frame.loc[frame["split"] == "train", "speaker"])
