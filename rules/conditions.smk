@@ -181,7 +181,9 @@ rule study_b_reply_dnsmos:
     priority: 50
     conda:
         CONDA_ENV
-    threads: 1
+    # the ONNX session's intra-op threads (dnsmos_session.INTRA_OP_THREADS, fixed for
+    # the scores' bits): declared, so shards never oversubscribe the cores
+    threads: 2
     script:
         "../scripts/study_b_reply_dnsmos.py"
 

@@ -58,3 +58,18 @@ def test_the_session_runs_two_intra_op_threads_whatever_the_machine():
     """The scores' last bits depend on the thread count: fixed, not the core count."""
     opts = dnsmos_session.model().onnx_sess.get_session_options()
     assert opts.intra_op_num_threads == dnsmos_session.INTRA_OP_THREADS == 2
+
+
+def test_the_dnsmos_shard_rule_declares_the_sessions_threads():
+    """Snakemake schedules by declared threads: a shard that runs two ONNX threads but
+    declares one oversubscribes the cores beside the other jobs."""
+    import re
+    from pathlib import Path
+
+    rules = Path(__file__).resolve().parents[1] / "rules"
+    blocks = [m.group(1) for f in sorted(rules.glob("*.smk"))
+              for m in re.finditer(r"^rule study_b_reply_dnsmos:\n(.*?)(?=^rule |\Z)",
+                                   f.read_text(), re.S | re.M)]
+    assert len(blocks) == 1, "rule study_b_reply_dnsmos not found once in rules/*.smk"
+    threads = re.search(r"^\s+threads:\s*(\d+)", blocks[0], re.M)
+    assert threads and int(threads.group(1)) == dnsmos_session.INTRA_OP_THREADS
