@@ -4,7 +4,7 @@ The claim evaluator (`judgeaudit.report.claims`) and the declarations
 (`judgeaudit.study_a.claims`, `judgeaudit.study_b.claims`) are the product; the
 `expected` function below is written independently from the issue's wording of each
 finding (sorting and filtering, no shared helper), on two sets of tables: the default
-run's (a fixture under tests/data/report_claims/, copied from a default run) and the
+run's (a fixture under tests/data/default_run/, copied from a default run) and the
 shared tiny run's. A mutated declaration (the conflict finding read from
 `conflict_fallible`, RQ1 ranked by accuracy level instead of drop) must be caught.
 """
@@ -24,7 +24,7 @@ from judgeaudit.report import claims as C
 from judgeaudit.report.abstract import abstract
 from judgeaudit.report.published import PUBLISHED, comparable
 
-FIXTURE = Path(__file__).parent / "data" / "report_claims"
+FIXTURE = Path(__file__).parent / "data" / "default_run" / "tables"
 # the control providers as the config names them (not read from the adapter registry)
 CONTROL = {"listener", "label_reader", "first_slot"}
 
@@ -246,7 +246,7 @@ def sentence_mismatches(fr: dict[str, pd.DataFrame], panel: dict) -> list[str]:
 def default_tables():
     if not FIXTURE.exists():
         pytest.fail(f"{FIXTURE} is missing: copy it from a default run "
-                    "(tests/data/report_claims/README.md)")
+                    "(tests/data/default_run/README.md)")
     return _frames(FIXTURE), _panel(Path(__file__).parents[1] / "config.yaml")
 
 
