@@ -4,7 +4,8 @@
 
 (the default run's table; run it after `snakemake` so the doc's counts and powers are
 the table's, never typed by hand). tests/test_power_workflow.py checks the block against
-the table when the run's table is present."""
+the default run's table as copied into tests/data/default_run/ (its README: refresh the
+two together)."""
 
 import sys
 from pathlib import Path
