@@ -141,7 +141,6 @@ rule report:
         datasets_used=lambda wc: as_param(
             {a: dataset_for(a) for a in sorted(ATTRIBUTE_DATASETS)}
         ),
-        min_n=30,
     script:
         "../scripts/report.py"
 

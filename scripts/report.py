@@ -14,7 +14,6 @@ save_resolved_config(smk.config)  # the report copies it beside index.html
 summary = build_paper(list(smk.input.tables), list(smk.input.figures), smk.config,
                       out_dir=str(Path(smk.output.html).parent),
                       datasets_used=json.loads(smk.params.datasets_used),
-                      min_n=int(smk.params.min_n),
                       traces=dict(zip(smk.input.tables, smk.input.traces, strict=True)))
 write_redirect(smk.output.redirect, "report/index.html")
 log.info("report: %d tables, %d figures, %d numbers traced (%d matched, %d mismatched, "

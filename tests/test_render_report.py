@@ -40,8 +40,10 @@ def _setup(tmp_path):
                   "method": ["wilson", "wilson"]}).to_csv(
         tables / "new_table.tsv", sep="\t", index=False)
     (tables / "new_table.md").write_text("**A brand-new table**\n\n| judge |\n")
-    pd.DataFrame({"kind": ["emotion"], "metric": ["accuracy"], "estimate": [0.6],
-                  "n": [50]}).to_csv(tables / "specialist_accuracy.tsv", sep="\t", index=False)
+    pd.DataFrame({"specialist": ["emotion"], "dataset": ["synth_emotion"],
+                  "metric": ["accuracy"], "estimate": [0.6], "ci_low": [0.46],
+                  "ci_high": [0.72], "n": [50], "target": [0.9], "meets_target": [False]}
+                 ).to_csv(tables / "specialist_accuracy.tsv", sep="\t", index=False)
     write_records("make_table", [str(tables / "new_table.tsv"),
                                  str(tables / "specialist_accuracy.tsv")],
                   inputs={"trials": [str(trials / "blueprint.jsonl")]},
@@ -76,7 +78,7 @@ def test_paper_report_generic_tables_traces_methods_limitations(tmp_path):
     rules = (out / "cells" / "store" / "_rules.js").read_text()
     assert '"rule":"make_table"' in rules and '"alpha":0.05' in rules
     assert "not recomputed" in cell  # no metrics rule in its chain: said, not faked
-    assert summary["numbers"] == 2 * 3 + 2 and summary["not_recomputed"] == 8
+    assert summary["numbers"] == 2 * 3 + 5 and summary["not_recomputed"] == 11
     # captions: the registry, else the Markdown sibling
     assert "A brand-new table" in page and html.escape(caption_of("specialist_accuracy"),
                                                         quote=False) in page
@@ -92,7 +94,7 @@ def test_paper_report_generic_tables_traces_methods_limitations(tmp_path):
     lims = " ".join(summary["limitations"])
     assert "Synthetic corpora (synth_emotion)" in lims
     assert "Embedded judges (listener)" in lims and "gpt" not in lims.split("Embedded")[1][:30]
-    assert "Specialist target not met: emotion accuracy 0.600 < target 0.90" in lims
+    assert "Specialist target not met: emotion accuracy 0.600 vs target 0.900 (synth_emotion)." in lims
     assert "Under-powered cells" in lims and "new_table 1/2" in lims
     assert "1 invalid/refused/errored" in lims
     assert "report/index.html" in (tmp_path / "results" / "report.html").read_text()
@@ -120,7 +122,7 @@ def test_limitations_name_a_specialist_target_met_by_the_estimate_only():
         {"specialist": "language", "dataset": "synth_language", "metric": "accuracy",
          "estimate": 0.9, "ci_low": 0.85, "ci_high": 0.95, "target": 0.95,
          "meets_target": False}])
-    lims = paper._limitations([], [], {"specialist_accuracy": spec}, {}, Counter(), 0)
+    lims = paper._limitations([], [], {"specialist_accuracy": spec}, {}, Counter())
     only = [t for t in lims if "met by the estimate only" in t]
     assert len(only) == 1 and only[0].startswith(
         "Specialist target met by the estimate only: speaker eer 0.025 [0.009, 0.076] vs "

@@ -70,13 +70,33 @@ class Comparison:
 class Count:
     """How many of the rows a selector matches also match `of` ("k of m"): e.g. the
     planted rates inside their printed interval among those counted. A selector that
-    matches no row is an error, never "0 of 0"."""
+    matches no row is an error, never "0 of 0".
+
+    of: column -> value(s) a counted row has.
+    below: column -> bound: a counted row's value is below it (a missing value is not).
+    straddles: a column whose value a counted row's 95% interval [ci_low, ci_high]
+      holds strictly inside (the interval reaches past it on both sides).
+    table "*": every table of the run that has the columns `select`, `of` and `below`
+      name, one tally per table (tables where no row is counted are left out).
+    """
 
     id: str
     table: str
     select: Mapping[str, Any] = field(default_factory=dict)
     of: Mapping[str, Any] = field(default_factory=dict)
+    below: Mapping[str, float] = field(default_factory=dict)
+    straddles: str = ""
     says: str = ""
 
 
-__all__ = ["AMONG", "RANKS", "Claim", "Comparison", "Count"]
+@dataclass(frozen=True)
+class Total:
+    """The sum of `columns` over every row of every table of the run that has any of
+    them (a count summed over table cells, so a response in two tables counts twice)."""
+
+    id: str
+    columns: tuple[str, ...]
+    says: str = ""
+
+
+__all__ = ["AMONG", "RANKS", "Claim", "Comparison", "Count", "Total"]

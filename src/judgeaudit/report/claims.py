@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgeaudit.claimspec import AMONG, RANKS, Claim, Comparison, Count
+from judgeaudit.claimspec import AMONG, RANKS, Claim, Comparison, Count, Total
 from judgeaudit.report.layout import is_control, states_as_text
 
 
@@ -150,30 +150,73 @@ def compare(c: Comparison, results: Mapping[str, Result]) -> Outcome:
 
 @dataclass(frozen=True)
 class Tally:
-    """A `Count` evaluated: k of m rows (long-table indices of the m)."""
+    """A `Count` evaluated: k of m rows (long-table indices of the m, and of the k)."""
 
     count: Count
     k: int
     m: int
     rows: tuple[int, ...]
+    hits: tuple[int, ...] = ()
+    table: str = ""
 
 
 def _mask(frame: pd.DataFrame, where: Mapping[str, Any], cid: str, table: str) -> pd.Series:
     mask = pd.Series(True, index=frame.index)
     for col, v in where.items():
-        if col not in frame.columns:
-            raise ClaimError(f"claim {cid}: table {table} has no column {col!r} "
-                             f"(its columns: {', '.join(map(str, frame.columns))})")
+        _need(frame, col, cid, table)
         mask &= frame[col].astype(str).isin(_values(v))
     return mask
 
 
-def tally(c: Count, frame: pd.DataFrame) -> Tally:
-    sel = frame[_mask(frame, c.select, c.id, c.table)]
+def _need(frame: pd.DataFrame, col: str, cid: str, table: str) -> None:
+    if col not in frame.columns:
+        raise ClaimError(f"claim {cid}: table {table} has no column {col!r} "
+                         f"(its columns: {', '.join(map(str, frame.columns))})")
+
+
+def _counted(c: Count, sel: pd.DataFrame, table: str) -> pd.Series:
+    mask = _mask(sel, c.of, c.id, table)
+    for col, bound in c.below.items():
+        _need(sel, col, c.id, table)
+        mask &= pd.to_numeric(sel[col], errors="coerce") < float(bound)
+    if c.straddles:
+        for col in (c.straddles, "ci_low", "ci_high"):
+            _need(sel, col, c.id, table)
+        x, lo, hi = (pd.to_numeric(sel[col], errors="coerce")
+                     for col in (c.straddles, "ci_low", "ci_high"))
+        mask &= (lo < x) & (x < hi)
+    return mask
+
+
+def tally(c: Count, frame: pd.DataFrame, table: str | None = None) -> Tally:
+    table = table or c.table
+    sel = frame[_mask(frame, c.select, c.id, table)]
     if sel.empty:
-        raise ClaimError(f"claim {c.id}: no row of {c.table} matches {dict(c.select)}")
-    k = int(_mask(sel, c.of, c.id, c.table).sum())
-    return Tally(c, k, len(sel), tuple(int(i) for i in sel.index))
+        raise ClaimError(f"claim {c.id}: no row of {table} matches {dict(c.select)}")
+    hit = _counted(c, sel, table)
+    return Tally(c, int(hit.sum()), len(sel), tuple(int(i) for i in sel.index),
+                 tuple(int(i) for i in sel.index[hit]), table)
+
+
+def tally_every(c: Count, frames: Mapping[str, pd.DataFrame]) -> dict[str, Tally]:
+    """A `Count` of table "*": one tally per table that has its columns and a counted
+    row, in table-name order."""
+    cols = {*c.select, *c.of, *c.below, *([c.straddles, "ci_low", "ci_high"]
+                                          if c.straddles else [])}
+    out = {}
+    for stem in sorted(frames):
+        frame = frames[stem]
+        if frame.empty or not cols <= set(frame.columns):
+            continue
+        t = tally(c, frame, stem)
+        if t.k:
+            out[stem] = t
+    return out
+
+
+def total(c: Total, frames: Mapping[str, pd.DataFrame]) -> int:
+    return int(sum(pd.to_numeric(f[col], errors="coerce").fillna(0).sum()
+                   for f in frames.values() for col in c.columns if col in f.columns))
 
 
 @dataclass
@@ -184,10 +227,13 @@ class Evaluated:
     results: dict[str, Result] = field(default_factory=dict)
     outcomes: dict[str, Outcome] = field(default_factory=dict)
     tallies: dict[str, Tally] = field(default_factory=dict)
+    per_table: dict[str, dict[str, Tally]] = field(default_factory=dict)
+    totals: dict[str, int] = field(default_factory=dict)
     skipped: list[str] = field(default_factory=list)
 
     def __contains__(self, cid: str) -> bool:
-        return cid in self.results or cid in self.outcomes or cid in self.tallies
+        return (cid in self.results or cid in self.outcomes or cid in self.tallies
+                or cid in self.per_table or cid in self.totals)
 
     def __getitem__(self, cid: str) -> Result:
         return self.results[cid]
@@ -196,12 +242,18 @@ class Evaluated:
         return self.results.get(cid)
 
 
-def evaluate_all(claims: Sequence[Claim | Comparison | Count], frames: Mapping[str, pd.DataFrame],
-                 panel: Mapping[str, Any]) -> Evaluated:
+def evaluate_all(claims: Sequence[Claim | Comparison | Count | Total],
+                 frames: Mapping[str, pd.DataFrame], panel: Mapping[str, Any]) -> Evaluated:
     """Every claim in declaration order (a claim binds only to earlier ones)."""
     out = Evaluated()
     texts: dict[str, pd.DataFrame] = {}
     for c in claims:
+        if isinstance(c, Total):
+            out.totals[c.id] = total(c, frames)
+            continue
+        if isinstance(c, Count) and c.table == "*":
+            out.per_table[c.id] = tally_every(c, frames)
+            continue
         if isinstance(c, Comparison):
             if c.a in out.results and c.b in out.results:
                 out.outcomes[c.id] = compare(c, out.results)

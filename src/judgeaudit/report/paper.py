@@ -46,8 +46,11 @@ from judgeaudit.report.cellpages import (
     read_traces,
     write_table_pages,
 )
+from judgeaudit.report.claims import evaluate_all
 from judgeaudit.report.layout import MAX_ROWS, Printed, fmt, printed_pivots
 from judgeaudit.report.layout import is_control as _is_control
+from judgeaudit.report.limits import LIMIT_CLAIMS
+from judgeaudit.report.limits import sentences as limit_sentences
 from judgeaudit.report.planted import TABLE as PLANTED_TABLE
 from judgeaudit.report.planted import planted_html
 from judgeaudit.report.published import for_table
@@ -329,7 +332,7 @@ def _verification_sentence(root: Path) -> str:
 
 
 def _limitations(corpora: list, judges: list, frames: Mapping[str, pd.DataFrame],
-                 config: Mapping[str, Any], stats: Counter, min_n: int) -> list[str]:
+                 config: Mapping[str, Any], stats: Counter) -> list[str]:
     out = []
     synth = [c["name"] for c in corpora if c["synthetic"]]
     if synth:
@@ -340,71 +343,9 @@ def _limitations(corpora: list, judges: list, frames: Mapping[str, pd.DataFrame]
     if emb:
         out.append(f"Embedded judges ({', '.join(emb)}): judges of known behaviour, not "
                    "audio-language models. No API or open-weight model was called in this run.")
-    spec = frames.get("specialist_accuracy")
-    targets = {k: v.get("target") for k, v in (config.get("specialists") or {}).items()
-               if isinstance(v, Mapping) and v.get("target") is not None}
-    if spec is not None and "meets_target" in spec.columns:  # the table's own verdict
-        kcol = next((c for c in ("specialist", "kind", "attribute") if c in spec.columns),
-                    None)
-        for _, r in spec[spec["meets_target"].astype(str).str.lower() == "false"].iterrows():
-            out.append(f"Specialist target not met: {r[kcol] if kcol else '?'} "
-                       f"{r.get('metric', '')} {_num(r.get('estimate'))} vs target "
-                       f"{_num(r.get('target'))} ({r.get('dataset', '')}).")
-        for _, r in spec[spec["meets_target"].astype(str).str.lower() == "true"].iterrows():
-            lo, hi, tgt = (pd.to_numeric(r.get(c), errors="coerce")
-                           for c in ("ci_low", "ci_high", "target"))
-            lower_is_better = str(r.get("metric", "")) in ("eer", "hter")
-            if (hi > tgt) if lower_is_better else (lo < tgt):
-                out.append(f"Specialist target met by the estimate only: "
-                           f"{r[kcol] if kcol else '?'} {r.get('metric', '')} "
-                           f"{_num(r.get('estimate'))} [{_num(lo)}, {_num(hi)}] vs target "
-                           f"{_num(tgt)} ({r.get('dataset', '')}); the 95% interval reaches "
-                           "past the target.")
-    elif spec is not None and targets:
-        kcol = next((c for c in ("kind", "specialist", "attribute") if c in spec.columns), None)
-        for _, r in spec.iterrows():
-            kind = str(r[kcol]) if kcol else ""
-            tgt = targets.get(kind)
-            est = r.get("estimate", r.get("accuracy"))
-            metric = str(r.get("metric", "accuracy"))
-            if tgt is None or est is None or metric not in ("accuracy", "") or \
-                    (isinstance(est, float) and math.isnan(est)):
-                continue
-            if float(est) < float(tgt):
-                out.append(f"Specialist target not met: {kind} {metric} {float(est):.3f} < "
-                           f"target {float(tgt):.2f} (config specialists.{kind}.target).")
-    small, invalid = [], 0
-    for stem, f in frames.items():
-        if "n" in f.columns:
-            n = pd.to_numeric(f["n"], errors="coerce")
-            k = int(((n < min_n) & (n >= 0)).sum())
-            if k:
-                small.append(f"{stem} {k}/{len(f)}")
-        for col in ("n_invalid", "n_error", "n_refused"):
-            if col in f.columns:
-                invalid += int(pd.to_numeric(f[col], errors="coerce").fillna(0).sum())
-    if small:
-        out.append(f"Under-powered cells: rows with fewer than {min_n} valid observations "
-                   f"({'; '.join(small)}); their intervals are wide and differences between "
-                   "them are not claims.")
-    power = frames.get("power")
-    if power is not None:
-        # the simulated power after Holm (`power` is the configured target, not a result)
-        pcol = next((c for c in ("power_at_target", "achieved_power") if c in power.columns),
-                    None)
-        if pcol:
-            pw = pd.to_numeric(power[pcol], errors="coerce")
-            weak = power[pw < 0.8]
-            if len(weak):
-                names = "; ".join(f"{r.get('study', '')}/{r.get('task', '')}/{r.get('cell', '')} "
-                                  f"{float(p):.2f}" for (_, r), p in zip(weak.iterrows(),
-                                                                          pw[pw < 0.8],
-                                                                          strict=True))
-                out.append(f"{len(weak)} of {len(power)} design cells in the power table have "
-                           f"simulated power below 0.8 at the target effect: {names}.")
-    if invalid:
-        out.append(f"{invalid} invalid/refused/errored responses (summed over table cells) are "
-                   "excluded from estimates and counted per cell.")
+    # the statements of number: declared claims (report/limits.py), formatted only
+    out += limit_sentences(evaluate_all(LIMIT_CLAIMS, frames, config.get("judges", {})
+                                        .get("panel") or {}), frames)
     if stats["mismatched"] or stats["trace_errors"]:
         out.append(f"Trace check: {stats['mismatched']} numbers did not recompute and "
                    f"{stats['trace_errors']} rows could not be traced (see their pages).")
@@ -844,7 +785,7 @@ def _prompts_html(root: Path, templates: Sequence[tuple[str, str]]) -> str:
 def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[str, Any],
                 out_dir: str | os.PathLike = "results/report", root: str | os.PathLike = ".",
                 datasets_used: Mapping[str, str] | None = None, trace: bool = True,
-                min_n: int = 30, title: str = "Auditing audio-language-model judges of "
+                title: str = "Auditing audio-language-model judges of "
                 "speech", traces: Mapping[str, str | os.PathLike] | None = None
                 ) -> dict[str, Any]:
     """Write `<out_dir>/index.html`, `cells/<table>.html|.data.js` and `figures/*`;
@@ -952,7 +893,7 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
             code = json.loads(rp.read_text(encoding="utf-8")).get("code", {})
             commits.add(f"{str(code.get('git_commit'))[:10]}"
                         f"{' (dirty)' if code.get('git_dirty') else ''}")
-    lims = _limitations(corpora, judges, frames, config, stats, min_n)
+    lims = _limitations(corpora, judges, frames, config, stats)
     # --- human listening check (h-bedrock, issue 22): one hook, kept separate ---
     from judgeaudit.human.validation import limitation_sentences
 
