@@ -10,7 +10,9 @@ sample rate other than 8/12/16/24/48 kHz, an unreadable file) is copied as sent.
 
 Encoded copies are kept, by the same name, in `results/audio_store/` (a
 content-addressed store like `results/config/`): a report rebuilt after one table
-changed encodes only clips it has not seen.
+changed encodes only clips it has not seen. Each `report_trace` job fills the store
+with the clips its table's traces cite (`fill_store`), side by side with the others,
+so the report job only links them.
 """
 
 from __future__ import annotations
@@ -59,6 +61,21 @@ class AudioCopies:
             got = self.clips[digest] = (str(src), name)
         self._by_path[path] = f"{AUDIO_DIR}/{got[1]}"
         return self._by_path[path]
+
+    def fill_store(self) -> int:
+        """Encode into the store every added clip it does not hold yet (the trace jobs
+        run this side by side, so the report job, the run's last, only links the
+        copies); returns how many were encoded. Writes are atomic, so two jobs that
+        encode one clip at once leave one whole file."""
+        if self.store is None:
+            return 0
+        n = 0
+        for src, name in sorted(self.clips.values(), key=lambda v: v[1]):
+            kept = self.store / name
+            if name.endswith(".opus") and not kept.is_file():
+                write_bytes_atomic(kept, encode_opus(src))
+                n += 1
+        return n
 
     def write(self) -> dict[str, Any]:
         """Write every clip into `<out>/audio/` (the folder is replaced); returns

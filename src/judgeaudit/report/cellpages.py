@@ -393,6 +393,21 @@ def write_traces(tsv: str, path: str | os.PathLike, root: Path = Path(".")) -> l
     return traces
 
 
+def encode_cited_audio(traces: Sequence[Any], root: Path = Path(".")) -> int:
+    """Encode into the report's audio store every clip the pages of `traces` will
+    play (the first trace's trials of each row, as `_TableData.add_row` reads them);
+    returns how many were encoded (0 when the store holds them all)."""
+    copies = AudioCopies(root, root)
+    for row in traces:
+        if isinstance(row, TraceFailed) or not row:
+            continue
+        for r in row[0].trials:
+            for p in r.get("request_parts") or []:
+                if p.get("kind") == "audio":
+                    copies.add(str(p.get("path")), p.get("sha256"))
+    return copies.fill_store()
+
+
 def read_traces(path: str | os.PathLike) -> list:
     """A table's traces as `write_traces` wrote them (the report's own workflow output,
     so unpickling it runs no foreign code)."""
