@@ -13,7 +13,7 @@ smk, log = start_job(globals())
 traces = write_traces(smk.input.table, smk.output[0])
 failed = sum(isinstance(t, TraceFailed) for t in traces)
 # the clips its pages play, encoded here beside the other trace jobs, not in the report
-encoded = encode_cited_audio(traces)
+encoded = encode_cited_audio(traces, order=smk.input.table)
 log.info("trace of %s: %d rows (%d failed), %d clips encoded for the report", smk.input.table,
          len(traces), failed, encoded)
 finish_job(smk, extra={"rows": len(traces), "rows_failed": failed, "clips_encoded": encoded})

@@ -17,6 +17,7 @@ so the report job only links them.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import shutil
@@ -62,15 +63,18 @@ class AudioCopies:
         self._by_path[path] = f"{AUDIO_DIR}/{got[1]}"
         return self._by_path[path]
 
-    def fill_store(self) -> int:
+    def fill_store(self, order: str = "") -> int:
         """Encode into the store every added clip it does not hold yet (the trace jobs
         run this side by side, so the report job, the run's last, only links the
         copies); returns how many were encoded. Writes are atomic, so two jobs that
-        encode one clip at once leave one whole file."""
+        encode one clip at once leave one whole file; each job walks the clips in an
+        order of its own (sha256 of `order` + name), so jobs citing the same clips
+        do not walk them in step and encode each twice."""
         if self.store is None:
             return 0
         n = 0
-        for src, name in sorted(self.clips.values(), key=lambda v: v[1]):
+        for src, name in sorted(self.clips.values(), key=lambda v: hashlib.sha256(
+                f"{order}|{v[1]}".encode()).hexdigest()):
             kept = self.store / name
             if name.endswith(".opus") and not kept.is_file():
                 write_bytes_atomic(kept, encode_opus(src))

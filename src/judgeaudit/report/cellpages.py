@@ -393,10 +393,11 @@ def write_traces(tsv: str, path: str | os.PathLike, root: Path = Path(".")) -> l
     return traces
 
 
-def encode_cited_audio(traces: Sequence[Any], root: Path = Path(".")) -> int:
+def encode_cited_audio(traces: Sequence[Any], root: Path = Path("."), order: str = "") -> int:
     """Encode into the report's audio store every clip the pages of `traces` will
     play (the first trace's trials of each row, as `_TableData.add_row` reads them);
-    returns how many were encoded (0 when the store holds them all)."""
+    returns how many were encoded (0 when the store holds them all). `order`: the
+    job's own walking order (its table), see `AudioCopies.fill_store`."""
     copies = AudioCopies(root, root)
     for row in traces:
         if isinstance(row, TraceFailed) or not row:
@@ -405,7 +406,7 @@ def encode_cited_audio(traces: Sequence[Any], root: Path = Path(".")) -> int:
             for p in r.get("request_parts") or []:
                 if p.get("kind") == "audio":
                     copies.add(str(p.get("path")), p.get("sha256"))
-    return copies.fill_store()
+    return copies.fill_store(order)
 
 
 def read_traces(path: str | os.PathLike) -> list:
