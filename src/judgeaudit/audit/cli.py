@@ -118,9 +118,11 @@ def run_audit(args: argparse.Namespace) -> int:
     src = Path(target).parent
     out = args.out or src
     card = json.loads((src / "card.json").read_text())
-    if out.resolve() != src.resolve():
+    copied = out.resolve() != src.resolve()
+    if copied:
         copy_card(src, out, card)
-    print(f"judge card {out / 'card.json'} ({out / 'card.html'}):")
+    print(f"judge card {src / 'card.json'} ({src / 'card.html'})"
+          + (f"; copied with everything its links need to {out}" if copied else "") + ":")
     for line in summary_lines(card):
         print(line)
     if not card.get("decided", True):
