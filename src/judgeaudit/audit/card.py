@@ -46,7 +46,10 @@ def clean(obj: Any) -> Any:
 
 def build_card(verdicts: Mapping[str, Any], panel: Sequence[Mapping[str, Any]],
                links: Mapping[str, str]) -> dict:
-    prot = verdicts["protocols"]
+    # in the audited set's (battery) order, whatever order the verdicts were written in
+    order = list(verdicts["audit"].get("protocols") or verdicts["protocols"])
+    prot = {p: verdicts["protocols"][p] for p in sorted(
+        verdicts["protocols"], key=lambda p: order.index(p) if p in order else len(order))}
     return clean({
         "card_version": CARD_VERSION, "judge": verdicts["judge"],
         "provider": verdicts["provider"], "model": verdicts.get("model"),
@@ -74,6 +77,13 @@ def build_card(verdicts: Mapping[str, Any], panel: Sequence[Mapping[str, Any]],
     })
 
 
+def protocol_order(card: Mapping[str, Any]) -> list[str]:
+    """The card's protocols in the audited set's (battery) order: card.json is written
+    with sorted keys, so its `protocols` mapping is alphabetical."""
+    order = list(card.get("protocol_set") or [])
+    return sorted(card["protocols"], key=lambda p: order.index(p) if p in order else len(order))
+
+
 def _sum_counts(counts) -> dict[str, int]:
     out: dict[str, int] = {}
     for c in counts:
@@ -96,7 +106,7 @@ def profile_figure(card: Mapping[str, Any], path: str | Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [(p, c) for p, v in card["protocols"].items() for c in v["contrasts"]]
+    rows = [(p, c) for p in protocol_order(card) for c in card["protocols"][p]["contrasts"]]
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.4))
     for i, (_p, c) in enumerate(rows):
         y = len(rows) - i
@@ -183,7 +193,8 @@ def render_html(card: Mapping[str, Any], figure_name: str) -> str:
            "<th>what it says</th><th>judge accuracy [interval]</th><th>answers</th>"
            "<th>contrast</th><th>estimate [interval]</th><th>bound</th><th>level</th>"
            "<th>units (valid)</th><th>stage</th><th>calls (fixed)</th><th>stopped by</th></tr>"]
-    for p, v in card["protocols"].items():
+    for p in protocol_order(card):
+        v = card["protocols"][p]
         for j, c in enumerate(v["contrasts"]):
             first = j == 0
             out.append(
@@ -222,7 +233,7 @@ def render_html(card: Mapping[str, Any], figure_name: str) -> str:
                f"correction).</p>")
     out.append("<h2>Beside the embedded reference panel (audited with the same battery on "
                f"the same protocol set: {esc(', '.join(card.get('protocol_set', [])))})</h2>"
-               "<table><tr><th>judge (model)</th>" + "".join(f"<th>{esc(p)}</th>" for p in card["protocols"])
+               "<table><tr><th>judge (model)</th>" + "".join(f"<th>{esc(p)}</th>" for p in protocol_order(card))
                + "</tr>")
     rows = {card["judge"]: (card.get("model"), dict(card["protocols"])),
             **{j: (r.get("model"), r["protocols"]) for j, r in card["reference_panel"].items()}}
@@ -232,7 +243,7 @@ def render_html(card: Mapping[str, Any], figure_name: str) -> str:
                    f"<code>{esc(str(model))}</code></small></td>" + "".join(
             f"<td style='color:{COLORS.get((prots.get(p) or {}).get('verdict'), '#000')}'>"
             f"{(prots.get(p) or {}).get('verdict', '-')} {_fmt(prots.get(p) or {})}</td>"
-            for p in card["protocols"]) + "</tr>")
+            for p in protocol_order(card)) + "</tr>")
     out.append("</table><h2 class='published'>Published (the papers' judges; not recomputed)</h2>"
                "<table class='published'><tr><th>paper</th><th>where</th><th>protocol</th>"
                "<th>judge</th><th>published result</th></tr>")

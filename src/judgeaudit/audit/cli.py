@@ -139,8 +139,11 @@ def _counts(a: dict) -> str:
 def summary_lines(card: dict) -> list[str]:
     """The CLI's verdict summary: per protocol the verdict, what it says, the answers
     (valid / invalid / refused / error) and the calls; then the requests sent."""
+    from judgeaudit.audit.card import protocol_order
+
     out = []
-    for p, v in card["protocols"].items():
+    for p in protocol_order(card):
+        v = card["protocols"][p]
         out.append(f"  {p:15s} {v['verdict']:21s} {v['lead_contrast']}: {_fmt(v)}; calls "
                    f"{v['calls']} of {v['fixed_design_calls']} (fixed design), stage "
                    f"{v['stopping_stage']}/{v['n_stages']}")

@@ -48,8 +48,10 @@ def card_summary(card: Mapping[str, Any]) -> str:
     the verdict, its lead contrast with the interval, the judge's accuracy, the answer
     counts and the calls against the fixed design; then the reference panel's verdicts
     on the same protocol set, each panel judge named by its model version."""
+    from judgeaudit.audit.card import protocol_order
+
     a = card["audit"]
-    prots = card["protocols"]
+    prots = {p: card["protocols"][p] for p in protocol_order(card)}
     lines = [
         f"Judge card of `{card['judge']}` (provider `{card['provider']}`, model "
         f"`{card.get('model')}`; protocols {', '.join(card.get('protocol_set') or prots)}): "
