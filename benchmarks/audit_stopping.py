@@ -19,12 +19,17 @@ at G = 8, 12, 24 clusters (the units available per contrast spread over them) wi
 early stopping and with the fixed design side by side: verdict shares, mean calls,
 and the Monte Carlo SE of a rate at alpha.
 
-    PYTHONPATH=src .venv/bin/python benchmarks/audit_stopping.py --reps 200
+    PYTHONPATH=src .venv/bin/python benchmarks/audit_stopping.py --reps 200 \
+        --json benchmarks/results/audit_stopping_icc0.3.json
+
+`--json` writes every row and the summary; `scripts/card_docs.py --bench FILE...`
+turns those files into the README's benchmark block (never typed).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import os
 import time
@@ -68,6 +73,8 @@ def main(argv=None) -> int:
     ap.add_argument("--invalid", type=float, default=0.1, help="share of invalid answers")
     ap.add_argument("--protocols", nargs="+", default=list(AVAILABLE))
     ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--json", type=Path, default=None,
+                    help="write the rows and the summary here (input of scripts/card_docs.py)")
     args = ap.parse_args(argv)
     from judgeaudit.config import load_config
 
@@ -88,6 +95,7 @@ def main(argv=None) -> int:
           f"{'fixed design: calls   S     G     I     U':42s} | saved")
     worst = {"S": 0.0, "G": 0.0}
     saved = []
+    rows = []
     for g in args.clusters:
         for p in args.protocols:
             per = -(-AVAILABLE[p] // g)
@@ -111,6 +119,9 @@ def main(argv=None) -> int:
                         worst["G"] = max(worst["G"], share["grounded"])
                 (ce, se_, _), (cf, sf, _) = res[True], res[False]
                 saved.append(cf / ce)
+                rows.append({"clusters": g, "protocol": p, "judge": judge,
+                             "early_stop": {"calls": ce, **se_},
+                             "fixed_design": {"calls": cf, **sf}, "saved": cf / ce})
 
                 def row(c, s):
                     return (f"{c:6.0f} {s['shortcut']:.3f} {s['grounded']:.3f} "
@@ -123,6 +134,20 @@ def main(argv=None) -> int:
           f"{alpha + 2 * mc:.3f}); calls saved by early stopping {min(saved):.2f}x-"
           f"{max(saved):.2f}x (mean {np.mean(saved):.2f}x); {cpu_seconds() - c0:.0f} s CPU, "
           f"{time.time() - t0:.0f} s wall")
+    if args.json is not None:
+        by_g = {}
+        for r in rows:
+            by_g.setdefault(str(r["clusters"]), []).append(r["saved"])
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({
+            "benchmark": "benchmarks/audit_stopping.py", "reps": args.reps, "icc": args.icc,
+            "invalid": args.invalid, "seed": args.seed, "alpha": alpha, "effect": eff,
+            "stages": a["stages"], "spending": a["spending"], "clusters": args.clusters,
+            "protocols": args.protocols, "mc_se": mc, "max_shortcut_error": worst["S"],
+            "max_grounded_error": worst["G"],
+            "saved_by_g": {g: [min(v), max(v)] for g, v in by_g.items()},
+            "cpu_s": cpu_seconds() - c0, "wall_s": time.time() - t0, "rows": rows},
+            indent=1) + "\n")
     return 0
 
 

@@ -1,5 +1,7 @@
 # Stage: audit (issue 23). Rules only; helpers and input functions live in rules/common.smk.
-# Not in `rule all`: `judgeaudit audit --judge NAME` asks for results/audit/NAME/card.json.
+# Not in `rule all`: `judgeaudit audit --judge NAME` asks for results/audit/NAME/card.json
+# (every protocol) or results/audit/NAME/protocols/<set>/card.json (`--protocols`: any
+# other set, in its own folder, so no set overwrites another's verdicts).
 
 
 rule audit_probe:
@@ -55,3 +57,29 @@ rule audit_card:
         CONDA_ENV
     script:
         "../scripts/audit_card.py"
+
+
+use rule audit_probe as audit_probe_set with:
+    output:
+        verdicts="results/audit/{judge}/protocols/{protocols}/verdicts.json",
+        responses="results/audit/{judge}/protocols/{protocols}/responses.jsonl",
+    log:
+        "logs/audit/audit_probe/{judge}/{protocols}.log",
+    benchmark:
+        "logs/benchmarks/audit_probe/{judge}/{protocols}.tsv"
+
+
+use rule audit_card as audit_card_set with:
+    input:
+        verdicts="results/audit/{judge}/protocols/{protocols}/verdicts.json",
+        panel=audit_panel_inputs,
+        trials=audit_trial_inputs,
+        code=package_code("audit_card.py"),
+    output:
+        card="results/audit/{judge}/protocols/{protocols}/card.json",
+        html="results/audit/{judge}/protocols/{protocols}/card.html",
+        figure="results/audit/{judge}/protocols/{protocols}/card.png",
+    log:
+        "logs/audit/audit_card/{judge}/{protocols}.log",
+    benchmark:
+        "logs/benchmarks/audit_card/{judge}/{protocols}.tsv"

@@ -153,6 +153,7 @@ wildcard_constraints:
     kind=alternation(SPECIALIST_KINDS),
     dataset="[A-Za-z0-9_]+",
     judge="[A-Za-z0-9_-]+",
+    protocols="[a-z]+(\\+[a-z]+)*",
     run=alternation(VALIDATION_RUNS),
     scenario="[a-z_]+",
     name=alternation(VALIDATION_RUNS.values()),
@@ -641,39 +642,42 @@ def validation_params(wildcards):
 TARGETS["validation"] = W.validation_targets
 # <<< validation helpers
 # >>> audit helpers
-# One-command judge audit (issue 23): results/audit/<judge>/card.json, requested per
-# judge by `judgeaudit audit`, never by the default target; plan functions in
-# judgeaudit.audit.plan.
+# One-command judge audit (issue 23): results/audit/<judge>/card.json (the full protocol
+# set) or results/audit/<judge>/protocols/<set>/card.json (any other set: the set is
+# the path's, so sets never overwrite each other), requested per judge by `judgeaudit
+# audit`, never by the default target; plan functions in judgeaudit.audit.plan.
 
 
-def audit_trial_inputs(wildcards=None):
-    return _planned(_audit_plan.trial_inputs)(W)
+def _audit_set(wildcards):
+    return _planned(_audit_plan.set_of)(getattr(wildcards, "protocols", None))
+
+
+def audit_trial_inputs(wildcards):
+    return _planned(_audit_plan.trial_inputs)(W, _audit_set(wildcards))
 
 
 def audit_judge_models(wildcards):
-    return _planned(_audit_plan.judge_models)(W, wildcards.judge)
+    return _planned(_audit_plan.judge_models)(W, wildcards.judge, _audit_set(wildcards))
 
 
 def audit_specs_param(wildcards):
-    return _planned(_audit_plan.judge_specs_param)(W, wildcards.judge)
-
-
-def audit_panel_inputs(wildcards):
-    return _planned(_audit_plan.reference_verdicts)(W, wildcards.judge)
-
-
-def audit_cfg_param(wildcards):
-    return as_param(
-        {
-            k: v
-            for k, v in config["audit"].items()
-            if k not in ("budget_usd", "reference_panel", "allow_unpriced")
-        }
+    return _planned(_audit_plan.judge_specs_param)(
+        W, wildcards.judge, _audit_set(wildcards)
     )
 
 
+def audit_panel_inputs(wildcards):
+    return _planned(_audit_plan.reference_verdicts)(
+        W, wildcards.judge, _audit_set(wildcards)
+    )
+
+
+def audit_cfg_param(wildcards):
+    return _planned(_audit_plan.cfg_param)(W, _audit_set(wildcards))
+
+
 def audit_files_param(wildcards):
-    return as_param(_planned(_audit_plan.protocol_files)(W))
+    return as_param(_planned(_audit_plan.protocol_files)(W, _audit_set(wildcards)))
 
 
 def audit_icc(wildcards):

@@ -2,6 +2,7 @@
 card.html and the shortcut profile figure (card.png)."""
 
 import json
+import os
 from pathlib import Path
 
 from judgeaudit.audit.card import build_card, profile_figure, render_html
@@ -15,7 +16,7 @@ here = Path(smk.output.card).parent
 links = {"responses used (request key, raw answer, status, stage)": "responses.jsonl",
          "verdicts and their provenance record": "verdicts.json.prov.json",
          "card provenance record": "card.json.prov.json",
-         **{f"trial shard {p}": "../../" + Path(p).relative_to("results").as_posix()
+         **{f"trial shard {p}": Path(os.path.relpath(p, here)).as_posix()
             for p in smk.input.trials}}
 card = build_card(verdicts, panel, links)
 write_json_atomic(smk.output.card, card)

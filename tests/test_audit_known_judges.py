@@ -227,4 +227,7 @@ def test_card_copy_travels_in_chromium(audited, tmp_path):
     res = check_page(out / "card.html", tmp_path)
     assert res["bad_links"] == [] and res["bad_images"] == [] and res["links"] >= 3, res
     dom = dump_dom(out / "card.html")
-    assert "judge accuracy" in dom and "no excess above the bound" in dom
+    assert "judge accuracy" in dom and "no excess above the bound 0.35" in dom
+    # as the browser shows them: the invalid counts and the accuracy itself
+    assert re.search(r"error \d+", dom) and re.search(r"invalid_json \d+", dom)
+    assert "audio only: +1.000" in dom

@@ -224,7 +224,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--configfile", nargs="+", type=Path, default=None,
                    help="config files (default: config.yaml); later files win")
     p.add_argument("--protocols", default=None,
-                   help="comma-separated subset of blueprint,reference,pairwise,paralinguistic")
+                   help="comma-separated subset of blueprint,reference,pairwise,paralinguistic "
+                        "(its card: results/audit/<judge>/protocols/<set>/, apart from other sets)")
     p.add_argument("--budget-usd", type=float, default=None,
                    help="most USD the audit may spend on new calls (API judges)")
     p.add_argument("--out", type=Path, default=None,

@@ -13,7 +13,7 @@ from typing import Any
 
 from judgeaudit.report.published import PUBLISHED as _PAPERS_PUBLISHED
 
-CARD_VERSION = 2
+CARD_VERSION = 3
 # The papers' published numbers for their judges: the one list the report prints too
 # (report/published.py), shown beside the card under the protocol they speak to,
 # marked published (never recomputed here).
@@ -46,11 +46,15 @@ def clean(obj: Any) -> Any:
 
 def build_card(verdicts: Mapping[str, Any], panel: Sequence[Mapping[str, Any]],
                links: Mapping[str, str]) -> dict:
-    prot = verdicts["protocols"]
+    # in the audited set's (battery) order, whatever order the verdicts were written in
+    order = list(verdicts["audit"].get("protocols") or verdicts["protocols"])
+    prot = {p: verdicts["protocols"][p] for p in sorted(
+        verdicts["protocols"], key=lambda p: order.index(p) if p in order else len(order))}
     return clean({
         "card_version": CARD_VERSION, "judge": verdicts["judge"],
         "provider": verdicts["provider"], "model": verdicts.get("model"),
         "model_versions": verdicts.get("model_versions", []),
+        "protocol_set": list(verdicts["audit"].get("protocols") or prot),
         "audit": verdicts["audit"],
         "protocols": prot,
         "decided": any(v["verdict"] != "undecided" for v in prot.values()),
@@ -59,13 +63,25 @@ def build_card(verdicts: Mapping[str, Any], panel: Sequence[Mapping[str, Any]],
         "calls": sum(v["calls"] for v in prot.values()),
         "fixed_design_calls": sum(v["fixed_design_calls"] for v in prot.values()),
         "cost_usd_estimated_max": sum(v.get("cost_usd_estimated") or 0 for v in prot.values()),
+        # each panel judge named by the model version(s) its answers record (an embedded
+        # judge's `embedded-<name>-v1`), beside its verdicts on the same protocol set
         "reference_panel": {
-            r["judge"]: {p: {k: v.get(k) for k in ("verdict", "estimate", "ci_low", "ci_high",
-                                                   "lead_contrast", "calls")}
-                         for p, v in r["protocols"].items()} for r in panel},
+            r["judge"]: {"provider": r.get("provider"), "model": r.get("model"),
+                         "model_versions": r.get("model_versions", []),
+                         "protocols": {p: {k: v.get(k) for k in (
+                             "verdict", "estimate", "ci_low", "ci_high", "lead_contrast",
+                             "calls")} for p, v in r["protocols"].items()}}
+            for r in panel},
         "published": PUBLISHED,
         "traces": dict(links),
     })
+
+
+def protocol_order(card: Mapping[str, Any]) -> list[str]:
+    """The card's protocols in the audited set's (battery) order: card.json is written
+    with sorted keys, so its `protocols` mapping is alphabetical."""
+    order = list(card.get("protocol_set") or [])
+    return sorted(card["protocols"], key=lambda p: order.index(p) if p in order else len(order))
 
 
 def _sum_counts(counts) -> dict[str, int]:
@@ -90,7 +106,7 @@ def profile_figure(card: Mapping[str, Any], path: str | Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [(p, c) for p, v in card["protocols"].items() for c in v["contrasts"]]
+    rows = [(p, c) for p in protocol_order(card) for c in card["protocols"][p]["contrasts"]]
     fig, ax = plt.subplots(figsize=(7, 0.45 * len(rows) + 1.4))
     for i, (_p, c) in enumerate(rows):
         y = len(rows) - i
@@ -177,7 +193,8 @@ def render_html(card: Mapping[str, Any], figure_name: str) -> str:
            "<th>what it says</th><th>judge accuracy [interval]</th><th>answers</th>"
            "<th>contrast</th><th>estimate [interval]</th><th>bound</th><th>level</th>"
            "<th>units (valid)</th><th>stage</th><th>calls (fixed)</th><th>stopped by</th></tr>"]
-    for p, v in card["protocols"].items():
+    for p in protocol_order(card):
+        v = card["protocols"][p]
         for j, c in enumerate(v["contrasts"]):
             first = j == 0
             out.append(
@@ -214,15 +231,19 @@ def render_html(card: Mapping[str, Any], figure_name: str) -> str:
                f"confidence intervals of the group-sequential design, clustered on the "
                f"probe's sampling unit (CR2 se, Bell-McCaffrey df, Hall skewness "
                f"correction).</p>")
-    out.append("<h2>Beside the embedded reference panel (audited with the same battery)</h2>"
-               "<table><tr><th>judge</th>" + "".join(f"<th>{esc(p)}</th>" for p in card["protocols"])
+    out.append("<h2>Beside the embedded reference panel (audited with the same battery on "
+               f"the same protocol set: {esc(', '.join(card.get('protocol_set', [])))})</h2>"
+               "<table><tr><th>judge (model)</th>" + "".join(f"<th>{esc(p)}</th>" for p in protocol_order(card))
                + "</tr>")
-    rows = {card["judge"]: {p: v for p, v in card["protocols"].items()}, **card["reference_panel"]}
-    for name, prots in rows.items():
-        out.append(f"<tr><td>{'<b>' if name == card['judge'] else ''}{esc(name)}</td>" + "".join(
+    rows = {card["judge"]: (card.get("model"), dict(card["protocols"])),
+            **{j: (r.get("model"), r["protocols"]) for j, r in card["reference_panel"].items()}}
+    for name, (model, prots) in rows.items():
+        out.append(f"<tr><td>{'<b>' if name == card['judge'] else ''}{esc(name)}"
+                   f"{'</b>' if name == card['judge'] else ''}<br><small>model "
+                   f"<code>{esc(str(model))}</code></small></td>" + "".join(
             f"<td style='color:{COLORS.get((prots.get(p) or {}).get('verdict'), '#000')}'>"
             f"{(prots.get(p) or {}).get('verdict', '-')} {_fmt(prots.get(p) or {})}</td>"
-            for p in card["protocols"]) + "</tr>")
+            for p in protocol_order(card)) + "</tr>")
     out.append("</table><h2 class='published'>Published (the papers' judges; not recomputed)</h2>"
                "<table class='published'><tr><th>paper</th><th>where</th><th>protocol</th>"
                "<th>judge</th><th>published result</th></tr>")

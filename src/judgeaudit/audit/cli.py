@@ -1,8 +1,9 @@
 """`judgeaudit audit`: resolve the judge (panel name or YAML file), write a config
 overlay, validate it, refuse an API judge without prices (unless --allow-unpriced),
-run the workflow target results/audit/<judge>/card.json with snakemake, copy the
-card and everything its links point to into --out, and print the verdicts with
-their answer counts. Exit status: 0 with at least one decided protocol, 3 when no
+run the workflow target `<card folder>/card.json` with snakemake (results/audit/<judge>
+for every protocol, results/audit/<judge>/protocols/<set> for a `--protocols` subset:
+`judgeaudit.audit.plan.card_dir`), copy the card and everything its links point to
+into --out, and print the verdicts with their answer counts. Exit status: 0 with at least one decided protocol, 3 when no
 protocol could be decided (no valid answers to speak of), 2 for a bad config, else
 snakemake's."""
 
@@ -104,7 +105,9 @@ def run_audit(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr)
         return 2
     exe = shutil.which("snakemake") or str(Path(sys.executable).parent / "snakemake")
-    target = f"results/audit/{name}/card.json"
+    from judgeaudit.audit.plan import card_dir
+
+    target = f"{card_dir(name, cfg['audit']['protocols'])}/card.json"
     cmd = [exe, target, "--cores", str(args.cores), "--configfile", *configs,
            *args.snakemake_args]
     print("running: " + " ".join(cmd), file=sys.stderr)
@@ -115,9 +118,11 @@ def run_audit(args: argparse.Namespace) -> int:
     src = Path(target).parent
     out = args.out or src
     card = json.loads((src / "card.json").read_text())
-    if out.resolve() != src.resolve():
+    copied = out.resolve() != src.resolve()
+    if copied:
         copy_card(src, out, card)
-    print(f"judge card {out / 'card.json'} ({out / 'card.html'}):")
+    print(f"judge card {src / 'card.json'} ({src / 'card.html'})"
+          + (f"; copied with everything its links need to {out}" if copied else "") + ":")
     for line in summary_lines(card):
         print(line)
     if not card.get("decided", True):
@@ -134,8 +139,11 @@ def _counts(a: dict) -> str:
 def summary_lines(card: dict) -> list[str]:
     """The CLI's verdict summary: per protocol the verdict, what it says, the answers
     (valid / invalid / refused / error) and the calls; then the requests sent."""
+    from judgeaudit.audit.card import protocol_order
+
     out = []
-    for p, v in card["protocols"].items():
+    for p in protocol_order(card):
+        v = card["protocols"][p]
         out.append(f"  {p:15s} {v['verdict']:21s} {v['lead_contrast']}: {_fmt(v)}; calls "
                    f"{v['calls']} of {v['fixed_design_calls']} (fixed design), stage "
                    f"{v['stopping_stage']}/{v['n_stages']}")
@@ -151,16 +159,17 @@ def summary_lines(card: dict) -> list[str]:
 def copy_card(src: Path, out: Path, card: dict) -> None:
     """Copy the card with everything its links need: the card files, their provenance
     records and the trial shards (linked `../../trials/...` from results/audit/<judge>,
-    copied to `trials/...` here, with card.html's links rewritten to match)."""
+    `../../../../trials/...` from a protocol set's folder; copied to `trials/...` here,
+    with card.html's links rewritten to match)."""
     out.mkdir(parents=True, exist_ok=True)
     for f in CARD_FILES:
         if (src / f).exists():
             shutil.copy2(src / f, out / f)
     html = (src / "card.html").read_text()
     for href in card.get("traces", {}).values():
-        if href.startswith("../../"):
+        if href.startswith("../"):
             shard = (src / href).resolve()
-            rel = Path(href[len("../../"):])
+            rel = Path(*[part for part in Path(href).parts if part != ".."])
             (out / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(shard, out / rel)
             for extra in (shard.with_name(shard.name + ".prov.json"),):
