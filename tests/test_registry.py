@@ -112,15 +112,64 @@ def test_every_declared_function_is_imported():
         assert t.function is None and t.render is None, t.name
 
 
+def _study_rules(study: str, stage: str) -> str:
+    """One stage's block of a study's rule file (rules/<study>.smk)."""
+    smk = (REPO / "rules" / f"{study}.smk").read_text()
+    return smk[smk.index(f"# >>> {study} {stage}\n"):smk.index(f"# <<< {study} {stage}\n")]
+
+
+_RULE_FILES = """
+import json, sys
+from pathlib import Path
+from snakemake.api import SnakemakeApi
+from snakemake.settings.types import (ConfigSettings, DeploymentSettings, OutputSettings,
+                                      ResourceSettings, StorageSettings, WorkflowSettings)
+repo = Path(sys.argv[1])
+with SnakemakeApi(OutputSettings()) as api:
+    wf = api.workflow(resource_settings=ResourceSettings(),
+                      config_settings=ConfigSettings(configfiles=[repo / "config.yaml"]),
+                      storage_settings=StorageSettings(), workflow_settings=WorkflowSettings(),
+                      deployment_settings=DeploymentSettings(),
+                      snakefile=repo / "Snakefile", workdir=Path.cwd())
+    print("RULES=" + json.dumps({r.name: Path(r.snakefile).name for r in wf._workflow.rules}))
+"""
+
+
+def test_one_rule_file_per_study(tmp_path):
+    """One study is one package plus one rule file: every rule of a study (loaded from
+    the real workflow) comes from rules/<study>.smk and every rule there is the study's;
+    rule files hold rules only and call the input functions of rules/common.smk, never
+    the Plan (`W.`) directly (one input-function layer)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    res = subprocess.run([sys.executable, "-c", _RULE_FILES, str(REPO)], cwd=tmp_path,
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
+    line = next(ln for ln in res.stdout.splitlines() if ln.startswith("RULES="))
+    files = json.loads(line.removeprefix("RULES="))
+    for study in ("study_a", "study_b"):
+        own = {r for r, f in files.items() if f == f"{study}.smk"}
+        assert own == {r for r in files if r.startswith(study + "_")}, study
+        assert f"{study}_metrics" in own or f"{study}_accuracy" in own, own
+    for smk in sorted((REPO / "rules").glob("*.smk")):
+        if smk.name != "common.smk":
+            text = smk.read_text()
+            assert not re.search(r"^def ", text, re.M), smk
+            assert not re.search(r"\bW\.", text), smk
+
+
 def test_study_b_metric_rules_are_emitted_from_the_recipes(plan):
-    """rules/metrics.smk emits one Study B metrics rule per recipe (one loop), so rule
+    """rules/study_b.smk emits one Study B metrics rule per recipe (one loop), so rule
     names, `metric` params and the registry cannot disagree: no rule is written out by
     hand but the writer ablation (no recipe), and every recipe's rule inputs and params
     resolve to the files and config values the hand-written rules named."""
     from judgeaudit import workflow
 
-    smk = (REPO / "rules" / "metrics.smk").read_text()
-    study_b = smk[smk.index("# >>> study_b"):smk.index("# <<< study_b")]
+    study_b = _study_rules("study_b", "metrics")
     assert "for _recipe in study_b_outputs.RECIPES:" in study_b
     assert 'metric="' not in study_b
     assert re.findall(r"^rule (\w+):", study_b, re.M) == ["study_b_writer_ablation"]
@@ -151,10 +200,9 @@ def test_study_b_metric_rules_are_emitted_from_the_recipes(plan):
 
 
 def test_study_b_metric_rules_write_the_registry_files():
-    """rules/metrics.smk takes every Study B metric rule's outputs from the registry
+    """rules/study_b.smk takes every Study B metric rule's outputs from the registry
     (rules/common.smk study_b_metric_outputs), none hand-written."""
-    smk = (REPO / "rules" / "metrics.smk").read_text()
-    study_b = smk[smk.index("# >>> study_b"):smk.index("# <<< study_b")]
+    study_b = _study_rules("study_b", "metrics")
     assert '"results/metrics/B/' not in study_b.replace("results/metrics/B/scored", "")
     assert "**study_b_metric_outputs(_recipe.rule)" in study_b
     rules = re.findall(r'\*\*study_b_metric_outputs\("(\w+)"\)', study_b)

@@ -232,7 +232,7 @@ class Recipe:
     # the workflow's planner resolves, e.g. Study B's "scored": "protocol" = the scored
     # shards of the audio and text protocols); params: the config-derived params the
     # rule passes beyond its metric, seed and bootstrap size. Study B's metric rules
-    # are emitted from these (rules/metrics.smk, one loop over the recipes).
+    # are emitted from these (rules/study_b.smk, one loop over the recipes).
     rule_inputs: Mapping[str, str] = field(default_factory=dict)
     rule_params: tuple[str, ...] = ()
 

@@ -471,7 +471,7 @@ def figure_inputs() -> dict[str, dict[str, str]]:
 
 def rule_outputs(rule: str) -> dict[str, str]:
     """{role: metrics file} a Study B metric rule writes (its outputs in
-    rules/metrics.smk): its recipe's outputs; a rule without a recipe (the writer
+    rules/study_b.smk): its recipe's outputs; a rule without a recipe (the writer
     ablation) writes its metrics' files, named by metric."""
     recipe = next((r for r in RECIPES if r.rule == rule), None)
     files = (
