@@ -87,7 +87,7 @@ def test_captions_labels_and_sections():
         assert f.caption.strip() and "plot" not in f.caption.lower()[:4], f.name
     # Paper A's numbering: Table IV is the pairwise table, never the cue conflict
     assert A.REGISTRY.table("study_a_table5_pairwise").label == "Table IV"
-    assert A.REGISTRY.table("study_a_table5_pairwise").paper_table == "IV"
+    assert A.REGISTRY.table("study_a_table5_pairwise").paper_table == "Table IV"
     conflict = A.REGISTRY.table("study_a_table4_conflict")
     assert conflict.paper_table is None and "IV" not in conflict.label
     labels = [t.label for t in O.TABLES.values()]
@@ -228,10 +228,13 @@ def test_study_outputs_dispatch_through_the_registry():
                *((f, f.function) for r in O.REGISTRIES for f in r.figures)]
     assert len({fn for _, fn in entries}) == len(entries)  # one function per output
     for entry, fn in entries:
+        # Study A's tables also take their file caption and notes from the entry
+        extra = ({"caption": "", "notes": {}} if getattr(entry, "study", "") == "A"
+                 and fn is getattr(entry, "render", None) else {})
         sig = inspect.signature(fn)
-        sig.bind(**{role: None for role in entry.inputs}, base="x")  # raises if not
+        sig.bind(**{role: None for role in entry.inputs}, base="x", **extra)  # raises if not
         required = {n for n, p in sig.parameters.items() if p.default is p.empty}
-        assert required <= {*entry.inputs, "base"}, (entry.name, required)
+        assert required <= {*entry.inputs, "base", *extra}, (entry.name, required)
     script = (REPO / "scripts" / "study_b_outputs.py").read_text()
     assert "elif" not in script and "wc.get(\"table\") ==" not in script
     assert "B.REGISTRY.table(" in script and "B.REGISTRY.figure(" in script
@@ -420,3 +423,72 @@ def test_cell_trace_reads_its_study_facts_from_the_registry():
     assert O.reads_beyond_cell("study_b_accuracy", "rf_adj") == ""
     cells = (REPO / "src" / "judgeaudit" / "provenance" / "cells.py").read_text()
     assert "rf_adj" not in cells and "_CELL_FIELDS" not in cells
+
+
+def test_paper_a_tables_are_named_only_by_the_registry():
+    """Paper A's protocol tables (blueprint, reference, pairwise) are named once, in
+    their registry entry: the claims, the papers' published numbers and the judge card
+    find them by the entry's `protocol` (study_a.outputs.PROTOCOL_TABLES)."""
+    from judgeaudit.audit import card
+    from judgeaudit.report.published import PUBLISHED
+    from judgeaudit.study_a.claims import CLAIMS
+
+    assert A.PROTOCOL_TABLES == {"blueprint": "study_a_table2_blueprint",
+                                 "reference": "study_a_table3_reference",
+                                 "pairwise": "study_a_table5_pairwise"}
+    for name in A.PROTOCOL_TABLES.values():
+        where = [str(p.relative_to(REPO))
+                 for d in ("src", "rules", "scripts") for p in sorted((REPO / d).rglob("*"))
+                 if p.is_file() and p.suffix in (".py", ".smk") and f'"{name}"' in p.read_text()]
+        assert where == ["src/judgeaudit/study_a/outputs.py"], (name, where)
+    assert {c.table for c in CLAIMS if hasattr(c, "table")} >= set(A.PROTOCOL_TABLES.values())
+    assert {p.stem for p in PUBLISHED} >= set(A.PROTOCOL_TABLES.values())
+    assert {p["protocol"] for p in card.PUBLISHED} == {
+        "blueprint", "reference", "pairwise", "paralinguistic"}
+
+
+def test_study_a_file_captions_are_the_registry_entries(tmp_path):
+    """Each Study A table's own files (MD, TeX) open with its entry's `file_caption`
+    (render_tables hands it, and the entry's notes, to the render function; the render
+    functions hold no caption wording): a changed entry changes the file."""
+    import dataclasses
+
+    import pandas as pd
+
+    from judgeaudit.study_a import render as RA
+
+    for t in A.TABLES:
+        assert t.file_caption.strip(), t.name
+    entry = A.REGISTRY.table("study_a_table2_blueprint")
+    changed = dataclasses.replace(entry, file_caption="A caption held by the registry")
+    metrics = pd.DataFrame({c: [] for c in ("judge", "task", "family", "condition", "seed",
+                                            "metric", "estimate", "ci_low", "ci_high",
+                                            "method", "n", "n_clusters", "cluster_unit")})
+    changed.render(metrics=metrics, base=tmp_path / "t", caption=changed.file_caption,
+                   notes=changed.file_notes)
+    assert "A caption held by the registry" in (tmp_path / "t.md").read_text()
+    source = (REPO / "src" / "judgeaudit" / "study_a" / "render.py").read_text()
+    for t in A.TABLES:  # no caption sentence restated in the render module
+        assert t.file_caption.split("{")[0][:40] not in source, t.name
+    assert RA.table_blueprint is entry.render
+
+
+def test_report_figure_stats_read_declared_attributes():
+    """The report's figure sentence takes what one plotted element is and whether the
+    error bars are the table rows' intervals from the figure's entry (`element`,
+    `intervals_from_table`), never from its caption's words: the full-run validation
+    figure (the same entry renamed) names its intervals as the default run's does."""
+    import pandas as pd
+
+    from judgeaudit.report import paper
+
+    frame = pd.DataFrame({"method": ["wilson_cr2_bm"], "n": [10], "n_clusters": [5],
+                          "cluster_unit": ["speaker"]})
+    for name in ("estimator_validation", "estimator_validation_full"):
+        assert O.FIGURES[name].intervals_from_table, name
+        text = paper._figure_stats(name, frame)
+        assert text.startswith("95% interval: "), (name, text)
+    assert O.FIGURES["study_b_states"].element.startswith("stacked bar")
+    assert "per stacked bar" in paper._figure_stats("study_b_states", frame)
+    assert paper.PAPER_TABLE["study_a_table3_reference"] == "Table III (Paper A: Table III)"
+    assert paper.PAPER_TABLE["study_b_accuracy"].endswith("(Paper B: end-to-end accuracy table)")

@@ -398,6 +398,7 @@ FIGURES = (
         inputs={"distribution": FILES["distribution"], "chance": FILES["chance"]},
         method="",
         sampling_unit=ITEM,
+        element="stacked bar (one judge x task)",
     ),
     Figure(
         name="study_b_heatmap",
@@ -414,6 +415,7 @@ FIGURES = (
         },
         method="",
         sampling_unit=ITEM,
+        element="cell",
     ),
     Figure(
         name="study_b_text_gap",
@@ -425,6 +427,7 @@ FIGURES = (
         inputs={"text_gap": FILES["text_gap"]},
         method="paired_t_cr2_bm",
         sampling_unit=ITEM,
+        element="marker",
     ),
     Figure(
         name="study_b_probes",
