@@ -228,8 +228,8 @@ def test_study_outputs_dispatch_through_the_registry():
                *((f, f.function) for r in O.REGISTRIES for f in r.figures)]
     assert len({fn for _, fn in entries}) == len(entries)  # one function per output
     for entry, fn in entries:
-        # Study A's tables also take their file caption and notes from the entry
-        extra = ({"caption": "", "notes": {}} if getattr(entry, "study", "") == "A"
+        # Study A's tables also take their entry (its file caption, notes and columns)
+        extra = ({"entry": entry} if getattr(entry, "study", "") == "A"
                  and fn is getattr(entry, "render", None) else {})
         sig = inspect.signature(fn)
         sig.bind(**{role: None for role in entry.inputs}, base="x", **extra)  # raises if not
@@ -448,9 +448,10 @@ def test_paper_a_tables_are_named_only_by_the_registry():
 
 
 def test_study_a_file_captions_are_the_registry_entries(tmp_path):
-    """Each Study A table's own files (MD, TeX) open with its entry's `file_caption`
-    (render_tables hands it, and the entry's notes, to the render function; the render
-    functions hold no caption wording): a changed entry changes the file."""
+    """Each Study A table's own files (MD, TeX) open with its entry's `file_caption` and
+    print its `columns` (render_tables hands the render function its entry; the render
+    functions hold no caption wording and no column list): a changed entry changes
+    the file."""
     import dataclasses
 
     import pandas as pd
@@ -464,13 +465,22 @@ def test_study_a_file_captions_are_the_registry_entries(tmp_path):
     metrics = pd.DataFrame({c: [] for c in ("judge", "task", "family", "condition", "seed",
                                             "metric", "estimate", "ci_low", "ci_high",
                                             "method", "n", "n_clusters", "cluster_unit")})
-    changed.render(metrics=metrics, base=tmp_path / "t", caption=changed.file_caption,
-                   notes=changed.file_notes)
+    changed.render(metrics=metrics, base=tmp_path / "t", entry=changed)
     assert "A caption held by the registry" in (tmp_path / "t.md").read_text()
     source = (REPO / "src" / "judgeaudit" / "study_a" / "render.py").read_text()
     for t in A.TABLES:  # no caption sentence restated in the render module
         assert t.file_caption.split("{")[0][:40] not in source, t.name
     assert RA.table_blueprint is entry.render
+    follow = A.REGISTRY.table("study_a_follow_blueprint")
+    assert tuple(follow.columns) == follow.metrics
+    fewer = dataclasses.replace(follow, columns={"accuracy": "acc.", "rf": "the RF"})
+    row = dict(judge="j", task="emotion", family="blueprint", condition="wrong_block",
+               seed="all", estimate=0.5, ci_low=0.2, ci_high=0.8, method="wilson_cr2_bm",
+               n=10, n_clusters=5, cluster_unit="speaker")
+    metrics = pd.DataFrame([{**row, "metric": m} for m in ("accuracy", "rf", "rf_adj")])
+    fewer.render(metrics=metrics, base=tmp_path / "f", entry=fewer)
+    header = (tmp_path / "f.md").read_text()
+    assert "acc." in header and "the RF" in header and "rf_adj" not in header.split("\n\n")[1]
 
 
 def test_report_figure_stats_read_declared_attributes():

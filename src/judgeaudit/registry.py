@@ -152,6 +152,9 @@ class Table:
       file_notes: name -> further sentence templates the render function adds when
       the data call for them (e.g. the planted table's "twins"). The render
       function holds no caption wording; `caption` is what the report prints.
+    columns: metric -> the header of its column in the table's own files, in column
+      order (Study A's follow-rate tables: one column per metric; a metric added here,
+      and to `metrics`, gets its column).
     protocol: the audit protocol (judgeaudit.audit.battery PROTOCOLS) whose question
       the table answers ("" = none); code that speaks of a protocol's table (the
       papers' published numbers, the claims, the judge card) finds it by this (e.g.
@@ -184,6 +187,7 @@ class Table:
     codes: Mapping[str, Fn] = field(default_factory=dict)
     file_caption: str = ""
     file_notes: Mapping[str, str] = field(default_factory=dict)
+    columns: Mapping[str, str] = field(default_factory=dict)
     protocol: str = ""
 
     def __post_init__(self) -> None:

@@ -233,6 +233,9 @@ FALLIBLE_NOTE = (
     "and the across-placement test are in study_a_contrasts"
 )
 
+# the follow-rate tables' columns (Tables A.S1, III): metric -> header
+FOLLOW_COLUMNS = {"accuracy": "accuracy", "rf": "RF", "rf_adj": "rf_adj", "rf_norm": "RF~"}
+
 TABLES = (
     Table(
         name="study_a_table2_blueprint",
@@ -285,7 +288,8 @@ TABLES = (
         sampling_unit=CLS_UNIT,
         cluster_column="cluster",
         inputs=_IN,
-        metrics=("accuracy", *FOLLOW),
+        metrics=tuple(FOLLOW_COLUMNS),
+        columns=FOLLOW_COLUMNS,
         figures=(),
         pivot=Pivot(
             rows=_ROWS,
@@ -323,7 +327,8 @@ TABLES = (
         sampling_unit=CLS_UNIT,
         cluster_column="cluster",
         inputs=_IN,
-        metrics=("accuracy", *FOLLOW),
+        metrics=tuple(FOLLOW_COLUMNS),
+        columns=FOLLOW_COLUMNS,
         figures=("study_a_follow_by_placement",),
         paper_table="Table III",
         protocol="reference",
@@ -712,12 +717,13 @@ def figure_inputs() -> dict[str, str]:
 
 def render_tables(frames: Mapping[str, Any], out_dir: str | Path) -> list[str]:
     """Every table through its entry's render function, called with the entry's input
-    roles (`frames`: role -> metrics frame), its file stem under `out_dir` and its file
-    caption and notes (rule study_a_tables); the names rendered."""
+    roles (`frames`: role -> metrics frame), its file stem under `out_dir` and the entry
+    itself (its file caption, notes and column labels; rule study_a_tables); the names
+    rendered."""
     with RA.simulated_twins(frames["planted"]):
         for t in TABLES:
             t.render(**{role: frames[role] for role in t.inputs}, base=Path(out_dir) / t.name,
-                     caption=t.file_caption, notes=t.file_notes)
+                     entry=t)
     return list(TABLE_NAMES)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from judgeaudit.registry import Table
 from judgeaudit.render.figures import grouped_bars, save_figure, xy_errorbars
 from judgeaudit.render.tables import (
     CELL_LEGEND,
@@ -41,8 +42,7 @@ PLACEMENTS = list(vocab_a.PLACEMENTS)
 # the metrics (columns) of each table (vocab.study_a, as the outputs registry lists them)
 CONFLICT = list(vocab_a.CONFLICT_SHARES)
 PAIR_METRICS = list(vocab_a.PAIR_METRICS)
-# the follow metrics' column headers
-FOLLOW = dict(zip(vocab_a.FOLLOW_METRICS, ("RF", "rf_adj", "RF~"), strict=True))
+FOLLOW = list(vocab_a.FOLLOW_METRICS)
 # row keys of every long table; a teammate's extra key column (e.g. `corpus`) is
 # picked up automatically when the metric frame has it
 KEYS = ["judge", "task"]
@@ -94,22 +94,21 @@ def _caption(title: str, d: pd.DataFrame, invalid: bool = False, note: str = "")
     return ". ".join(parts) + "."
 
 
-def table_blueprint(metrics: pd.DataFrame, base: Path, caption: str,
-                    notes: Mapping[str, str]) -> None:
+def table_blueprint(metrics: pd.DataFrame, base: Path, entry: Table) -> None:
     d = _pooled(metrics)
     d = d[(d["family"] == "blueprint") & (d["metric"] == "accuracy")]
     write_table(pivot_cells(d, _keys(d), "condition", order=RQ1, invalid=True), base,
-                _caption(caption, d, invalid=True), tsv_frame=d)
+                _caption(entry.file_caption, d, invalid=True), tsv_frame=d)
 
 
-def follow_frame(d: pd.DataFrame, conditions: list[str], with_accuracy: bool = True
+def follow_frame(d: pd.DataFrame, conditions: list[str], names: Mapping[str, str]
                  ) -> pd.DataFrame:
-    """Long table: one row per judge x task x condition; columns accuracy, RF, rf_adj,
-    RF~ side by side (invalid bounds in each follow cell)."""
+    """Long table: one row per judge x task x condition; one column per metric of
+    `names` (metric -> header, in order; e.g. accuracy, RF, rf_adj, RF~) side by side
+    (invalid bounds in each follow cell)."""
     d = d[d["condition"].isin(conditions)]
-    metrics = (["accuracy"] if with_accuracy else []) + list(FOLLOW)
+    metrics = list(names)
     d = d[d["metric"].isin(metrics)]
-    names = {"accuracy": "accuracy", **FOLLOW}
     d = d.assign(col=d["metric"].map(names))
     keys = [*_keys(d), "condition"]
     wide = pivot_cells(d, keys, "col", order=[names[x] for x in metrics], invalid=True)
@@ -120,29 +119,29 @@ def follow_frame(d: pd.DataFrame, conditions: list[str], with_accuracy: bool = T
     return wide.reset_index(drop=True)
 
 
-def table_follow_blueprint(metrics: pd.DataFrame, base: Path, caption: str,
-                           notes: Mapping[str, str]) -> None:
+def table_follow_blueprint(metrics: pd.DataFrame, base: Path, entry: Table) -> None:
     d = _pooled(metrics)
     d = d[(d["family"] == "blueprint") & d["condition"].isin(WRONG)]
-    write_table(follow_frame(d, WRONG), base,
-                _caption(caption, d[d["metric"].isin(list(FOLLOW))],
-                         invalid=True, note=notes["note"]),
-                tsv_frame=d[d["metric"].isin(["accuracy", *FOLLOW])])
+    names = entry.columns
+    write_table(follow_frame(d, WRONG, names), base,
+                _caption(entry.file_caption,
+                         d[d["metric"].isin([m for m in names if m != "accuracy"])],
+                         invalid=True, note=entry.file_notes["note"]),
+                tsv_frame=d[d["metric"].isin(list(names))])
 
 
 FALLIBLE_PLACEMENTS = list(vocab_a.FALLIBLE_PLACEMENTS)
 
 
-def reference_frame(d: pd.DataFrame) -> pd.DataFrame:
+def reference_frame(d: pd.DataFrame, names: Mapping[str, str]) -> pd.DataFrame:
     """Table III analogue: one row per judge x task x placement (and `match`); plain and
     fallible accuracy, RF, rf_adj and RF~ side by side."""
     d = d[d["condition"].isin([*PLACEMENTS, *FALLIBLE_PLACEMENTS, "match"])]
-    d = d[d["metric"].isin(["accuracy", *FOLLOW])]
-    names = {"accuracy": "accuracy", **FOLLOW}
+    d = d[d["metric"].isin(list(names))]
     fall = d["condition"].str.endswith(vocab_a.FALLIBLE_SUFFIX)
     d = d.assign(placement=d["condition"].str.removesuffix(vocab_a.FALLIBLE_SUFFIX),
                  col=d["metric"].map(names) + fall.map({True: " +fallible", False: ""}))
-    order = [c for m in ["accuracy", *FOLLOW] for c in (names[m], names[m] + " +fallible")]
+    order = [c for m in names for c in (names[m], names[m] + " +fallible")]
     keys = [*_keys(d), "placement"]
     wide = pivot_cells(d, keys, "col", order=order, invalid=True)
     if len(wide):
@@ -152,32 +151,30 @@ def reference_frame(d: pd.DataFrame) -> pd.DataFrame:
     return wide.reset_index(drop=True)
 
 
-def table_reference(metrics: pd.DataFrame, base: Path, caption: str,
-                    notes: Mapping[str, str]) -> None:
+def table_reference(metrics: pd.DataFrame, base: Path, entry: Table) -> None:
     d = _pooled(metrics)
     d = d[(d["family"] == "reference")]
     d = d[d["condition"].isin([*PLACEMENTS, *FALLIBLE_PLACEMENTS, "match"])]
-    write_table(reference_frame(d), base, _caption(caption, d, invalid=True,
-                                                   note=notes["note"]), tsv_frame=d)
+    write_table(reference_frame(d, entry.columns), base,
+                _caption(entry.file_caption, d, invalid=True, note=entry.file_notes["note"]),
+                tsv_frame=d)
 
 
-def table_conflict(metrics: pd.DataFrame, base: Path, caption: str,
-                   notes: Mapping[str, str]) -> None:
+def table_conflict(metrics: pd.DataFrame, base: Path, entry: Table) -> None:
     d = _pooled(metrics)
     d = d[(d["family"] == "conflict") & d["metric"].isin(CONFLICT)]
     write_table(pivot_cells(d, [*_keys(d), "condition"], "metric", order=CONFLICT,
                             invalid=True), base,
-                _caption(caption, d, invalid=True), tsv_frame=d)
+                _caption(entry.file_caption, d, invalid=True), tsv_frame=d)
 
 
-def table_pairwise(metrics: pd.DataFrame, base: Path, caption: str,
-                   notes: Mapping[str, str]) -> None:
+def table_pairwise(metrics: pd.DataFrame, base: Path, entry: Table) -> None:
     d = metrics[(metrics["family"] == "pairwise") & metrics["metric"].isin(PAIR_METRICS)]
     d = d.rename(columns={"condition": "format"}) if len(d) else d.assign(format=[])
     write_table(pivot_cells(d, [*_keys(d), "format"], "metric", order=PAIR_METRICS,
                             invalid=True), base,
-                _caption(caption, d, invalid=True,
-                         note=_layout_note(d, notes["joined_layout"])), tsv_frame=d)
+                _caption(entry.file_caption, d, invalid=True,
+                         note=_layout_note(d, entry.file_notes["joined_layout"])), tsv_frame=d)
 
 
 def _layout_note(d: pd.DataFrame, note: str) -> str:
@@ -194,8 +191,7 @@ def _layout_note(d: pd.DataFrame, note: str) -> str:
     return note.format(cells="; ".join(cells))
 
 
-def table_contrasts(contrasts: pd.DataFrame, base: Path, caption: str,
-                    notes: Mapping[str, str]) -> None:
+def table_contrasts(contrasts: pd.DataFrame, base: Path, entry: Table) -> None:
     cols = ["family", "role", "judge", "task", "contrast", "unit", "n", "n_clusters",
             "p_a", "p_b", "difference [95% CI]", "pvalue", "p_holm", "reject_holm"]
     show = contrasts.copy()
@@ -208,15 +204,14 @@ def table_contrasts(contrasts: pd.DataFrame, base: Path, caption: str,
     else:
         show = pd.DataFrame(columns=cols)
     units = sorted({str(u) for u in contrasts.get("cluster_unit", pd.Series(dtype=str)).dropna()})
-    caption = caption.format(
+    caption = entry.file_caption.format(
         method=METHOD_TEXT[METHOD_DIFFERENCE],
-        clusters=notes["clusters"].format(units=", ".join(units)) if units else "",
+        clusters=entry.file_notes["clusters"].format(units=", ".join(units)) if units else "",
         wald=PLACEMENT_WALD_TEXT)
     write_table(show, base, caption, digits=3, tsv_frame=contrasts)
 
 
-def table_planted(planted: pd.DataFrame, base: Path, caption: str,
-                  notes: Mapping[str, str]) -> None:
+def table_planted(planted: pd.DataFrame, base: Path, entry: Table) -> None:
     show = planted.copy()
     if len(show):
         show["estimate [95% CI]"] = [fmt_ci(e, lo, hi) for e, lo, hi in
@@ -227,16 +222,16 @@ def table_planted(planted: pd.DataFrame, base: Path, caption: str,
         show = show[[c for c in cols if c in show.columns]]
         counted = planted[planted["counted"]] if "counted" in planted else planted
         share = counted["inside"].mean() if len(counted) else float("nan")
-        caption = caption.format(
+        caption = entry.file_caption.format(
             inside=int(counted["inside"].sum()), counted=len(counted), share=share,
             method=caption_method(planted["ci_method"].astype(str).tolist()),
             apart=len(planted) - len(counted))
         twins = sorted({str(x) for x in planted.get("simulates", pd.Series(dtype=str)).fillna("")
                         if str(x)})
         if twins:
-            caption += notes["twins"].format(twins=", ".join(twins))
+            caption += entry.file_notes["twins"].format(twins=", ".join(twins))
     else:
-        caption = notes["empty"]
+        caption = entry.file_notes["empty"]
     write_table(show, base, caption, tsv_frame=planted)
 
 
@@ -247,7 +242,7 @@ def _controls(contrasts: pd.DataFrame) -> list[str]:
 
 
 def table_capability(metrics: pd.DataFrame, contrasts: pd.DataFrame, base: Path,
-                     caption: str, notes: Mapping[str, str]) -> None:
+                     entry: Table) -> None:
     cap = capability_table(metrics, _controls(contrasts))
     d = _pooled(metrics)
     d = d[(d["family"] == "blueprint")
@@ -264,14 +259,15 @@ def table_capability(metrics: pd.DataFrame, contrasts: pd.DataFrame, base: Path,
         else contrasts.iloc[0:0]
     if len(test):
         t = test.iloc[0]
-        verdict = (notes["verdict"].format(tau=t["estimate"], p=t["pvalue"], n=int(t["n"]),
-                                           judges=int(t["n_clusters"]))
+        verdict = (entry.file_notes["verdict"].format(
+                       tau=t["estimate"], p=t["pvalue"], n=int(t["n"]),
+                       judges=int(t["n_clusters"]))
                    if pd.notna(t["pvalue"]) else
-                   notes["not_computed"].format(
+                   entry.file_notes["not_computed"].format(
                        why=str(t["method"]).split(":")[-1].replace("_", " "), n=int(t["n"])))
     else:
-        verdict = notes["no_cells"]
-    caption = caption.format(
+        verdict = entry.file_notes["no_cells"]
+    caption = entry.file_caption.format(
         method=caption_method(d["method"].dropna().astype(str).tolist() or
                               [METHOD_PROPORTION], d["n_clusters"].tolist(),
                               unit=", ".join(sorted({str(u) for u in d["cluster_unit"]}))),
@@ -281,8 +277,7 @@ def table_capability(metrics: pd.DataFrame, contrasts: pd.DataFrame, base: Path,
     write_table(show, base, caption, tsv_frame=d.drop(columns=["col"]))
 
 
-def table_seed_stability(metrics: pd.DataFrame, base: Path, caption: str,
-                         notes: Mapping[str, str]) -> None:
+def table_seed_stability(metrics: pd.DataFrame, base: Path, entry: Table) -> None:
     d = seed_stability(metrics)
     if len(d):
         d = d.assign(col=["pooled" if str(x) == "all" else f"seed {x}" for x in d["seed"]])
@@ -296,9 +291,9 @@ def table_seed_stability(metrics: pd.DataFrame, base: Path, caption: str,
                                 else s).reset_index(drop=True)
     else:
         wide = pd.DataFrame(columns=["judge", "task", "condition", "metric", "pooled"])
-    write_table(wide, base, _caption(caption, d if len(d) else metrics.iloc[0:0]), tsv_frame=d.drop(columns=["col", "seed_spread",
-                                                             "seed_sd", "n_seeds"],
-                                                    errors="ignore"))
+    write_table(wide, base, _caption(entry.file_caption, d if len(d) else metrics.iloc[0:0]),
+                tsv_frame=d.drop(columns=["col", "seed_spread", "seed_sd", "n_seeds"],
+                                 errors="ignore"))
 
 
 @contextlib.contextmanager
