@@ -419,6 +419,15 @@ def study_a_pair_manifest(wildcards):
     return W.study_a_pair_manifest(wildcards.criterion)
 
 
+def study_a_pair_outputs(fmt):
+    """{role: path} of the pairwise trials of one format (one such job per format and
+    criterion): the shard, and for the concat format the joined WAVs beside it."""
+    out = {"trials": f"results/trials/A/pair_{{criterion}}/{fmt}.jsonl"}
+    if fmt == "concat":
+        out["audio"] = directory("results/trials/A/pair_{criterion}/concat_audio")
+    return out
+
+
 def study_a_pair_specialist(wildcards):
     """model.json of the specialist grounding a pair criterion (the leakage check
     reads its training speakers)."""

@@ -29,56 +29,36 @@ rule study_a_trials_classification:
         "../scripts/study_a_trials_classification.py"
 
 
-rule study_a_trials_pairwise_native:
-    """Study A RQ3 pairs of one criterion, AB and BA order, two audio inputs."""
-    input:
-        manifest=study_a_pair_manifest,
-        specialist_model=study_a_pair_specialist,
-        code=package_code("study_a_trials_pairwise.py"),
-    output:
-        "results/trials/A/pair_{criterion}/native.jsonl",
-    log:
-        "logs/conditions/study_a_trials_pairwise/{criterion}_native.log",
-    benchmark:
-        "logs/benchmarks/study_a_trials_pairwise_native/{criterion}.tsv"
-    conda:
-        CONDA_ENV
-    threads: 1
-    params:
-        cfg=study_a_pair_params,
-        criterion="{criterion}",
-        corpus=lambda wc: study_a_dataset(wc.criterion),
-        specialist=lambda wc: study_a_pair_specialist_name(wc.criterion),
-        fmt="native",
-    script:
-        "../scripts/study_a_trials_pairwise.py"
+# One rule per pair format (judgeaudit.vocab.study_a PAIR_FORMATS): native sends A and B
+# as two audio inputs, concat one joined audio (A + separator + B; the joined WAVs are
+# written beside the shard).
+for _fmt in vocab_a.PAIR_FORMATS:
 
-
-rule study_a_trials_pairwise_concat:
-    """Study A RQ3 pairs of one criterion, AB and BA order, one joined audio
-    (A + separator + B; the joined WAVs are written beside the shard)."""
-    input:
-        manifest=study_a_pair_manifest,
-        specialist_model=study_a_pair_specialist,
-        code=package_code("study_a_trials_pairwise.py"),
-    output:
-        trials="results/trials/A/pair_{criterion}/concat.jsonl",
-        audio=directory("results/trials/A/pair_{criterion}/concat_audio"),
-    log:
-        "logs/conditions/study_a_trials_pairwise/{criterion}_concat.log",
-    benchmark:
-        "logs/benchmarks/study_a_trials_pairwise_concat/{criterion}.tsv"
-    conda:
-        CONDA_ENV
-    threads: 1
-    params:
-        cfg=study_a_pair_params,
-        criterion="{criterion}",
-        corpus=lambda wc: study_a_dataset(wc.criterion),
-        specialist=lambda wc: study_a_pair_specialist_name(wc.criterion),
-        fmt="concat",
-    script:
-        "../scripts/study_a_trials_pairwise.py"
+    rule:
+        """Study A RQ3 pairs of one criterion in one format, AB and BA order."""
+        name:
+            f"study_a_trials_pairwise_{_fmt}"
+        input:
+            manifest=study_a_pair_manifest,
+            specialist_model=study_a_pair_specialist,
+            code=package_code("study_a_trials_pairwise.py"),
+        output:
+            **study_a_pair_outputs(_fmt),
+        log:
+            f"logs/conditions/study_a_trials_pairwise/{{criterion}}_{_fmt}.log",
+        benchmark:
+            f"logs/benchmarks/study_a_trials_pairwise_{_fmt}/{{criterion}}.tsv"
+        conda:
+            CONDA_ENV
+        threads: 1
+        params:
+            cfg=study_a_pair_params,
+            criterion="{criterion}",
+            corpus=lambda wc: study_a_dataset(wc.criterion),
+            specialist=lambda wc: study_a_pair_specialist_name(wc.criterion),
+            fmt=_fmt,
+        script:
+            "../scripts/study_a_trials_pairwise.py"
 
 
 # <<< study_a conditions
