@@ -737,9 +737,10 @@ def _published_html(stem: str, frame: pd.DataFrame, claimed: Any = None,
 
 def _figure_stats(fig: str, frame: pd.DataFrame) -> str:
     """The figure's interval method and sampling unit (its registry entry, else its
-    table's) and the n behind each plotted element (from the table's rows). A
-    registry figure that declares no interval method plots none: its caption says so
-    and names no method."""
+    table's) and the n behind each plotted element (the entry's `element`; n from the
+    table's rows). A registry figure that declares no interval method plots none (its
+    caption says so and names no method) unless it declares `intervals_from_table`:
+    then the methods are its table rows'."""
     entry = _outputs.FIGURES.get(fig)
     if entry is not None and entry.method:
         keys = method_keys([entry.method])
