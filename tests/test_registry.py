@@ -118,26 +118,9 @@ def _study_rules(study: str, stage: str) -> str:
     return smk[smk.index(f"# >>> {study} {stage}\n"):smk.index(f"# <<< {study} {stage}\n")]
 
 
-_RULE_FILES = """
-import json, sys
-from pathlib import Path
-from snakemake.api import SnakemakeApi
-from snakemake.settings.types import (ConfigSettings, DeploymentSettings, OutputSettings,
-                                      ResourceSettings, StorageSettings, WorkflowSettings)
-repo = Path(sys.argv[1])
-with SnakemakeApi(OutputSettings()) as api:
-    wf = api.workflow(resource_settings=ResourceSettings(),
-                      config_settings=ConfigSettings(configfiles=[repo / "config.yaml"]),
-                      storage_settings=StorageSettings(), workflow_settings=WorkflowSettings(),
-                      deployment_settings=DeploymentSettings(),
-                      snakefile=repo / "Snakefile", workdir=Path.cwd())
-    print("RULES=" + json.dumps({r.name: Path(r.snakefile).name for r in wf._workflow.rules}))
-"""
-
-
 def test_one_rule_file_per_study(tmp_path):
     """One study is one package plus one rule file: every rule of a study (loaded from
-    the real workflow) comes from rules/<study>.smk and every rule there is the study's;
+    the real workflow; each runs a script) comes from rules/<study>.smk and every rule there is the study's;
     rule files hold rules only and call the input functions of rules/common.smk, never
     the Plan (`W.`) directly (one input-function layer)."""
     import json
@@ -145,12 +128,14 @@ def test_one_rule_file_per_study(tmp_path):
     import subprocess
     import sys
 
+    from tests.test_codedeps import WORKFLOW_RULES  # every rule that runs a script
+
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
-    res = subprocess.run([sys.executable, "-c", _RULE_FILES, str(REPO)], cwd=tmp_path,
+    res = subprocess.run([sys.executable, "-c", WORKFLOW_RULES, str(REPO)], cwd=tmp_path,
                          capture_output=True, text=True, env=env, timeout=300)
     assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
     line = next(ln for ln in res.stdout.splitlines() if ln.startswith("RULES="))
-    files = json.loads(line.removeprefix("RULES="))
+    files = {name: r["snakefile"] for name, r in json.loads(line.removeprefix("RULES=")).items()}
     for study in ("study_a", "study_b"):
         own = {r for r, f in files.items() if f == f"{study}.smk"}
         assert own == {r for r in files if r.startswith(study + "_")}, study
