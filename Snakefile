@@ -1,5 +1,7 @@
 # judge-audit: audits of audio-language-model judges of speech.
-# Reads like a table of contents; input functions and helpers live in rules/common.smk.
+# Reads like a table of contents: one rule file per shared stage and one per study
+# (rules/study_a.smk, study_b.smk, beside the packages judgeaudit.study_a / study_b);
+# input functions and helpers live in rules/common.smk.
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -21,10 +23,10 @@ include: "rules/datasets.smk"
 include: "rules/download.smk"
 include: "rules/features.smk"
 include: "rules/specialists.smk"
-include: "rules/conditions.smk"
 include: "rules/judges.smk"
-include: "rules/metrics.smk"
-include: "rules/render.smk"
+include: "rules/study_a.smk"
+include: "rules/study_b.smk"
+include: "rules/report.smk"
 include: "rules/power.smk"
 include: "rules/validation.smk"
 include: "rules/audit.smk"

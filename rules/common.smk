@@ -1,7 +1,9 @@
-# Helpers and input functions shared by the stage files. Stage files hold rules only.
-# The input functions are judgeaudit.workflow.Plan's (pure, unit-tested, config passed
-# in); this file keeps config validation, the global wildcard constraints, TARGETS,
-# package_code and thin wrappers that read wildcards.
+# Helpers and input functions of the stage and study files (rules/<stage>.smk,
+# rules/study_a.smk, rules/study_b.smk), which hold rules only. The input functions are
+# judgeaudit.workflow.Plan's (pure, unit-tested, config passed in); this file keeps
+# config validation, the global wildcard constraints, TARGETS, package_code and the one
+# input-function layer the rules call: thin wrappers and aliases of the Plan `W` (they
+# read wildcards and turn a PlanError into a WorkflowError). Rules never call `W.`.
 import os
 import sys
 import uuid
@@ -47,9 +49,6 @@ from judgeaudit.workflow import (
     as_param,
     validation_run,
 )
-from judgeaudit.workflow import study_b_is_cue_contrast as _sb_is_cue_contrast
-from judgeaudit.workflow import study_b_is_protocol as _sb_is_protocol
-from judgeaudit.workflow import study_b_is_state_input as _sb_is_state_input
 from judgeaudit.workflow import study_b_kind
 from judgeaudit.workflow import figures as figure_files
 from judgeaudit.workflow import tables as table_files
@@ -404,6 +403,8 @@ study_a_planted_specs = _planned(W.study_a_planted_specs)
 study_a_design = _planned(W.study_a_design)
 study_a_control_judges = _planned(W.study_a_control_judges)
 study_a_pair_params = lambda wildcards: W.study_a_pair_params()
+study_a_cls_specialist = W.study_a_cls_specialist
+study_a_pair_specialist_name = W.study_a_pair_specialist_name
 
 
 def study_a_cls_inputs(wildcards):
@@ -417,6 +418,15 @@ def study_a_cls_params(wildcards):
 
 def study_a_pair_manifest(wildcards):
     return W.study_a_pair_manifest(wildcards.criterion)
+
+
+def study_a_pair_outputs(fmt):
+    """{role: path} of the pairwise trials of one format (one such job per format and
+    criterion): the shard, and for the concat format the joined WAVs beside it."""
+    out = {"trials": f"results/trials/A/pair_{{criterion}}/{fmt}.jsonl"}
+    if fmt == "concat":
+        out["audio"] = directory("results/trials/A/pair_{criterion}/concat_audio")
+    return out
 
 
 def study_a_pair_specialist(wildcards):
@@ -444,6 +454,7 @@ study_b_tasks = W.study_b_tasks
 study_b_corpus = _planned(W.study_b_corpus)
 study_b_task_param = W.study_b_task_param
 study_b_scored = _planned(W.study_b_scored)
+study_b_judges = _planned(W.study_b_judges)
 
 
 study_b_alt_writer = _planned(W.study_b_alt_writer)

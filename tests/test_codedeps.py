@@ -150,6 +150,7 @@ with SnakemakeApi(OutputSettings()) as api:
         if rule.script:
             start, end = rule.input._names.get("code", (0, 0))
             out[rule.name] = {"script": str(Path(rule.snakefile).parent / rule.script),
+                              "snakefile": Path(rule.snakefile).name,
                               "code": [str(f) for f in rule.input[start:end]],
                               "has_code": "code" in rule.input._names}
 print("RULES=" + json.dumps(out))

@@ -87,7 +87,7 @@ def test_captions_labels_and_sections():
         assert f.caption.strip() and "plot" not in f.caption.lower()[:4], f.name
     # Paper A's numbering: Table IV is the pairwise table, never the cue conflict
     assert A.REGISTRY.table("study_a_table5_pairwise").label == "Table IV"
-    assert A.REGISTRY.table("study_a_table5_pairwise").paper_table == "IV"
+    assert A.REGISTRY.table("study_a_table5_pairwise").paper_table == "Table IV"
     conflict = A.REGISTRY.table("study_a_table4_conflict")
     assert conflict.paper_table is None and "IV" not in conflict.label
     labels = [t.label for t in O.TABLES.values()]
@@ -112,15 +112,49 @@ def test_every_declared_function_is_imported():
         assert t.function is None and t.render is None, t.name
 
 
+def _study_rules(study: str, stage: str) -> str:
+    """One stage's block of a study's rule file (rules/<study>.smk)."""
+    smk = (REPO / "rules" / f"{study}.smk").read_text()
+    return smk[smk.index(f"# >>> {study} {stage}\n"):smk.index(f"# <<< {study} {stage}\n")]
+
+
+def test_one_rule_file_per_study(tmp_path):
+    """One study is one package plus one rule file: every rule of a study (loaded from
+    the real workflow; each runs a script) comes from rules/<study>.smk and every rule there is the study's;
+    rule files hold rules only and call the input functions of rules/common.smk, never
+    the Plan (`W.`) directly (one input-function layer)."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from tests.test_codedeps import WORKFLOW_RULES  # every rule that runs a script
+
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    res = subprocess.run([sys.executable, "-c", WORKFLOW_RULES, str(REPO)], cwd=tmp_path,
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert res.returncode == 0, res.stdout[-2000:] + res.stderr[-3000:]
+    line = next(ln for ln in res.stdout.splitlines() if ln.startswith("RULES="))
+    files = {name: r["snakefile"] for name, r in json.loads(line.removeprefix("RULES=")).items()}
+    for study in ("study_a", "study_b"):
+        own = {r for r, f in files.items() if f == f"{study}.smk"}
+        assert own == {r for r in files if r.startswith(study + "_")}, study
+        assert f"{study}_metrics" in own or f"{study}_accuracy" in own, own
+    for smk in sorted((REPO / "rules").glob("*.smk")):
+        if smk.name != "common.smk":
+            text = smk.read_text()
+            assert not re.search(r"^def ", text, re.M), smk
+            assert not re.search(r"\bW\.", text), smk
+
+
 def test_study_b_metric_rules_are_emitted_from_the_recipes(plan):
-    """rules/metrics.smk emits one Study B metrics rule per recipe (one loop), so rule
+    """rules/study_b.smk emits one Study B metrics rule per recipe (one loop), so rule
     names, `metric` params and the registry cannot disagree: no rule is written out by
     hand but the writer ablation (no recipe), and every recipe's rule inputs and params
     resolve to the files and config values the hand-written rules named."""
     from judgeaudit import workflow
 
-    smk = (REPO / "rules" / "metrics.smk").read_text()
-    study_b = smk[smk.index("# >>> study_b"):smk.index("# <<< study_b")]
+    study_b = _study_rules("study_b", "metrics")
     assert "for _recipe in study_b_outputs.RECIPES:" in study_b
     assert 'metric="' not in study_b
     assert re.findall(r"^rule (\w+):", study_b, re.M) == ["study_b_writer_ablation"]
@@ -151,10 +185,9 @@ def test_study_b_metric_rules_are_emitted_from_the_recipes(plan):
 
 
 def test_study_b_metric_rules_write_the_registry_files():
-    """rules/metrics.smk takes every Study B metric rule's outputs from the registry
+    """rules/study_b.smk takes every Study B metric rule's outputs from the registry
     (rules/common.smk study_b_metric_outputs), none hand-written."""
-    smk = (REPO / "rules" / "metrics.smk").read_text()
-    study_b = smk[smk.index("# >>> study_b"):smk.index("# <<< study_b")]
+    study_b = _study_rules("study_b", "metrics")
     assert '"results/metrics/B/' not in study_b.replace("results/metrics/B/scored", "")
     assert "**study_b_metric_outputs(_recipe.rule)" in study_b
     rules = re.findall(r'\*\*study_b_metric_outputs\("(\w+)"\)', study_b)
@@ -180,10 +213,13 @@ def test_study_outputs_dispatch_through_the_registry():
                *((f, f.function) for r in O.REGISTRIES for f in r.figures)]
     assert len({fn for _, fn in entries}) == len(entries)  # one function per output
     for entry, fn in entries:
+        # Study A's tables also take their entry (its file caption, notes and columns)
+        extra = ({"entry": entry} if getattr(entry, "study", "") == "A"
+                 and fn is getattr(entry, "render", None) else {})
         sig = inspect.signature(fn)
-        sig.bind(**{role: None for role in entry.inputs}, base="x")  # raises if not
+        sig.bind(**{role: None for role in entry.inputs}, base="x", **extra)  # raises if not
         required = {n for n, p in sig.parameters.items() if p.default is p.empty}
-        assert required <= {*entry.inputs, "base"}, (entry.name, required)
+        assert required <= {*entry.inputs, "base", *extra}, (entry.name, required)
     script = (REPO / "scripts" / "study_b_outputs.py").read_text()
     assert "elif" not in script and "wc.get(\"table\") ==" not in script
     assert "B.REGISTRY.table(" in script and "B.REGISTRY.figure(" in script
@@ -372,3 +408,82 @@ def test_cell_trace_reads_its_study_facts_from_the_registry():
     assert O.reads_beyond_cell("study_b_accuracy", "rf_adj") == ""
     cells = (REPO / "src" / "judgeaudit" / "provenance" / "cells.py").read_text()
     assert "rf_adj" not in cells and "_CELL_FIELDS" not in cells
+
+
+def test_paper_a_tables_are_named_only_by_the_registry():
+    """Paper A's protocol tables (blueprint, reference, pairwise) are named once, in
+    their registry entry: the claims, the papers' published numbers and the judge card
+    find them by the entry's `protocol` (study_a.outputs.PROTOCOL_TABLES)."""
+    from judgeaudit.audit import card
+    from judgeaudit.report.published import PUBLISHED
+    from judgeaudit.study_a.claims import CLAIMS
+
+    assert A.PROTOCOL_TABLES == {"blueprint": "study_a_table2_blueprint",
+                                 "reference": "study_a_table3_reference",
+                                 "pairwise": "study_a_table5_pairwise"}
+    for name in A.PROTOCOL_TABLES.values():
+        where = [str(p.relative_to(REPO))
+                 for d in ("src", "rules", "scripts") for p in sorted((REPO / d).rglob("*"))
+                 if p.is_file() and p.suffix in (".py", ".smk") and f'"{name}"' in p.read_text()]
+        assert where == ["src/judgeaudit/study_a/outputs.py"], (name, where)
+    assert {c.table for c in CLAIMS if hasattr(c, "table")} >= set(A.PROTOCOL_TABLES.values())
+    assert {p.stem for p in PUBLISHED} >= set(A.PROTOCOL_TABLES.values())
+    assert {p["protocol"] for p in card.PUBLISHED} == {
+        "blueprint", "reference", "pairwise", "paralinguistic"}
+
+
+def test_study_a_file_captions_are_the_registry_entries(tmp_path):
+    """Each Study A table's own files (MD, TeX) open with its entry's `file_caption` and
+    print its `columns` (render_tables hands the render function its entry; the render
+    functions hold no caption wording and no column list): a changed entry changes
+    the file."""
+    import dataclasses
+
+    import pandas as pd
+
+    from judgeaudit.study_a import render as RA
+
+    for t in A.TABLES:
+        assert t.file_caption.strip(), t.name
+    entry = A.REGISTRY.table("study_a_table2_blueprint")
+    changed = dataclasses.replace(entry, file_caption="A caption held by the registry")
+    metrics = pd.DataFrame({c: [] for c in ("judge", "task", "family", "condition", "seed",
+                                            "metric", "estimate", "ci_low", "ci_high",
+                                            "method", "n", "n_clusters", "cluster_unit")})
+    changed.render(metrics=metrics, base=tmp_path / "t", entry=changed)
+    assert "A caption held by the registry" in (tmp_path / "t.md").read_text()
+    source = (REPO / "src" / "judgeaudit" / "study_a" / "render.py").read_text()
+    for t in A.TABLES:  # no caption sentence restated in the render module
+        assert t.file_caption.split("{")[0][:40] not in source, t.name
+    assert RA.table_blueprint is entry.render
+    follow = A.REGISTRY.table("study_a_follow_blueprint")
+    assert tuple(follow.columns) == follow.metrics
+    fewer = dataclasses.replace(follow, columns={"accuracy": "acc.", "rf": "the RF"})
+    row = dict(judge="j", task="emotion", family="blueprint", condition="wrong_block",
+               seed="all", estimate=0.5, ci_low=0.2, ci_high=0.8, method="wilson_cr2_bm",
+               n=10, n_clusters=5, cluster_unit="speaker")
+    metrics = pd.DataFrame([{**row, "metric": m} for m in ("accuracy", "rf", "rf_adj")])
+    fewer.render(metrics=metrics, base=tmp_path / "f", entry=fewer)
+    header = (tmp_path / "f.md").read_text()
+    assert "acc." in header and "the RF" in header and "rf_adj" not in header.split("\n\n")[1]
+
+
+def test_report_figure_stats_read_declared_attributes():
+    """The report's figure sentence takes what one plotted element is and whether the
+    error bars are the table rows' intervals from the figure's entry (`element`,
+    `intervals_from_table`), never from its caption's words: the full-run validation
+    figure (the same entry renamed) names its intervals as the default run's does."""
+    import pandas as pd
+
+    from judgeaudit.report import paper
+
+    frame = pd.DataFrame({"method": ["wilson_cr2_bm"], "n": [10], "n_clusters": [5],
+                          "cluster_unit": ["speaker"]})
+    for name in ("estimator_validation", "estimator_validation_full"):
+        assert O.FIGURES[name].intervals_from_table, name
+        text = paper._figure_stats(name, frame)
+        assert text.startswith("95% interval: "), (name, text)
+    assert O.FIGURES["study_b_states"].element.startswith("stacked bar")
+    assert "per stacked bar" in paper._figure_stats("study_b_states", frame)
+    assert paper.PAPER_TABLE["study_a_table3_reference"] == "Table III (Paper A: Table III)"
+    assert paper.PAPER_TABLE["study_b_accuracy"].endswith("(Paper B: end-to-end accuracy table)")

@@ -10,6 +10,8 @@ trace, the tests): the two studies' registries (`judgeaudit.study_a.outputs`,
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from judgeaudit.registry import Figure, Recipe, Section, Table
 from judgeaudit.stats.methods import describe
 from judgeaudit.study_a.outputs import REGISTRY as STUDY_A
@@ -42,6 +44,32 @@ SECTIONS: tuple[Section, ...] = (
 )
 
 _NONE = "none (each row a summary, not an estimate over units)"
+# the estimator validation's table (validation.n_seeds replicates, in `rule all`); the
+# full run (validation.full_n_seeds, target validation_full) is the same entry renamed
+_VALIDATION = Table(
+    name="estimator_validation",
+    study="",
+    section="validation",
+    label="Estimator validation",
+    caption=(
+        "Simulated truth vs estimates: coverage and bias of every printed interval over"
+        " seeded replicates of planted scenarios."
+    ),
+    estimand="coverage of the 95% intervals and bias of each estimator",
+    method="wilson_cr2_bm",
+    sampling_unit="the simulated scenario's clusters",
+    cluster_column="",
+    inputs={},
+    figures=("estimator_validation",),
+    extra_methods=(
+        "paired_t_cr2_bm",
+        "cluster_bootstrap_bca",
+        "chance_normalised",
+        "wilson",
+    ),
+    recomputed=False,
+    why_not="computed from simulated replicates, not from judge trials",
+)
 # The tables and figures of no study name no function: their rules' scripts call their
 # own (scripts/corpus_sources.py, specialists_accuracy.py, validation_table.py,
 # power_table.py), and the report and every trace job import this module, which would
@@ -84,50 +112,13 @@ OTHER_TABLES = (
         recomputed=False,
         why_not="computed from the specialists' predictions, not from judge trials",
     ),
-    Table(
-        name="estimator_validation",
-        study="",
-        section="validation",
-        label="Estimator validation",
-        caption=(
-            "Simulated truth vs estimates: coverage and bias of every printed interval over"
-            " seeded replicates of planted scenarios."
-        ),
-        estimand="coverage of the 95% intervals and bias of each estimator",
-        method="wilson_cr2_bm",
-        sampling_unit="the simulated scenario's clusters",
-        cluster_column="",
-        inputs={},
-        figures=("estimator_validation",),
-        extra_methods=(
-            "paired_t_cr2_bm",
-            "cluster_bootstrap_bca",
-            "chance_normalised",
-            "wilson",
-        ),
-        recomputed=False,
-        why_not="computed from simulated replicates, not from judge trials",
-    ),
-    Table(
+    _VALIDATION,
+    replace(
+        _VALIDATION,
         name="estimator_validation_full",
-        study="",
-        section="validation",
         label="Estimator validation (full)",
         caption="The estimator validation with validation.full_n_seeds replicates.",
-        estimand="coverage of the 95% intervals and bias of each estimator",
-        method="wilson_cr2_bm",
-        sampling_unit="the simulated scenario's clusters",
-        cluster_column="",
-        inputs={},
         figures=("estimator_validation_full",),
-        extra_methods=(
-            "paired_t_cr2_bm",
-            "cluster_bootstrap_bca",
-            "chance_normalised",
-            "wilson",
-        ),
-        recomputed=False,
-        why_not="computed from simulated replicates, not from judge trials",
     ),
     Table(
         name="power",
@@ -149,6 +140,14 @@ OTHER_TABLES = (
         why_not="a design calculation from trial counts, not an estimate from responses",
     ),
 )
+_VALIDATION_FIGURE = Figure(
+    name="estimator_validation",
+    caption=(
+        "Coverage of each interval method per scenario and "
+        "estimand over the replicates, with the nominal 95% and its Monte Carlo band."
+    ),
+    intervals_from_table=True,
+)
 OTHER_FIGURES = (
     Figure(
         name="specialist_confusion",
@@ -156,15 +155,11 @@ OTHER_FIGURES = (
             "Confusion matrices of the classification specialists "
             "on their test splits (rows gold, columns predicted)."
         ),
+        element="matrix (one specialist's test split)",
     ),
-    Figure(
-        name="estimator_validation",
-        caption=(
-            "Coverage of each interval method per scenario and "
-            "estimand over the replicates, with the nominal 95% and its Monte Carlo band."
-        ),
-    ),
-    Figure(
+    _VALIDATION_FIGURE,
+    replace(
+        _VALIDATION_FIGURE,
         name="estimator_validation_full",
         caption=(
             "As the estimator validation figure, with validation.full_n_seeds replicates."

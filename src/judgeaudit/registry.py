@@ -77,6 +77,11 @@ class Figure:
     inputs: Mapping[str, str] = field(default_factory=dict)  # role -> metrics file
     method: str = ""  # interval method of its error bars (a method key), "" if none
     sampling_unit: str = ""
+    # no one method, but the error bars are the intervals of its table's rows (the
+    # report names the methods those rows print); False with no method: no interval
+    intervals_from_table: bool = False
+    # what one plotted element is (the report gives the n behind each)
+    element: str = "plotted estimate"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -120,7 +125,8 @@ class Table:
     """One table (stem under results/tables/, TSV + MD + TeX).
 
     label: what the report calls it ("Table II" where the paper numbers it so);
-    paper_table: the paper's own number (None: no counterpart in the paper).
+    paper_table: the paper's own name for it as the report prints it ("Table II", "end-to-end
+      accuracy table"; None: no counterpart in the paper).
     caption: what is in it (the method sentence is added from the method registry).
     figures: figure stems shown under it. pivot: the paper layout (None: the long
     table is the layout). estimand: what its numbers estimate. function: the
@@ -140,6 +146,19 @@ class Table:
     codes: key column -> the function giving a value's code as the metrics write it
       (a TSV reader turns the (P, O, J) state "011" into 11; the trace matches rows on
       the code).
+    file_caption: the caption the table's own files (MD, TeX) are written with, a
+      `str.format` template whose fields the render function fills from the data (e.g.
+      {method}: the method sentence of the rows' interval methods; "" = none);
+      file_notes: name -> further sentence templates the render function adds when
+      the data call for them (e.g. the planted table's "twins"). The render
+      function holds no caption wording; `caption` is what the report prints.
+    columns: metric -> the header of its column in the table's own files, in column
+      order (Study A's follow-rate tables: one column per metric; a metric added here,
+      and to `metrics`, gets its column).
+    protocol: the audit protocol (judgeaudit.audit.battery PROTOCOLS) whose question
+      the table answers ("" = none); code that speaks of a protocol's table (the
+      papers' published numbers, the claims, the judge card) finds it by this (e.g.
+      `judgeaudit.study_a.outputs.PROTOCOL_TABLES`), never by its name.
     """
 
     name: str
@@ -166,6 +185,10 @@ class Table:
     enabled_by: str = ""
     extra_pivots: tuple[Pivot, ...] = ()
     codes: Mapping[str, Fn] = field(default_factory=dict)
+    file_caption: str = ""
+    file_notes: Mapping[str, str] = field(default_factory=dict)
+    columns: Mapping[str, str] = field(default_factory=dict)
+    protocol: str = ""
 
     def __post_init__(self) -> None:
         for key in (self.method, *self.extra_methods):
@@ -232,7 +255,7 @@ class Recipe:
     # the workflow's planner resolves, e.g. Study B's "scored": "protocol" = the scored
     # shards of the audio and text protocols); params: the config-derived params the
     # rule passes beyond its metric, seed and bootstrap size. Study B's metric rules
-    # are emitted from these (rules/metrics.smk, one loop over the recipes).
+    # are emitted from these (rules/study_b.smk, one loop over the recipes).
     rule_inputs: Mapping[str, str] = field(default_factory=dict)
     rule_params: tuple[str, ...] = ()
 

@@ -12,14 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from judgeaudit.report.published import PUBLISHED as _PAPERS_PUBLISHED
+from judgeaudit.study_a.outputs import PROTOCOL_TABLES
 
 CARD_VERSION = 3
 # The papers' published numbers for their judges: the one list the report prints too
 # (report/published.py), shown beside the card under the protocol they speak to,
 # marked published (never recomputed here).
-_PROTOCOL_OF_TABLE = {"study_a_table2_blueprint": "blueprint",
-                      "study_a_table3_reference": "reference",
-                      "study_a_table5_pairwise": "pairwise"}
+_PROTOCOL_OF_TABLE = {name: p for p, name in PROTOCOL_TABLES.items()}
 PUBLISHED = [
     {"paper": p.paper, "where": p.where, "judge": p.judges,
      "protocol": _PROTOCOL_OF_TABLE.get(

@@ -70,8 +70,7 @@ TABLES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     name: (t.section, t.caption, tuple(t.figures)) for name, t in _outputs.TABLES.items()}
 # table stem -> the label the report prints (the paper's number where it has one)
 PAPER_TABLE: dict[str, str] = {
-    name: t.label + (f" (Paper {'A' if t.study == 'A' else 'B'}: "
-                     f"{'Table ' + t.paper_table if len(t.paper_table) < 6 else t.paper_table})"
+    name: t.label + (f" (Paper {'A' if t.study == 'A' else 'B'}: {t.paper_table})"
                      if t.paper_table else "")
     for name, t in _outputs.TABLES.items()}
 # figure stem -> its caption (what is plotted)
@@ -677,33 +676,16 @@ def _published_html(stem: str, frame: pd.DataFrame, claimed: Any = None,
             "<th class='k'>this run</th></tr>" + "\n".join(rows) + "</table></div></div>")
 
 
-def _plotted(caption: str) -> str:
-    """What one plotted element of a figure is, from its caption's words (the n of
-    the caption is per that element)."""
-    c = caption.lower()
-    for words, element in ((("confusion", "matri"), "matrix (one specialist's test split)"),
-                           (("stacked",), "stacked bar (one judge x task)"),
-                           (("heatmap", "colour from"), "cell"),
-                           (("one bar per",), "bar"),
-                           (("one point per", "x) against"), "point"),
-                           (("marker",), "marker")):
-        if any(w in c for w in words):
-            return element
-    return "plotted estimate"
-
-
 def _figure_stats(fig: str, frame: pd.DataFrame) -> str:
     """The figure's interval method and sampling unit (its registry entry, else its
-    table's) and the n behind each plotted element (from the table's rows). A
-    registry figure that declares no interval method plots none: its caption says so
-    and names no method."""
+    table's) and the n behind each plotted element (the entry's `element`; n from the
+    table's rows). A registry figure that declares no interval method plots none (its
+    caption says so and names no method) unless it declares `intervals_from_table`:
+    then the methods are its table rows'."""
     entry = _outputs.FIGURES.get(fig)
-    caption = entry.caption if entry is not None else ""
-    plots_intervals = any(w in caption.lower() for w in ("interval", "ci bars", "95% ci",
-                                                          "band"))
     if entry is not None and entry.method:
         keys = method_keys([entry.method])
-    elif entry is None or plots_intervals:
+    elif entry is None or entry.intervals_from_table:
         keys = _methods_of(frame)
     else:
         keys = []
@@ -718,7 +700,7 @@ def _figure_stats(fig: str, frame: pd.DataFrame) -> str:
     if unit:
         parts.append("sampling unit (cluster): " + _e(unit))
     n, g = _n_range(frame, "n"), _n_range(frame, "n_clusters")
-    element = _plotted(caption)
+    element = entry.element if entry is not None else "plotted estimate"
     if n and element.startswith("matrix"):
         parts.append(f"n = {n} test items per {element}")
     elif n:

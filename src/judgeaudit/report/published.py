@@ -23,8 +23,13 @@ from typing import Any
 
 import pandas as pd
 
+from judgeaudit.study_a.outputs import PROTOCOL_TABLES
+
 PAPER_A = "Paper A (Park et al. 2026, arXiv 2607.13477)"
 PAPER_B = "Paper B (Miller et al. 2026, arXiv 2608.06718)"
+# Paper A's tables by the audit protocol each answers (the registry's `protocol`)
+_BLUEPRINT, _REFERENCE, _PAIRWISE = (
+    PROTOCOL_TABLES[p] for p in ("blueprint", "reference", "pairwise"))
 
 
 @dataclass(frozen=True)
@@ -43,42 +48,42 @@ class Published:
 
 
 PUBLISHED: tuple[Published, ...] = (
-    Published("study_a_table2_blueprint", PAPER_A, "Table II",
+    Published(_BLUEPRINT, PAPER_A, "Table II",
               "emotion accuracy, wrong block + audio (wrong_with_audio)",
               "<= 0.10 for five of six judges; 0.38", "five of six judges; Audio-Flamingo-3",
               {"task": "emotion", "condition": "wrong_with_audio", "metric": "accuracy",
                "seed": "all"}, judge_of="rq1.drop"),
-    Published("study_a_table2_blueprint", PAPER_A, "Table II (review's reading)",
+    Published(_BLUEPRINT, PAPER_A, "Table II (review's reading)",
               "emotion accuracy, wrong block without audio (wrong_block)",
               "0.00-0.03", "all six judges",
               {"task": "emotion", "condition": "wrong_block", "metric": "accuracy",
                "seed": "all"}, judge_of="rq1.drop"),
-    Published("study_a_table2_blueprint", PAPER_A, "Table II",
+    Published(_BLUEPRINT, PAPER_A, "Table II",
               "language accuracy, wrong block + audio (wrong_with_audio)", "0.97-1.00",
               "all six judges",
               {"task": "language", "condition": "wrong_with_audio", "metric": "accuracy",
                "seed": "all"}, judge_of="rq1.drop"),
-    Published("study_a_table2_blueprint", PAPER_A, "Table II (review's reading)",
+    Published(_BLUEPRINT, PAPER_A, "Table II (review's reading)",
               "emotion accuracy, audio only", "0.13; 0.17",
               "Qwen3-Omni-Thinking; Voxtral-Small",
               {"task": "emotion", "condition": "audio_only", "metric": "accuracy",
                "seed": "all"}, judge_of="rq1.drop"),
-    Published("study_a_table3_reference", PAPER_A, "Table III (review's reading)",
+    Published(_REFERENCE, PAPER_A, "Table III (review's reading)",
               "emotion reference-follow rate RF, rubric vs after placement", "0.33 vs 0.41",
               "Audio-Flamingo-3",
               {"task": "emotion", "condition": ("rubric", "after"), "metric": "rf",
                "seed": "all"}, judge_of="rq2.rf"),
-    Published("study_a_table3_reference", PAPER_A, "Table III (review's reading)",
+    Published(_REFERENCE, PAPER_A, "Table III (review's reading)",
               "reference-follow rate RF, rubric vs system placement", "0.58 vs 0.85",
               "Gemini-3-Flash",
               {"condition": ("rubric", "system"), "metric": "rf", "seed": "all"},
               judge_of="rq2.rf", same=("judge", "task")),
-    Published("study_a_table5_pairwise", PAPER_A, "Table IV",
+    Published(_PAIRWISE, PAPER_A, "Table IV",
               "position lock / gold-aligned rate g, concat format", "lock 1.00, g 0.50",
               "Qwen3-Omni-Thinking, Audio-Flamingo-3 (every concat trial)",
               {"format": "concat", "metric": ("lock", "g")}, judge_of="rq3.lock",
               same=("judge", "task")),
-    Published("study_a_table5_pairwise", PAPER_A, "Table IV",
+    Published(_PAIRWISE, PAPER_A, "Table IV",
               "position lock, concat format (three tasks)", "0.97 / 0.76 / 0.82; less in "
               "native, g near 0.5", "GPT-Audio", {"format": "concat", "metric": "lock"},
               judge_of="rq3.lock"),

@@ -9,8 +9,12 @@ every column that distinguishes rows of its table (condition, format, seed, metr
 from __future__ import annotations
 
 from judgeaudit.claimspec import Claim, Comparison, Count
+from judgeaudit.study_a.outputs import PROTOCOL_TABLES
 from judgeaudit.vocab import study_a as vocab_a
 
+# Paper A's tables by the audit protocol each answers (the registry's `protocol`)
+_BLUEPRINT, _REFERENCE, _PAIRWISE = (
+    PROTOCOL_TABLES[p] for p in ("blueprint", "reference", "pairwise"))
 _TASK = {"task": ("emotion", "language")}
 POOLED = {"seed": "all"}
 
@@ -31,30 +35,30 @@ CLAIMS: tuple[Claim | Comparison | Count, ...] = (
           says="the audited judge with the largest drop, accuracy(wrong_with_audio) - "
                "accuracy(audio_only), its paired contrast and whether its interval "
                "excludes 0"),
-    Claim("rq1.wrong", "study_a_table2_blueprint",
+    Claim("rq1.wrong", _BLUEPRINT,
           select={**POOLED, "metric": "accuracy", "condition": "wrong_with_audio"},
           bind={"judge": "rq1.drop", "task": "rq1.drop"},
           says="that judge's accuracy with the audio and a wrong block"),
-    Claim("rq1.audio", "study_a_table2_blueprint",
+    Claim("rq1.audio", _BLUEPRINT,
           select={**POOLED, "metric": "accuracy", "condition": "audio_only"},
           bind={"judge": "rq1.drop", "task": "rq1.drop"},
           says="that judge's accuracy with the audio alone"),
-    Claim("rq1.listener", "study_a_table2_blueprint",
+    Claim("rq1.listener", _BLUEPRINT,
           select={**POOLED, "metric": "accuracy", "condition": "wrong_with_audio"},
           bind={"task": "rq1.drop"}, among="listener",
           says="the audio-grounded control's accuracy with the audio and a wrong block"),
     # RQ2: the placement of a wrong reference followed most (plain placements only;
     # the fallible ones are the falsifier, Table A.S3).
-    Claim("rq2.rf", "study_a_table3_reference",
+    Claim("rq2.rf", _REFERENCE,
           select={**POOLED, "metric": "rf", "condition": vocab_a.PLACEMENTS},
           prefer=_TASK, among="audited", rank="max",
           says="the audited judge x plain placement with the highest reference-follow "
                "rate RF"),
-    Claim("rq2.rf_norm", "study_a_table3_reference",
+    Claim("rq2.rf_norm", _REFERENCE,
           select={**POOLED, "metric": "rf_norm"},
           bind={"judge": "rq2.rf", "task": "rq2.rf", "condition": "rq2.rf"}, null=0.0,
           says="its chance-normalised RF~ and whether its interval excludes 0 (chance)"),
-    Claim("rq2.listener", "study_a_table3_reference",
+    Claim("rq2.listener", _REFERENCE,
           select={**POOLED, "metric": "rf"}, among="listener",
           bind={"task": "rq2.rf", "condition": "rq2.rf"},
           says="the listener control's RF at the same placement"),
@@ -73,12 +77,12 @@ CLAIMS: tuple[Claim | Comparison | Count, ...] = (
     Comparison("conflict.winner", "conflict.block", "conflict.reference",
                says="which cue wins: the block, the reference, or overlapping intervals"),
     # RQ3: the position lock in the concat format
-    Claim("rq3.lock", "study_a_table5_pairwise",
+    Claim("rq3.lock", _PAIRWISE,
           select={"metric": "lock", "format": "concat"}, among="audited", rank="max",
           null=0.5,
           says="the audited judge x pair task with the highest concat-format position "
                "lock, read against 0.5 (a judge answering at random)"),
-    Claim("rq3.g", "study_a_table5_pairwise",
+    Claim("rq3.g", _PAIRWISE,
           select={"metric": "g", "format": "concat"},
           bind={"judge": "rq3.lock", "task": "rq3.lock"}, null=0.5,
           says="its gold-aligned rate g, read against 0.5"),

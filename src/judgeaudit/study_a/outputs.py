@@ -220,6 +220,22 @@ PLACEMENT_ORDER = tuple(
 )
 _ROWS = ("task", "judge")
 
+# Sentences the tables' own files add after the method sentence (file_notes)
+FOLLOW_NOTE = (
+    "RF = P(answer = the wrong label), null 0; rf_adj = RF among trials whose "
+    "wrong label differs from the judge's own audio-only answer; RF~ = "
+    "(RF - c)/(1 - c), c = 1/(K-1), unclipped (negative = below the chance rate "
+    "c; the paper clips at 0), its interval RF's mapped through the same map"
+)
+FALLIBLE_NOTE = (
+    "`+fallible` = the same request plus the instruction that labels can be "
+    "wrong and the audio wins (the falsifier); the fallible-vs-plain contrasts "
+    "and the across-placement test are in study_a_contrasts"
+)
+
+# the follow-rate tables' columns (Tables A.S1, III): metric -> header
+FOLLOW_COLUMNS = {"accuracy": "accuracy", "rf": "RF", "rf_adj": "rf_adj", "rf_norm": "RF~"}
+
 TABLES = (
     Table(
         name="study_a_table2_blueprint",
@@ -231,6 +247,7 @@ TABLES = (
             " audio only, skeleton, acoustic description, true block, and the four"
             " wrong-block conditions."
         ),
+        file_caption="Study A Table II analogue: accuracy by blueprint condition (seed-pooled)",
         estimand="P(answer = gold) per judge x task x blueprint condition",
         function=SA.classification_metrics,
         render=RA.table_blueprint,
@@ -240,7 +257,8 @@ TABLES = (
         inputs=_IN,
         metrics=("accuracy",),
         figures=("study_a_accuracy_by_blueprint",),
-        paper_table="II",
+        paper_table="Table II",
+        protocol="blueprint",
         pivot=Pivot(
             rows=_ROWS,
             columns=("condition",),
@@ -258,6 +276,11 @@ TABLES = (
             "Follow rates on the wrong-label blueprint conditions: accuracy, RF, rf_adj and"
             " RF~ side by side (seed-pooled)."
         ),
+        file_caption=(
+            "Study A wrong-label (RQ1) follow rates: accuracy, RF, rf_adj and RF~ "
+            "side by side (seed-pooled)"
+        ),
+        file_notes={"note": FOLLOW_NOTE},
         estimand="RF, rf_adj and RF~ per judge x task x wrong-label condition",
         function=SA.classification_metrics,
         render=RA.table_follow_blueprint,
@@ -265,7 +288,8 @@ TABLES = (
         sampling_unit=CLS_UNIT,
         cluster_column="cluster",
         inputs=_IN,
-        metrics=("accuracy", *FOLLOW),
+        metrics=tuple(FOLLOW_COLUMNS),
+        columns=FOLLOW_COLUMNS,
         figures=(),
         pivot=Pivot(
             rows=_ROWS,
@@ -287,6 +311,12 @@ TABLES = (
             " wrong, the audio wins); `match` is the true-reference control (accuracy"
             " only)."
         ),
+        file_caption=(
+            "Study A Table III analogue: reference-follow rate RF, rf_adj and chance-normalised "
+            "RF~ by placement, plain and with the fallible-label instruction (+fallible); "
+            "`match` = the true-reference control (accuracy only)"
+        ),
+        file_notes={"note": FOLLOW_NOTE + "; " + FALLIBLE_NOTE},
         estimand=(
             "reference-follow rate RF per judge x task x placement, plain and fallible "
             "(Paper A's Table III metric)"
@@ -297,9 +327,11 @@ TABLES = (
         sampling_unit=CLS_UNIT,
         cluster_column="cluster",
         inputs=_IN,
-        metrics=("accuracy", *FOLLOW),
+        metrics=tuple(FOLLOW_COLUMNS),
+        columns=FOLLOW_COLUMNS,
         figures=("study_a_follow_by_placement",),
-        paper_table="III",
+        paper_table="Table III",
+        protocol="reference",
         pivot=Pivot(
             rows=_ROWS,
             columns=("condition",),
@@ -343,6 +375,12 @@ TABLES = (
             "gold label, or none of them; one row per condition: `conflict` (plain) and "
             "`conflict_fallible` (with the fallible-label instruction)."
         ),
+        file_caption=(
+            "Study A Table IV analogue: cue conflict (wrong block vs wrong "
+            "reference naming different labels): share of answers following "
+            "each cue; row `conflict_fallible` adds the fallible-label "
+            "instruction"
+        ),
         estimand="share of answers following each cue per judge x task",
         function=SA.classification_metrics,
         render=RA.table_conflict,
@@ -370,6 +408,19 @@ TABLES = (
             "(over pairs judged validly in both orders) and the gold-aligned rate g (over "
             "single judgments), by format (concat vs native)."
         ),
+        file_caption=(
+            "Study A Table V analogue: pairwise position lock, gold-aligned rate "
+            "g (over single judgments) and pair modes (over pairs judged validly "
+            "in both orders) by format"
+        ),
+        file_notes={
+            "joined_layout": (
+                "Joined layout (reference, A and B in one recording, each announced by a "
+                "spoken espeak-ng cue, for judges whose audio-input limit cannot take the "
+                "reference as its own input): {cells}. Every other speaker "
+                "concat cell sends the reference as its own audio input"
+            )
+        },
         estimand="lock and g per judge x pair task x format",
         function=SA.pairwise_metrics,
         render=RA.table_pairwise,
@@ -379,7 +430,8 @@ TABLES = (
         inputs=_IN,
         metrics=PAIR_METRICS,
         figures=("study_a_lock_vs_g",),
-        paper_table="IV",
+        paper_table="Table IV",
+        protocol="pairwise",
         pivot=Pivot(
             rows=_ROWS,
             columns=("format", "metric"),
@@ -418,6 +470,19 @@ TABLES = (
             " equal RF (one row per judge x task, no interval); capability_dependence: the"
             " panel-level Kendall test of the capability table (judge `panel`)."
         ),
+        file_caption=(
+            "Study A pre-specified paired contrasts (difference a - b over units valid in "
+            "both; {method}{clusters}"
+            "; exact sign test over clusters where every difference is equal). Holm "
+            "within each family over the audited judges; control judges (listener, "
+            "label-reader, first-slot) are shown with role 'control' and left out of the "
+            "family. Families fallible_vs_plain_block / _reference / _conflict: the "
+            "falsifier per protocol (follow rate with the fallible-label instruction "
+            "minus without, paired on clip x seed). Families placement_rf and "
+            "placement_rf_fallible (one row per judge x task, no interval; p_a / p_b = "
+            "the highest / lowest placement RF, difference = their gap): {wald}"
+        ),
+        file_notes={"clusters": "; clusters = {units}"},
         estimand="paired differences of accuracy / lock between two conditions",
         function=SA.contrast_rows,
         render=RA.table_contrasts,
@@ -448,6 +513,28 @@ TABLES = (
             "figures, never a measurement of that judge), empty for the other simulated "
             "judges."
         ),
+        file_caption=(
+            "Simulated judges: planted rate vs estimate; {inside} "
+            "of {counted} nonzero planted rates ({share:.0%}) inside their "
+            "cluster-robust 95% CI (the printed interval; {method}); "
+            "{apart} rows with planted rate 0 or 1 reported apart "
+            "(counted = no: they cannot fail), not counted; a text-only follow knob "
+            "p is printed as the RF it implies, p + (1 - p)/K (a judge that does not "
+            "follow guesses over all K labels); a cue-conflict share (follow_block / "
+            "follow_reference from the two rates and the precedence) counts only where "
+            "the judge's audio-only accuracy on the task is 1"
+        ),
+        file_notes={
+            "twins": (
+                ". Rows with `simulates` set are a SIMULATION OF THE PUBLISHED "
+                "FIGURES of {twins} (configs/paper_a_twin.yaml): planted = "
+                "the paper's printed figure, estimate = what this design recovers "
+                "at the paper's sample size; never a measurement of those judges"
+            ),
+            "empty": (
+                "Simulated judges: planted rate vs estimate (no simulated judges configured)"
+            ),
+        },
         estimand="planted rate vs its estimate per simulated judge x knob x task",
         function=SA.planted_table,
         render=RA.table_planted,
@@ -472,6 +559,20 @@ TABLES = (
             " Kendall test of Paper A's reading (copying strongest where audio-only"
             " accuracy is near chance) is the contrasts' capability_dependence row."
         ),
+        file_caption=(
+            "Study A capability dependence: each judge's audio-only accuracy (with the "
+            "chance level 1/K) beside its wrong-label following with audio "
+            "(wrong_with_audio: RF, RF~, rf_adj), seed-pooled; {method}"
+            ". Pre-specified test of Paper A's reading (copying strongest where "
+            "audio-only accuracy is near chance): {test}; here: {verdict}"
+        ),
+        file_notes={
+            "verdict": (
+                "tau = {tau:.2f}, one-sided p = {p:.3g} over {n} cells of {judges} judges"
+            ),
+            "not_computed": "not computed ({why}: {n} audited cells)",
+            "no_cells": "not computed (no audited cells)",
+        },
         estimand=(
             "audio-only accuracy and RF / RF~ / rf_adj under wrong_with_audio per judge x"
             " task"
@@ -508,6 +609,13 @@ TABLES = (
             " the spread (max - min) and SD of the per-seed estimates (spread columns in"
             " the MD; the TSV holds the per-seed and pooled metric rows)."
         ),
+        file_caption=(
+            "Study A seed stability (the paper's derangement-seed sweep): accuracy and RF of "
+            "each RQ1 wrong-label condition per derangement seed beside the seed-pooled "
+            "cell; seed_spread = max - min and seed_sd = SD of the per-seed estimates (in "
+            "the TSV: the metric rows, each traceable; the spread columns are derived "
+            "from them)"
+        ),
         estimand=(
             "accuracy and RF per judge x task x wrong-label condition x derangement seed"
         ),
@@ -540,6 +648,7 @@ FIGURES = (
         inputs=_IN,
         method="wilson_cr2_bm",
         sampling_unit=CLS_UNIT,
+        element="bar",
     ),
     Figure(
         name="study_a_lock_vs_g",
@@ -551,6 +660,7 @@ FIGURES = (
         inputs=_IN,
         method="wilson_cr2_bm",
         sampling_unit=PAIR_UNIT,
+        element="point",
     ),
     Figure(
         name="study_a_accuracy_by_blueprint",
@@ -562,6 +672,7 @@ FIGURES = (
         inputs=_IN,
         method="wilson_cr2_bm",
         sampling_unit=CLS_UNIT,
+        element="bar",
     ),
     Figure(
         name="study_a_capability",
@@ -575,6 +686,7 @@ FIGURES = (
         inputs=_IN,
         method="wilson_cr2_bm",
         sampling_unit=CLS_UNIT,
+        element="point",
     ),
 )
 
@@ -588,6 +700,9 @@ REGISTRY = Registry(
 )
 TABLE_NAMES = REGISTRY.table_names
 FIGURE_NAMES = REGISTRY.figure_names
+# audit protocol -> the table answering its question (the entries' `protocol`): the
+# claims, the papers' published numbers and the judge card name Paper A's tables by it
+PROTOCOL_TABLES = {t.protocol: t.name for t in TABLES if t.protocol}
 
 
 def table_inputs() -> dict[str, str]:
@@ -602,11 +717,13 @@ def figure_inputs() -> dict[str, str]:
 
 def render_tables(frames: Mapping[str, Any], out_dir: str | Path) -> list[str]:
     """Every table through its entry's render function, called with the entry's input
-    roles (`frames`: role -> metrics frame) and its file stem under `out_dir` (rule
-    study_a_tables); the names rendered."""
+    roles (`frames`: role -> metrics frame), its file stem under `out_dir` and the entry
+    itself (its file caption, notes and column labels; rule study_a_tables); the names
+    rendered."""
     with RA.simulated_twins(frames["planted"]):
         for t in TABLES:
-            t.render(**{role: frames[role] for role in t.inputs}, base=Path(out_dir) / t.name)
+            t.render(**{role: frames[role] for role in t.inputs}, base=Path(out_dir) / t.name,
+                     entry=t)
     return list(TABLE_NAMES)
 
 
@@ -622,6 +739,7 @@ __all__ = [
     "FIGURES",
     "FIGURE_NAMES",
     "METRICS",
+    "PROTOCOL_TABLES",
     "RECIPES",
     "REGISTRY",
     "SECTIONS",

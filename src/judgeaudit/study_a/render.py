@@ -6,11 +6,12 @@ built from the tidy metric tables with the generic renderers in
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pandas as pd
 
+from judgeaudit.registry import Table
 from judgeaudit.render.figures import grouped_bars, save_figure, xy_errorbars
 from judgeaudit.render.tables import (
     CELL_LEGEND,
@@ -41,16 +42,11 @@ PLACEMENTS = list(vocab_a.PLACEMENTS)
 # the metrics (columns) of each table (vocab.study_a, as the outputs registry lists them)
 CONFLICT = list(vocab_a.CONFLICT_SHARES)
 PAIR_METRICS = list(vocab_a.PAIR_METRICS)
-# the follow metrics' column headers
-FOLLOW = dict(zip(vocab_a.FOLLOW_METRICS, ("RF", "rf_adj", "RF~"), strict=True))
+FOLLOW = list(vocab_a.FOLLOW_METRICS)
 # row keys of every long table; a teammate's extra key column (e.g. `corpus`) is
 # picked up automatically when the metric frame has it
 KEYS = ["judge", "task"]
 EXTRA_KEYS = ["corpus"]
-FOLLOW_NOTE = ("RF = P(answer = the wrong label), null 0; rf_adj = RF among trials whose "
-               "wrong label differs from the judge's own audio-only answer; RF~ = "
-               "(RF - c)/(1 - c), c = 1/(K-1), unclipped (negative = below the chance rate "
-               "c; the paper clips at 0), its interval RF's mapped through the same map")
 
 
 # judge -> the published judge it simulates (configs/paper_a_twin.yaml), read from the
@@ -98,22 +94,21 @@ def _caption(title: str, d: pd.DataFrame, invalid: bool = False, note: str = "")
     return ". ".join(parts) + "."
 
 
-def table_blueprint(metrics: pd.DataFrame, base: Path) -> None:
+def table_blueprint(metrics: pd.DataFrame, base: Path, entry: Table) -> None:
     d = _pooled(metrics)
     d = d[(d["family"] == "blueprint") & (d["metric"] == "accuracy")]
     write_table(pivot_cells(d, _keys(d), "condition", order=RQ1, invalid=True), base,
-                _caption("Study A Table II analogue: accuracy by blueprint condition "
-                         "(seed-pooled)", d, invalid=True), tsv_frame=d)
+                _caption(entry.file_caption, d, invalid=True), tsv_frame=d)
 
 
-def follow_frame(d: pd.DataFrame, conditions: list[str], with_accuracy: bool = True
+def follow_frame(d: pd.DataFrame, conditions: list[str], names: Mapping[str, str]
                  ) -> pd.DataFrame:
-    """Long table: one row per judge x task x condition; columns accuracy, RF, rf_adj,
-    RF~ side by side (invalid bounds in each follow cell)."""
+    """Long table: one row per judge x task x condition; one column per metric of
+    `names` (metric -> header, in order; e.g. accuracy, RF, rf_adj, RF~) side by side
+    (invalid bounds in each follow cell)."""
     d = d[d["condition"].isin(conditions)]
-    metrics = (["accuracy"] if with_accuracy else []) + list(FOLLOW)
+    metrics = list(names)
     d = d[d["metric"].isin(metrics)]
-    names = {"accuracy": "accuracy", **FOLLOW}
     d = d.assign(col=d["metric"].map(names))
     keys = [*_keys(d), "condition"]
     wide = pivot_cells(d, keys, "col", order=[names[x] for x in metrics], invalid=True)
@@ -124,32 +119,29 @@ def follow_frame(d: pd.DataFrame, conditions: list[str], with_accuracy: bool = T
     return wide.reset_index(drop=True)
 
 
-def table_follow_blueprint(metrics: pd.DataFrame, base: Path) -> None:
+def table_follow_blueprint(metrics: pd.DataFrame, base: Path, entry: Table) -> None:
     d = _pooled(metrics)
     d = d[(d["family"] == "blueprint") & d["condition"].isin(WRONG)]
-    write_table(follow_frame(d, WRONG), base,
-                _caption("Study A wrong-label (RQ1) follow rates: accuracy, RF, rf_adj and RF~ "
-                         "side by side (seed-pooled)", d[d["metric"].isin(list(FOLLOW))],
-                         invalid=True, note=FOLLOW_NOTE),
-                tsv_frame=d[d["metric"].isin(["accuracy", *FOLLOW])])
+    names = entry.columns
+    write_table(follow_frame(d, WRONG, names), base,
+                _caption(entry.file_caption,
+                         d[d["metric"].isin([m for m in names if m != "accuracy"])],
+                         invalid=True, note=entry.file_notes["note"]),
+                tsv_frame=d[d["metric"].isin(list(names))])
 
 
 FALLIBLE_PLACEMENTS = list(vocab_a.FALLIBLE_PLACEMENTS)
-FALLIBLE_NOTE = ("`+fallible` = the same request plus the instruction that labels can be "
-                 "wrong and the audio wins (the falsifier); the fallible-vs-plain contrasts "
-                 "and the across-placement test are in study_a_contrasts")
 
 
-def reference_frame(d: pd.DataFrame) -> pd.DataFrame:
+def reference_frame(d: pd.DataFrame, names: Mapping[str, str]) -> pd.DataFrame:
     """Table III analogue: one row per judge x task x placement (and `match`); plain and
     fallible accuracy, RF, rf_adj and RF~ side by side."""
     d = d[d["condition"].isin([*PLACEMENTS, *FALLIBLE_PLACEMENTS, "match"])]
-    d = d[d["metric"].isin(["accuracy", *FOLLOW])]
-    names = {"accuracy": "accuracy", **FOLLOW}
+    d = d[d["metric"].isin(list(names))]
     fall = d["condition"].str.endswith(vocab_a.FALLIBLE_SUFFIX)
     d = d.assign(placement=d["condition"].str.removesuffix(vocab_a.FALLIBLE_SUFFIX),
                  col=d["metric"].map(names) + fall.map({True: " +fallible", False: ""}))
-    order = [c for m in ["accuracy", *FOLLOW] for c in (names[m], names[m] + " +fallible")]
+    order = [c for m in names for c in (names[m], names[m] + " +fallible")]
     keys = [*_keys(d), "placement"]
     wide = pivot_cells(d, keys, "col", order=order, invalid=True)
     if len(wide):
@@ -159,41 +151,35 @@ def reference_frame(d: pd.DataFrame) -> pd.DataFrame:
     return wide.reset_index(drop=True)
 
 
-def table_reference(metrics: pd.DataFrame, base: Path) -> None:
+def table_reference(metrics: pd.DataFrame, base: Path, entry: Table) -> None:
     d = _pooled(metrics)
     d = d[(d["family"] == "reference")]
     d = d[d["condition"].isin([*PLACEMENTS, *FALLIBLE_PLACEMENTS, "match"])]
-    write_table(reference_frame(d), base, _caption(
-        "Study A Table III analogue: reference-follow rate RF, rf_adj and chance-normalised "
-        "RF~ by placement, plain and with the fallible-label instruction (+fallible); "
-        "`match` = the true-reference control (accuracy only)", d,
-        invalid=True, note=FOLLOW_NOTE + "; " + FALLIBLE_NOTE), tsv_frame=d)
+    write_table(reference_frame(d, entry.columns), base,
+                _caption(entry.file_caption, d, invalid=True, note=entry.file_notes["note"]),
+                tsv_frame=d)
 
 
-def table_conflict(metrics: pd.DataFrame, base: Path) -> None:
+def table_conflict(metrics: pd.DataFrame, base: Path, entry: Table) -> None:
     d = _pooled(metrics)
     d = d[(d["family"] == "conflict") & d["metric"].isin(CONFLICT)]
     write_table(pivot_cells(d, [*_keys(d), "condition"], "metric", order=CONFLICT,
                             invalid=True), base,
-                _caption("Study A Table IV analogue: cue conflict (wrong block vs wrong "
-                         "reference naming different labels): share of answers following "
-                         "each cue; row `conflict_fallible` adds the fallible-label "
-                         "instruction", d, invalid=True), tsv_frame=d)
+                _caption(entry.file_caption, d, invalid=True), tsv_frame=d)
 
 
-def table_pairwise(metrics: pd.DataFrame, base: Path) -> None:
+def table_pairwise(metrics: pd.DataFrame, base: Path, entry: Table) -> None:
     d = metrics[(metrics["family"] == "pairwise") & metrics["metric"].isin(PAIR_METRICS)]
     d = d.rename(columns={"condition": "format"}) if len(d) else d.assign(format=[])
     write_table(pivot_cells(d, [*_keys(d), "format"], "metric", order=PAIR_METRICS,
                             invalid=True), base,
-                _caption("Study A Table V analogue: pairwise position lock, gold-aligned rate "
-                         "g (over single judgments) and pair modes (over pairs judged validly "
-                         "in both orders) by format", d, invalid=True,
-                         note=_layout_note(d)), tsv_frame=d)
+                _caption(entry.file_caption, d, invalid=True,
+                         note=_layout_note(d, entry.file_notes["joined_layout"])), tsv_frame=d)
 
 
-def _layout_note(d: pd.DataFrame) -> str:
-    """Which speaker-concat cells used the joined layout (per judge, `auto`)."""
+def _layout_note(d: pd.DataFrame, note: str) -> str:
+    """Which speaker-concat cells used the joined layout (per judge, `auto`): `note`
+    with its {cells} filled ("" when none did)."""
     if "layout" not in d or not len(d):
         return ""
     lay = d[d["layout"].fillna("").astype(str).str.contains("joined")]
@@ -202,13 +188,10 @@ def _layout_note(d: pd.DataFrame) -> str:
                                           lay["layout"], strict=True)})
     if not cells:
         return ""
-    return ("Joined layout (reference, A and B in one recording, each announced by a "
-            "spoken espeak-ng cue, for judges whose audio-input limit cannot take the "
-            "reference as its own input): " + "; ".join(cells) + ". Every other speaker "
-            "concat cell sends the reference as its own audio input")
+    return note.format(cells="; ".join(cells))
 
 
-def table_contrasts(contrasts: pd.DataFrame, base: Path) -> None:
+def table_contrasts(contrasts: pd.DataFrame, base: Path, entry: Table) -> None:
     cols = ["family", "role", "judge", "task", "contrast", "unit", "n", "n_clusters",
             "p_a", "p_b", "difference [95% CI]", "pvalue", "p_holm", "reject_holm"]
     show = contrasts.copy()
@@ -221,22 +204,14 @@ def table_contrasts(contrasts: pd.DataFrame, base: Path) -> None:
     else:
         show = pd.DataFrame(columns=cols)
     units = sorted({str(u) for u in contrasts.get("cluster_unit", pd.Series(dtype=str)).dropna()})
-    caption = ("Study A pre-specified paired contrasts (difference a - b over units valid in "
-               "both; " + METHOD_TEXT[METHOD_DIFFERENCE] + (f"; clusters = {', '.join(units)}"
-                                                           if units else "")
-               + "; exact sign test over clusters where every difference is equal). Holm "
-               "within each family over the audited judges; control judges (listener, "
-               "label-reader, first-slot) are shown with role 'control' and left out of the "
-               "family. Families fallible_vs_plain_block / _reference / _conflict: the "
-               "falsifier per protocol (follow rate with the fallible-label instruction "
-               "minus without, paired on clip x seed). Families placement_rf and "
-               "placement_rf_fallible (one row per judge x task, no interval; p_a / p_b = "
-               "the highest / lowest placement RF, difference = their gap): "
-               + PLACEMENT_WALD_TEXT)
+    caption = entry.file_caption.format(
+        method=METHOD_TEXT[METHOD_DIFFERENCE],
+        clusters=entry.file_notes["clusters"].format(units=", ".join(units)) if units else "",
+        wald=PLACEMENT_WALD_TEXT)
     write_table(show, base, caption, digits=3, tsv_frame=contrasts)
 
 
-def table_planted(planted: pd.DataFrame, base: Path) -> None:
+def table_planted(planted: pd.DataFrame, base: Path, entry: Table) -> None:
     show = planted.copy()
     if len(show):
         show["estimate [95% CI]"] = [fmt_ci(e, lo, hi) for e, lo, hi in
@@ -247,25 +222,16 @@ def table_planted(planted: pd.DataFrame, base: Path) -> None:
         show = show[[c for c in cols if c in show.columns]]
         counted = planted[planted["counted"]] if "counted" in planted else planted
         share = counted["inside"].mean() if len(counted) else float("nan")
-        caption = (f"Simulated judges: planted rate vs estimate; {int(counted['inside'].sum())} "
-                   f"of {len(counted)} nonzero planted rates ({share:.0%}) inside their "
-                   "cluster-robust 95% CI (the printed interval; "
-                   + caption_method(planted["ci_method"].astype(str).tolist()) + "); "
-                   f"{len(planted) - len(counted)} rows with planted rate 0 or 1 reported apart "
-                   "(counted = no: they cannot fail), not counted; a text-only follow knob "
-                   "p is printed as the RF it implies, p + (1 - p)/K (a judge that does not "
-                   "follow guesses over all K labels); a cue-conflict share (follow_block / "
-                   "follow_reference from the two rates and the precedence) counts only where "
-                   "the judge's audio-only accuracy on the task is 1")
+        caption = entry.file_caption.format(
+            inside=int(counted["inside"].sum()), counted=len(counted), share=share,
+            method=caption_method(planted["ci_method"].astype(str).tolist()),
+            apart=len(planted) - len(counted))
         twins = sorted({str(x) for x in planted.get("simulates", pd.Series(dtype=str)).fillna("")
                         if str(x)})
         if twins:
-            caption += (". Rows with `simulates` set are a SIMULATION OF THE PUBLISHED "
-                        f"FIGURES of {', '.join(twins)} (configs/paper_a_twin.yaml): planted = "
-                        "the paper's printed figure, estimate = what this design recovers "
-                        "at the paper's sample size; never a measurement of those judges")
+            caption += entry.file_notes["twins"].format(twins=", ".join(twins))
     else:
-        caption = "Simulated judges: planted rate vs estimate (no simulated judges configured)"
+        caption = entry.file_notes["empty"]
     write_table(show, base, caption, tsv_frame=planted)
 
 
@@ -275,7 +241,8 @@ def _controls(contrasts: pd.DataFrame) -> list[str]:
     return sorted(set(contrasts.loc[contrasts["role"] == "control", "judge"].astype(str)))
 
 
-def table_capability(metrics: pd.DataFrame, contrasts: pd.DataFrame, base: Path) -> None:
+def table_capability(metrics: pd.DataFrame, contrasts: pd.DataFrame, base: Path,
+                     entry: Table) -> None:
     cap = capability_table(metrics, _controls(contrasts))
     d = _pooled(metrics)
     d = d[(d["family"] == "blueprint")
@@ -292,27 +259,25 @@ def table_capability(metrics: pd.DataFrame, contrasts: pd.DataFrame, base: Path)
         else contrasts.iloc[0:0]
     if len(test):
         t = test.iloc[0]
-        verdict = (f"tau = {t['estimate']:.2f}, one-sided p = {t['pvalue']:.3g} over {int(t['n'])} "
-                   f"cells of {int(t['n_clusters'])} judges" if pd.notna(t["pvalue"]) else
-                   f"not computed ({str(t['method']).split(':')[-1].replace('_', ' ')}: "
-                   f"{int(t['n'])} audited cells)")
+        verdict = (entry.file_notes["verdict"].format(
+                       tau=t["estimate"], p=t["pvalue"], n=int(t["n"]),
+                       judges=int(t["n_clusters"]))
+                   if pd.notna(t["pvalue"]) else
+                   entry.file_notes["not_computed"].format(
+                       why=str(t["method"]).split(":")[-1].replace("_", " "), n=int(t["n"])))
     else:
-        verdict = "not computed (no audited cells)"
-    caption = ("Study A capability dependence: each judge's audio-only accuracy (with the "
-               "chance level 1/K) beside its wrong-label following with audio "
-               "(wrong_with_audio: RF, RF~, rf_adj), seed-pooled; "
-               + caption_method(d["method"].dropna().astype(str).tolist() or
-                                [METHOD_PROPORTION], d["n_clusters"].tolist(),
-                                unit=", ".join(sorted({str(u) for u in d["cluster_unit"]})))
-               + ". Pre-specified test of Paper A's reading (copying strongest where "
-               "audio-only accuracy is near chance): " + CAPABILITY_TEST_TEXT + "; here: "
-               + verdict)
+        verdict = entry.file_notes["no_cells"]
+    caption = entry.file_caption.format(
+        method=caption_method(d["method"].dropna().astype(str).tolist() or
+                              [METHOD_PROPORTION], d["n_clusters"].tolist(),
+                              unit=", ".join(sorted({str(u) for u in d["cluster_unit"]}))),
+        test=CAPABILITY_TEST_TEXT, verdict=verdict)
     # the TSV holds the traceable seed-pooled metric rows behind each cell (K and the
     # chance level in their `k` column); the MD adds K, 1/K and the role per judge x task
     write_table(show, base, caption, tsv_frame=d.drop(columns=["col"]))
 
 
-def table_seed_stability(metrics: pd.DataFrame, base: Path) -> None:
+def table_seed_stability(metrics: pd.DataFrame, base: Path, entry: Table) -> None:
     d = seed_stability(metrics)
     if len(d):
         d = d.assign(col=["pooled" if str(x) == "all" else f"seed {x}" for x in d["seed"]])
@@ -326,14 +291,9 @@ def table_seed_stability(metrics: pd.DataFrame, base: Path) -> None:
                                 else s).reset_index(drop=True)
     else:
         wide = pd.DataFrame(columns=["judge", "task", "condition", "metric", "pooled"])
-    write_table(wide, base, _caption(
-        "Study A seed stability (the paper's derangement-seed sweep): accuracy and RF of each "
-        "RQ1 wrong-label condition per derangement seed beside the seed-pooled cell; "
-        "seed_spread = max - min and seed_sd = SD of the per-seed estimates (in the TSV: "
-        "the metric rows, each traceable; the spread columns are derived from them)", d
-        if len(d) else metrics.iloc[0:0]), tsv_frame=d.drop(columns=["col", "seed_spread",
-                                                             "seed_sd", "n_seeds"],
-                                                    errors="ignore"))
+    write_table(wide, base, _caption(entry.file_caption, d if len(d) else metrics.iloc[0:0]),
+                tsv_frame=d.drop(columns=["col", "seed_spread", "seed_sd", "n_seeds"],
+                                 errors="ignore"))
 
 
 @contextlib.contextmanager

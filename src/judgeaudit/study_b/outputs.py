@@ -398,6 +398,7 @@ FIGURES = (
         inputs={"distribution": FILES["distribution"], "chance": FILES["chance"]},
         method="",
         sampling_unit=ITEM,
+        element="stacked bar (one judge x task)",
     ),
     Figure(
         name="study_b_heatmap",
@@ -414,6 +415,7 @@ FIGURES = (
         },
         method="",
         sampling_unit=ITEM,
+        element="cell",
     ),
     Figure(
         name="study_b_text_gap",
@@ -425,6 +427,7 @@ FIGURES = (
         inputs={"text_gap": FILES["text_gap"]},
         method="paired_t_cr2_bm",
         sampling_unit=ITEM,
+        element="marker",
     ),
     Figure(
         name="study_b_probes",
@@ -471,7 +474,7 @@ def figure_inputs() -> dict[str, dict[str, str]]:
 
 def rule_outputs(rule: str) -> dict[str, str]:
     """{role: metrics file} a Study B metric rule writes (its outputs in
-    rules/metrics.smk): its recipe's outputs; a rule without a recipe (the writer
+    rules/study_b.smk): its recipe's outputs; a rule without a recipe (the writer
     ablation) writes its metrics' files, named by metric."""
     recipe = next((r for r in RECIPES if r.rule == rule), None)
     files = (
