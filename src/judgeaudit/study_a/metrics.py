@@ -43,7 +43,7 @@ from judgeaudit.stats.clustered import (
 )
 from judgeaudit.stats.contrasts import holm
 from judgeaudit.stats.methods import describe
-from judgeaudit.stats.wald import METHOD_CR2_HOTELLING, cluster_wald_f
+from judgeaudit.stats.wald import METHOD_CR2_WCR, cluster_wald_f
 from judgeaudit.study_a.rates import pair_mode
 from judgeaudit.vocab.study_a import (
     CLS_SHARDS,
@@ -354,7 +354,7 @@ CONTRASTS = {
 FALLIBLE_FAMILY = {"block": "fallible_vs_plain_block",
                    "reference": "fallible_vs_plain_reference",
                    "conflict": "fallible_vs_plain_conflict"}
-METHOD_PLACEMENT_WALD = METHOD_CR2_HOTELLING
+METHOD_PLACEMENT_WALD = METHOD_CR2_WCR
 PLACEMENT_MIN_CLUSTERS = 5  # the Wald test needs at least this many clusters
 # the one description is the method registry's (judgeaudit.stats.methods)
 PLACEMENT_WALD_TEXT = describe(METHOD_PLACEMENT_WALD).description
@@ -484,8 +484,8 @@ def placement_wald(grp: pd.DataFrame, family: str, task: str, unit: str,
                    conditions: Sequence[str]) -> dict[str, Any]:
     """Pre-specified test that RF is the same at every placement (`PLACEMENT_WALD_TEXT`):
     OLS of 1[answer = wrong label] on placement dummies with clip x seed fixed effects,
-    CR2 cluster covariance on the sampling unit, approximate Hotelling T^2 (HTZ)
-    reference F = (eta - q + 1)/(eta q) W ~ F(q, eta - q + 1) (`stats.wald.cluster_wald_f`)."""
+    CR2 cluster covariance on the sampling unit, statistic W / q, p-value from the wild
+    cluster restricted bootstrap of W with Webb weights (`stats.wald.cluster_wald_f`)."""
     y = (grp["parsed"] == grp["wrong_label"]).astype(float).to_numpy()
     clusters = grp["cluster"].astype(str).to_numpy()
     g = len(set(clusters))
