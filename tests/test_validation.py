@@ -234,3 +234,29 @@ def test_crossed_and_nested_scenarios_are_counted_and_fixed_sentences_stay_fixed
     voice = per_item.index.to_numpy() % sc.params.n_voices
     between = per_item.groupby(voice).mean().var()
     assert between > 0.5 * per_item.var()
+
+
+def test_crossed_scenario_counts_the_two_way_interval():
+    """Issue 32: where the simulated clips cross 8 sentences with speakers, the adapter
+    reports the product's two-way (speaker x sentence) interval beside the printed one
+    (study_a.metrics.twoway_rates); in the crossed scenario with NEW sentences in the
+    population (emotion_crossed) it is the counted row and the speaker-clustered one is
+    shown only; with fixed sentences (emotion_crossed_fixed) it is the other way round;
+    with 2 sentences there is no two-way row."""
+    reps = {}
+    for name in ("emotion_crossed", "emotion_crossed_fixed", "emotion_crossed_two"):
+        sc = sim.scenario(name)
+        reps[name] = study.run_scenario(sc, 2, 0, 5)
+    two = reps["emotion_crossed"]
+    tw = two[two["method"] == "wilson_cgm_twoway"]
+    assert set(tw["estimand"]) == {"accuracy_audio_only", "accuracy_wrong_with_audio",
+                                   "rf_wrong_with_audio", "rf_wrong_block", }
+    assert not tw["primary"].any() and (tw["n_clusters"] == 8).all()
+    assert reps["emotion_crossed_two"]["method"].ne("wilson_cgm_twoway").all()
+    fake = {e: {"value": 0.5, "se": 0.0} for e in set(two["estimand"])}
+    for name, counted_method in (("emotion_crossed", "wilson_cgm_twoway"),
+                                 ("emotion_crossed_fixed", "wilson_cr2_bm")):
+        s = study.summarise(reps[name], sim.scenario(name), fake)
+        c = s[s["counted"]]
+        assert len(c) == 4 if name == "emotion_crossed" else len(c) > 4
+        assert c["method"].str.startswith(counted_method).all(), (name, c["method"].tolist())
