@@ -137,7 +137,7 @@ def main(argv=None) -> int:
     out = [run(g, a.reps, a.seed, a.clips, a.seeds, a.rate, a.sd, a.clip_sd, a.n_boot,
                a.progress) for g in a.clusters]
     for r in out:
-        print(f"G={r['G']:3d}: null size CR2 WCR (Webb) {r['size_cr2_wcr']:.4f} "
+        print(f"G={r['G']:3d}: null size CR2 WCR {r['size_cr2_wcr']:.4f} "
               f"(MC SE {r['mcse']:.4f}, {r['reps']} reps); former CR1 W/3~F(3,G-1) "
               f"{r['size_cr1_F3_Gm1']:.4f}")
     print(json.dumps(out))

@@ -321,14 +321,20 @@ def test_study_a_test_methods_are_the_registry_entries():
     from judgeaudit.study_a import metrics as sa
 
     key = sa.METHOD_PLACEMENT_WALD
-    assert key == W.METHOD_CR2_WCR == "ols_within_cr2_wcr_webb"
+    assert key == W.METHOD_CR2_WCR == "ols_within_cr2_wcr"
     wald, tau = M.describe(key), M.describe("kendall_tau_exact_less")
     assert sa.PLACEMENT_WALD_TEXT == wald.description
     assert sa.CAPABILITY_TEST_TEXT == tau.description
     assert f"fewer than {sa.PLACEMENT_MIN_CLUSTERS} clusters" in wald.description
     assert f"{W.N_BOOT:,} seeded draws" in wald.description
-    assert f"at {sa.PLACEMENT_MIN_CLUSTERS} clusters, all distinct draws enumerated" in \
-        wald.description and W.WEBB_WEIGHTS.size ** sa.PLACEMENT_MIN_CLUSTERS // 2 <= W.N_BOOT
+    r = W.RADEMACHER_MIN_CLUSTERS
+    assert f"weights below {r} clusters" in wald.description
+    assert f"Rademacher weights from {r} on" in wald.description
+    # "enumerated when there are fewer (at 5 clusters; 12-14 clusters)": the code's cuts
+    enum = [g for g in range(sa.PLACEMENT_MIN_CLUSTERS, 40)
+            if W.boot_weights(g).size ** g // 2 <= W.N_BOOT]
+    assert enum == [5, 12, 13, 14] and enum[0] == sa.PLACEMENT_MIN_CLUSTERS == 5
+    assert "(at 5 clusters; 12-14 clusters)" in wald.description
     assert "ols_within_cr2_hotelling_f" not in M.METHODS
     assert f"fewer than {sa.CAPABILITY_MIN_CELLS} cells" in tau.description
     # the method registry (stats.methods) names its functions by dotted path

@@ -406,11 +406,13 @@ def _wcr_brute(y, X, clusters, units, draws):
     return wald(y), np.asarray([wald(v[c] * r) for v in draws])
 
 
-def test_cluster_wald_f_p_value_is_the_webb_wild_cluster_restricted_bootstrap():
-    """Issue 32: the across-placement p-value is the WCR bootstrap of the CR2 Wald with
-    Webb's six-point weights, checked against a refit of every draw from the definition:
-    at 5 clusters every distinct draw (6^5 / 2, v and -v give the same W*) enumerated,
-    p exact; at 7 clusters the seeded draws (the product's generator, reproduced here)."""
+def test_cluster_wald_f_p_value_is_the_wild_cluster_restricted_bootstrap():
+    """Issue 32: the across-placement p-value is the WCR bootstrap of the CR2 Wald,
+    Webb's six-point weights below 12 clusters and Rademacher from 12, checked against a
+    refit of every draw from the definition: at 5 clusters every distinct Webb draw
+    (6^5 / 2, v and -v give the same W*) enumerated, p exact; at 7 clusters the seeded
+    draws (the product's generator, reproduced here); Rademacher at 12 (enumerated) and
+    16 (drawn)."""
     import itertools
     import math
 
@@ -447,12 +449,32 @@ def test_cluster_wald_f_p_value_is_the_webb_wild_cluster_restricted_bootstrap():
     draws = webb[np.random.default_rng(4).integers(0, 6, (300, g))]
     w0, ws = _wcr_brute(y, X, clusters, clip, draws)
     assert res["pvalue"] == pytest.approx((1 + np.sum(ws >= w0 * (1 - 1e-9))) / 301)
+    # from 12 clusters on Rademacher weights: at 12 every one of the 2^11 sign vectors
+    # with v_1 = +1 enumerated; at 16 the seeded draws
+    for g, n_boot in ((12, 9999), (16, 200)):
+        spk = np.repeat(np.arange(g), rng.integers(1, 4, g))
+        clip = np.repeat(np.arange(spk.size), 4)
+        place = np.tile(np.arange(4), spk.size)
+        clusters = spk[clip]
+        y = (rng.random(clip.size) < 0.35).astype(float)
+        X = np.stack([(place == k).astype(float) for k in (1, 2, 3)], axis=1)
+        res = cluster_wald_f(y, X, clusters, absorb=clip, n_boot=n_boot, seed=9)
+        if g == 12:
+            draws = [np.array((1.0, *v)) for v in itertools.product((-1.0, 1.0), repeat=g - 1)]
+            w0, ws = _wcr_brute(y, X, clusters, clip, draws)
+            assert res["enumerated"] and res["pvalue"] == pytest.approx(
+                np.mean(ws >= w0 * (1 - 1e-9)))
+        else:
+            draws = np.array([-1.0, 1.0])[np.random.default_rng(9).integers(0, 2, (200, g))]
+            w0, ws = _wcr_brute(y, X, clusters, clip, draws)
+            assert not res["enumerated"] and res["pvalue"] == pytest.approx(
+                (1 + np.sum(ws >= w0 * (1 - 1e-9))) / 201)
 
 
 def test_placement_wald_pinned_to_the_bootstrap_from_its_definition():
     """The wrapper (study_a.metrics.placement_wald) on a fixed joined frame: its
     statistic is W/3 and its p-value the enumerated WCR p-value computed here from the
-    definition (`_wcr_brute`), method ols_within_cr2_wcr_webb."""
+    definition (`_wcr_brute`), method ols_within_cr2_wcr."""
     import itertools
     import math
 
@@ -472,7 +494,7 @@ def test_placement_wald_pinned_to_the_bootstrap_from_its_definition():
                           "condition": np.array(places)[place],
                           "clip_id": [f"c{c}" for c in clip], "seed": 1})
     row = sa.placement_wald(frame, "placement_rf", "emotion", "speaker", places)
-    assert row["method"] == "ols_within_cr2_wcr_webb"
+    assert row["method"] == "ols_within_cr2_wcr"
     X = np.stack([(place == k).astype(float) for k in (1, 2, 3)], axis=1)
     webb = np.array([-math.sqrt(1.5), -1, -math.sqrt(0.5), math.sqrt(0.5), 1, math.sqrt(1.5)])
     half = [np.array(v) for v in itertools.product(webb, repeat=5) if v[0] > 0]
@@ -495,7 +517,7 @@ def test_placement_wald_holds_its_size_at_eight_clusters():
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     r = bench.run(8, 400, 7, clips=10, seeds=2, rate=0.2, sd=1.0, clip_sd=0.5)
-    assert r["method"] == "ols_within_cr2_wcr_webb"
+    assert r["method"] == "ols_within_cr2_wcr"
     assert 0.028 <= r["size_cr2_wcr"] <= 0.072
     assert r["size_cr1_F3_Gm1"] > r["size_cr2_wcr"] + 0.02
 

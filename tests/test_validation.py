@@ -216,12 +216,13 @@ def test_balanced_labels_draw_what_one_permutation_per_speaker_draws():
 def test_crossed_and_nested_scenarios_are_counted_and_fixed_sentences_stay_fixed():
     """Issue 32: the crossed (speaker x sentence) scenarios the printed interval claims
     (conditional on the sentences used) and the nested (item in voice) ones are counted;
-    the over-new-sentences one is shown, not counted. Fixed sentences are the same in
+    in the over-new-sentences one the two-way interval is counted (see
+    test_crossed_scenario_counts_the_two_way_interval). Fixed sentences are the same in
     every replicate; nested voices share their effect across their items."""
     for name in ("emotion_crossed_fixed", "emotion_crossed_two", "studyb_voices",
-                 "studyb_voices_few"):
+                 "studyb_voices_few", "studyb_voices_four"):
         assert sim.scenario(name).meant_for, name
-    assert sim.scenario("emotion_crossed").meant_for == ()
+    assert sim.scenario("studyb_voices_four").params.n_voices == 4
     p = sim.scenario("emotion_crossed_fixed").params
     assert np.array_equal(sim.fixed_sentence_effects(p), sim.fixed_sentence_effects(p))
     a = sim.simulate(sim.scenario("emotion_crossed_fixed"), np.random.default_rng(1))

@@ -158,24 +158,26 @@ METHODS: dict[str, Method] = {m.key: m for m in (
         "judgeaudit.stats.clustered.chance_normalised", "closed form",
         "as the RF row it maps", "as the RF row it maps", kind="transform"),
     Method(
-        "ols_within_cr2_wcr_webb", "across-placement Wald (CR2, wild cluster bootstrap)",
+        "ols_within_cr2_wcr", "across-placement Wald (CR2, wild cluster bootstrap)",
         "linear-probability OLS of the follow indicator 1[answer = wrong label] on placement "
         "dummies with clip x seed fixed effects (absorbed by demeaning), the bias-reduced "
         "CR2 cluster-robust covariance on the sampling unit (Pustejovsky & Tipton 2018, "
         "fixed effects nested in clusters), Wald statistic W of equal RF across the four "
         "placements (statistic column W/q, q = 3) with its p-value from the wild cluster "
         "restricted bootstrap (WCR: H0 imposed, restricted residuals times one weight per "
-        "cluster, refitted with the same CR2 adjustments; Cameron, Gelbach & Miller 2008) "
-        "with Webb's six-point weights (Webb 2023; MacKinnon & Webb 2017), 9,999 seeded "
-        "draws or, at 5 clusters, all distinct draws enumerated (null size 0.04-0.06 at "
-        "G = 8-24 by an independent simulation: benchmarks/placement_wald_size.py); "
-        "estimate = max - min placement RF (p_a / p_b = the highest / lowest placement RF), "
-        "no interval; not computed with fewer than 5 clusters (method value "
-        "ols_within_cr2_wcr_webb:too_few_clusters) or a rank-deficient cluster covariance "
-        "(:rank_deficient)",
+        "cluster, refitted with the same CR2 adjustments; Cameron, Gelbach & Miller 2008), "
+        "Webb's six-point weights below 12 clusters (Webb 2023; MacKinnon & Webb 2017), "
+        "Rademacher weights from 12 on, 9,999 seeded draws or all distinct draws "
+        "enumerated when there are fewer (at 5 clusters; 12-14 clusters) (null size "
+        "0.04-0.06 at G = 8-24 by an independent simulation: "
+        "benchmarks/placement_wald_size.py); estimate = max - min placement RF (p_a / p_b "
+        "= the highest / lowest placement RF), no interval; not computed with fewer than 5 "
+        "clusters (method value ols_within_cr2_wcr:too_few_clusters) or a rank-deficient "
+        "cluster covariance (:rank_deficient)",
         "judgeaudit.study_a.metrics.placement_wald",
         "judgeaudit.stats.wald.cluster_wald_f (numpy CR2 and bootstrap)",
-        _CLUSTERED, "wild cluster restricted bootstrap of W (Webb weights)", kind="test"),
+        _CLUSTERED, "wild cluster restricted bootstrap of W (Webb / Rademacher weights)",
+        kind="test"),
     Method(
         "kendall_tau_exact_less", "Kendall tau, one-sided (capability)",
         "Kendall's tau over audited judge x task cells between the chance-normalised "

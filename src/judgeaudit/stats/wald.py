@@ -14,16 +14,19 @@ unit), H0: every coefficient 0.
   (2018, J. Bus. Econ. Stat. 36(4)) define CR2 for fixed-effects models.
 - Reference (the p-value): the wild cluster restricted bootstrap (WCR; Cameron,
   Gelbach & Miller 2008, Rev. Econ. Stat. 90(3), the "wild bootstrap-t" imposing H0)
-  of the CR2 Wald statistic W = b' V^-1 b with Webb's six-point weights (Webb 2023,
-  Can. J. Econ. 56(3), "Reworking wild bootstrap-based inference for clustered
-  errors": +-sqrt(1/2), +-1, +-sqrt(3/2), each with probability 1/6), as MacKinnon &
-  Webb (2017, J. Appl. Econometrics 32(2)) recommend at few clusters. Under H0 the
-  restricted model is the fixed effects alone, so the restricted residuals are the
-  demeaned outcomes yd; bootstrap sample b is y*_g = v_gb yd_g (one weight per
-  cluster), refitted with the same CR2 adjustments (they depend on X only), and the
-  p-value is the share of W*_b >= W (`wcr_pvalue`). The weights are symmetric and W*
-  is even in v, so the 6^G / 2 distinct draws are enumerated exactly when that is at
-  most `n_boot` (G <= 5 at the default 9,999), else `n_boot` draws from a seeded
+  of the CR2 Wald statistic W = b' V^-1 b. Under H0 the restricted model is the fixed
+  effects alone, so the restricted residuals are the demeaned outcomes yd; bootstrap
+  sample b is y*_g = v_gb yd_g (one weight per cluster), refitted with the same CR2
+  adjustments (they depend on X only), and the p-value is the share of W*_b >= W
+  (`wcr_pvalue`). Weights (`boot_weights`): below 12 clusters Webb's six-point
+  distribution (Webb 2023, Can. J. Econ. 56(3), "Reworking wild bootstrap-based
+  inference for clustered errors": +-sqrt(1/2), +-1, +-sqrt(3/2), each 1/6), because
+  Rademacher's 2^(G-1) distinct draws are too few there (MacKinnon & Webb 2017,
+  J. Appl. Econometrics 32(2)); from 12 clusters on Rademacher (+-1), whose fourth
+  moment matches (with Webb's weights the size crept up to 0.058-0.060 at G = 12-24 in
+  the simulator below; Rademacher 0.051-0.052 there, but 0.039 at G = 8). The weights
+  are symmetric and W* is even in v, so the distinct draws (6^G / 2 or 2^(G-1)) are
+  enumerated exactly when they are at most `n_boot`, else `n_boot` draws from a seeded
   generator (p = (1 + #{W*_b >= W}) / (1 + n_boot)). Null size by the independent
   simulator (benchmarks/placement_wald_size.py, R = 4000): inside [0.04, 0.06] at
   G = 8, 12 and 24 (docs/inference.md has the numbers).
@@ -47,11 +50,21 @@ from collections.abc import Sequence
 
 import numpy as np
 
-METHOD_CR2_WCR = "ols_within_cr2_wcr_webb"  # the method registry's key (stats.methods)
+METHOD_CR2_WCR = "ols_within_cr2_wcr"  # the method registry's key (stats.methods)
 N_BOOT = 9999  # bootstrap draws of the WCR p-value (MC SE at p = 0.05: 0.0022)
 BOOT_SEED = 32  # the draws' seed: the same data give the same p-value
 WEBB_WEIGHTS = np.array([-math.sqrt(1.5), -1.0, -math.sqrt(0.5), math.sqrt(0.5), 1.0,
                          math.sqrt(1.5)])
+RADEMACHER_WEIGHTS = np.array([-1.0, 1.0])
+RADEMACHER_MIN_CLUSTERS = 12  # from this many clusters on Rademacher weights, Webb's below
+
+
+def boot_weights(n_clusters: int) -> np.ndarray:
+    """The WCR weight distribution at G clusters: Webb's six-point weights below
+    `RADEMACHER_MIN_CLUSTERS` (Rademacher's 2^(G-1) distinct draws are too few there),
+    Rademacher (+-1, each 1/2) from it on (its fourth moment 1 matches the errors'
+    second-order behaviour; Webb's is 7/6)."""
+    return WEBB_WEIGHTS if n_clusters < RADEMACHER_MIN_CLUSTERS else RADEMACHER_WEIGHTS
 
 
 def _codes(ids: Sequence | np.ndarray) -> tuple[np.ndarray, int]:
@@ -83,7 +96,7 @@ def cluster_wald_f(y: Sequence | np.ndarray, X: Sequence | np.ndarray,
     """Joint test that every coefficient of X is 0 (see the module docstring).
 
     Returns {wald (W), statistic (W / q), pvalue (the wild cluster restricted bootstrap,
-    Webb weights, `wcr_pvalue`), n_boot (draws; 0 when enumerated), enumerated, df1 (q),
+    weights of `boot_weights`, `wcr_pvalue`), n_boot (draws; 0 when enumerated), enumerated, df1 (q),
     df2 (eta - q + 1), eta, pvalue_htz (the HTZ F's p), statistic_htz, pvalue_t2_g (the
     T^2 scaling on G), n_clusters, beta, status}; status "ok",
     "too_few_clusters" (G - q < 1 or eta - q + 1 <= 0), "rank_deficient" (the design
@@ -189,10 +202,11 @@ def wcr_pvalue(blocks: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
                resid0: np.ndarray, binv: np.ndarray, wald: float, n_boot: int = N_BOOT,
                seed: int = BOOT_SEED, chunk: int = 2000) -> tuple[float, int, bool]:
     """The wild cluster restricted bootstrap p-value of the CR2 Wald statistic `wald`
-    with Webb's six-point weights (module docstring): (p, draws, enumerated).
+    with the weights of `boot_weights` (module docstring): (p, draws, enumerated).
     `blocks`: (row indices, CR2 adjustment A_g, demeaned design rows X_g) per cluster;
     `resid0`: the residuals under H0. Every weight vector and its negative give the
-    same W*, so when 6^G / 2 <= n_boot the half with v_1 > 0 is enumerated and p is
+    same W*, so when (number of weight values)^G / 2 <= n_boot (Webb: G <= 5;
+    Rademacher: G <= 14 at the default) the half with v_1 > 0 is enumerated and p is
     exact (draws 0); otherwise n_boot seeded draws, p = (1 + #{W* >= W}) / (1 + n_boot).
     W* >= W is judged with a relative tolerance of 1e-9 (the original sample's own W*
     equals W up to rounding)."""
@@ -213,19 +227,21 @@ def wcr_pvalue(blocks: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]],
         t[k] = r.sum()
     parts = (binv, c, a, m_mat, m_one, t, n)
     cut = wald * (1 - 1e-9)
-    if g <= 12 and WEBB_WEIGHTS.size ** g // 2 <= n_boot:
-        grid = np.stack(np.meshgrid(*([WEBB_WEIGHTS] * (g - 1)), indexing="ij"),
+    weights = boot_weights(g)
+    if weights.size ** g // 2 <= n_boot:
+        grid = np.stack(np.meshgrid(*([weights] * (g - 1)), indexing="ij"),
                         axis=-1).reshape(-1, g - 1)
         hits = 0
-        for first in WEBB_WEIGHTS[WEBB_WEIGHTS > 0]:
+        positive = weights[weights > 0]
+        for first in positive:
             v = np.column_stack([np.full(len(grid), first), grid])
             for lo in range(0, len(v), chunk):
                 hits += int(np.sum(_boot_wald(parts, v[lo:lo + chunk]) >= cut))
-        return hits / (len(grid) * 3), 0, True
+        return hits / (len(grid) * positive.size), 0, True
     rng = np.random.default_rng(seed)
     hits = 0
     for lo in range(0, n_boot, chunk):
-        v = WEBB_WEIGHTS[rng.integers(0, WEBB_WEIGHTS.size, (min(chunk, n_boot - lo), g))]
+        v = weights[rng.integers(0, weights.size, (min(chunk, n_boot - lo), g))]
         hits += int(np.sum(_boot_wald(parts, v) >= cut))
     return (1 + hits) / (1 + n_boot), int(n_boot), False
 
@@ -264,5 +280,6 @@ def htz_df(blocks: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray]], Xd: np.n
     return q * (q + 1) / total if total > 0 else math.nan
 
 
-__all__ = ["BOOT_SEED", "METHOD_CR2_WCR", "N_BOOT", "WEBB_WEIGHTS", "cluster_wald_f", "demean",
+__all__ = ["BOOT_SEED", "METHOD_CR2_WCR", "N_BOOT", "RADEMACHER_MIN_CLUSTERS",
+           "RADEMACHER_WEIGHTS", "WEBB_WEIGHTS", "boot_weights", "cluster_wald_f", "demean",
            "htz_df", "wcr_pvalue"]

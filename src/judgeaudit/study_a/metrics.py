@@ -515,7 +515,7 @@ def placement_wald(grp: pd.DataFrame, family: str, task: str, unit: str,
     """Pre-specified test that RF is the same at every placement (`PLACEMENT_WALD_TEXT`):
     OLS of 1[answer = wrong label] on placement dummies with clip x seed fixed effects,
     CR2 cluster covariance on the sampling unit, statistic W / q, p-value from the wild
-    cluster restricted bootstrap of W with Webb weights (`stats.wald.cluster_wald_f`)."""
+    cluster restricted bootstrap of W (Webb / Rademacher weights) (`stats.wald.cluster_wald_f`)."""
     y = (grp["parsed"] == grp["wrong_label"]).astype(float).to_numpy()
     clusters = grp["cluster"].astype(str).to_numpy()
     g = len(set(clusters))

@@ -235,6 +235,12 @@ PRESETS: dict[str, Scenario] = {s.name: s for s in (
              StudyB(n_items=50, pairwise=0.8, n_voices=8, voice_sd=0.5),
              ("protocol_gap", "potemkin_share"),
              "items nested in voices: 50 items over 8 voices (about 6 items each)"),
+    Scenario("studyb_voices_four", "study_b",
+             StudyB(n_items=50, pairwise=0.8, n_voices=4, voice_sd=0.5),
+             ("protocol_gap", "potemkin_share"),
+             "items nested in voices as the default run renders them: 50 items over the 4 "
+             "voices of study_b.rendering (n_voices 4; 9-17 items each), voice effect sd "
+             "0.5; the printed interval clusters on the item (issue 32)"),
 )}
 
 DEFAULT_SCENARIOS = tuple(PRESETS)
