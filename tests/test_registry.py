@@ -353,24 +353,36 @@ def test_study_a_test_methods_are_the_registry_entries():
     """The across-placement Wald test and the capability Kendall test: one entry each,
     the texts the stats module prints are the registry's, and the thresholds the
     descriptions name are the code's."""
+    from judgeaudit.stats import wald as W
     from judgeaudit.study_a import metrics as sa
 
-    wald, tau = M.describe("ols_within_cr2_hotelling_f"), M.describe("kendall_tau_exact_less")
+    key = sa.METHOD_PLACEMENT_WALD
+    assert key == W.METHOD_CR2_WCR == "ols_within_cr2_wcr"
+    wald, tau = M.describe(key), M.describe("kendall_tau_exact_less")
     assert sa.PLACEMENT_WALD_TEXT == wald.description
     assert sa.CAPABILITY_TEST_TEXT == tau.description
     assert f"fewer than {sa.PLACEMENT_MIN_CLUSTERS} clusters" in wald.description
+    assert f"{W.N_BOOT:,} seeded draws" in wald.description
+    r = W.RADEMACHER_MIN_CLUSTERS
+    assert f"weights below {r} clusters" in wald.description
+    assert f"Rademacher weights from {r} on" in wald.description
+    # "enumerated when there are fewer (at 5 clusters; 12-14 clusters)": the code's cuts
+    enum = [g for g in range(sa.PLACEMENT_MIN_CLUSTERS, 40)
+            if W.boot_weights(g).size ** g // 2 <= W.N_BOOT]
+    assert enum == [5, 12, 13, 14] and enum[0] == sa.PLACEMENT_MIN_CLUSTERS == 5
+    assert "(at 5 clusters; 12-14 clusters)" in wald.description
+    assert "ols_within_cr2_hotelling_f" not in M.METHODS
     assert f"fewer than {sa.CAPABILITY_MIN_CELLS} cells" in tau.description
     # the method registry (stats.methods) names its functions by dotted path
     assert f"{sa.__name__}.placement_wald" == wald.function
     assert f"{sa.__name__}.capability_test" == tau.function
-    for value in ("ols_within_cr2_hotelling_f", "ols_within_cr2_hotelling_f:too_few_clusters",
-                  "ols_within_cr2_hotelling_f:rank_deficient"):
-        assert M.method_keys(value) == ("ols_within_cr2_hotelling_f",)
+    for value in (key, f"{key}:too_few_clusters", f"{key}:rank_deficient"):
+        assert M.method_keys(value) == (key,)
     for value in ("kendall_tau_exact_less", "kendall_tau_exact_less:too_few_cells",
                   "kendall_tau_b_asymptotic_less"):
         assert M.method_keys(value) == ("kendall_tau_exact_less",)
     contrasts = A.REGISTRY.table("study_a_contrasts")
-    assert {"ols_within_cr2_hotelling_f", "kendall_tau_exact_less"} <= set(contrasts.extra_methods)
+    assert {key, "kendall_tau_exact_less"} <= set(contrasts.extra_methods)
     for fam in ("fallible_vs_plain_block", "placement_rf_fallible", "capability_dependence"):
         assert fam in contrasts.caption, fam
     assert A.REGISTRY.table("study_a_capability").figures == ("study_a_capability",)

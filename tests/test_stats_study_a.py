@@ -400,3 +400,33 @@ def test_planted_targets_read_the_config_not_the_simulator(repo_root):
                                                                          {"framed": 0.1}}}}
     assert SA.effective_knobs(spec, "emotion")["follow_block"]["framed"] == 0.5
     assert SA.effective_knobs(spec, "language")["follow_block"]["framed"] == 0.1
+
+
+def test_twoway_rates_where_clips_cross_eight_sentences():
+    """Issue 32: accuracy and RF with the two-way (speaker x sentence) interval, only for
+    tasks whose clips cross at least 8 sentences with the sampling unit."""
+    from judgeaudit.stats.clustered import twoway_proportion
+
+    rng = np.random.default_rng(2)
+    rows = []
+    for spk in range(10):
+        for clip in range(8):
+            cid = f"s{spk}c{clip}"
+            for cond, wrong in (("audio_only", None), ("wrong_with_audio", "b")):
+                rows.append({"judge": "j", "task": "emotion", "family": "blueprint",
+                             "condition": cond, "clip_id": cid, "cluster": f"spk{spk}",
+                             "gold": "a", "wrong_label": wrong, "valid": True,
+                             "parsed": "a" if rng.random() < 0.6 + 0.04 * clip else "b"})
+    df = pd.DataFrame(rows)
+    eight = {f"s{s}c{c}": f"sent{c}" for s in range(10) for c in range(8)}
+    out = sa.twoway_rates(df, eight)
+    assert [(r["condition"], r["metric"]) for r in out] == [
+        ("audio_only", "accuracy"), ("wrong_with_audio", "accuracy"), ("wrong_with_audio", "rf")]
+    sub = df[df["condition"] == "wrong_with_audio"]
+    ref = twoway_proportion((sub["parsed"] == "b").to_numpy(float), sub["cluster"].to_numpy(),
+                            sub["clip_id"].map(eight).to_numpy())
+    rf = out[2]
+    assert rf["method"] == "wilson_cgm_twoway" and rf["n_sentences"] == 8
+    assert (rf["estimate"], rf["ci_low"], rf["ci_high"]) == (ref.estimate, ref.lo, ref.hi)
+    seven = {k: f"sent{int(v[-1]) % 7}" for k, v in eight.items()}
+    assert sa.twoway_rates(df, seven) == []

@@ -216,12 +216,13 @@ def test_balanced_labels_draw_what_one_permutation_per_speaker_draws():
 def test_crossed_and_nested_scenarios_are_counted_and_fixed_sentences_stay_fixed():
     """Issue 32: the crossed (speaker x sentence) scenarios the printed interval claims
     (conditional on the sentences used) and the nested (item in voice) ones are counted;
-    the over-new-sentences one is shown, not counted. Fixed sentences are the same in
+    in the over-new-sentences one the two-way interval is counted (see
+    test_crossed_scenario_counts_the_two_way_interval). Fixed sentences are the same in
     every replicate; nested voices share their effect across their items."""
     for name in ("emotion_crossed_fixed", "emotion_crossed_two", "studyb_voices",
-                 "studyb_voices_few"):
+                 "studyb_voices_few", "studyb_voices_four"):
         assert sim.scenario(name).meant_for, name
-    assert sim.scenario("emotion_crossed").meant_for == ()
+    assert sim.scenario("studyb_voices_four").params.n_voices == 4
     p = sim.scenario("emotion_crossed_fixed").params
     assert np.array_equal(sim.fixed_sentence_effects(p), sim.fixed_sentence_effects(p))
     a = sim.simulate(sim.scenario("emotion_crossed_fixed"), np.random.default_rng(1))
@@ -234,3 +235,29 @@ def test_crossed_and_nested_scenarios_are_counted_and_fixed_sentences_stay_fixed
     voice = per_item.index.to_numpy() % sc.params.n_voices
     between = per_item.groupby(voice).mean().var()
     assert between > 0.5 * per_item.var()
+
+
+def test_crossed_scenario_counts_the_two_way_interval():
+    """Issue 32: where the simulated clips cross 8 sentences with speakers, the adapter
+    reports the product's two-way (speaker x sentence) interval beside the printed one
+    (study_a.metrics.twoway_rates); in the crossed scenario with NEW sentences in the
+    population (emotion_crossed) it is the counted row and the speaker-clustered one is
+    shown only; with fixed sentences (emotion_crossed_fixed) it is the other way round;
+    with 2 sentences there is no two-way row."""
+    reps = {}
+    for name in ("emotion_crossed", "emotion_crossed_fixed", "emotion_crossed_two"):
+        sc = sim.scenario(name)
+        reps[name] = study.run_scenario(sc, 2, 0, 5)
+    two = reps["emotion_crossed"]
+    tw = two[two["method"] == "wilson_cgm_twoway"]
+    assert set(tw["estimand"]) == {"accuracy_audio_only", "accuracy_wrong_with_audio",
+                                   "rf_wrong_with_audio", "rf_wrong_block", }
+    assert not tw["primary"].any() and (tw["n_clusters"] == 8).all()
+    assert reps["emotion_crossed_two"]["method"].ne("wilson_cgm_twoway").all()
+    fake = {e: {"value": 0.5, "se": 0.0} for e in set(two["estimand"])}
+    for name, counted_method in (("emotion_crossed", "wilson_cgm_twoway"),
+                                 ("emotion_crossed_fixed", "wilson_cr2_bm")):
+        s = study.summarise(reps[name], sim.scenario(name), fake)
+        c = s[s["counted"]]
+        assert len(c) == 4 if name == "emotion_crossed" else len(c) > 4
+        assert c["method"].str.startswith(counted_method).all(), (name, c["method"].tolist())

@@ -83,6 +83,8 @@ METHOD_DIFFERENCE = "paired_t_cr2_bm"
 METHOD_BCA = "cluster_bootstrap_bca"
 METHOD_CLUSTER_PERCENTILE = "cluster_bootstrap_percentile"  # BCa undefined: the fallback
 METHOD_UNCLUSTERED = "wilson"  # fewer than two clusters: plain Wilson, said so
+METHOD_TWOWAY = "wilson_cgm_twoway"  # speaker x sentence (two-way) clustered proportion
+TWOWAY_MIN_SENTENCES = 8  # a task crossing at least this many sentences gets the interval
 
 # the sentence a caption prints per method: the method registry's (stats/methods.py),
 # so captions and the report's methods section cannot disagree
@@ -261,6 +263,66 @@ def clustered_proportion(successes: Sequence | np.ndarray,
     lo, hi = wilson_bounds(p, n_eff, _tcrit(alpha, df))
     return Estimate(p, lo, hi, n, g, METHOD_PROPORTION, None, math.sqrt(v), deff, n_eff, k,
                     df=df)
+
+
+def twoway_proportion(successes: Sequence | np.ndarray, clusters_a: Sequence | np.ndarray,
+                      clusters_b: Sequence | np.ndarray, alpha: float = 0.05) -> Estimate:
+    """Share of successes with a two-way cluster-robust Wilson interval (method
+    "wilson_cgm_twoway"): trials crossed in two sampling dimensions, e.g. speakers x the
+    sentences they read, the interval generalising over both.
+
+    Variance: Cameron, Gelbach & Miller (2011, J. Bus. Econ. Stat. 29(2)), V = V_a + V_b
+    - V_ab, each term the one-way cluster-robust variance of the pooled mean on that
+    partition (a, b and their intersection cells) with its small-sample factor
+    G_k / (G_k - 1) (CGM's c_k = G_k/(G_k - 1) (n - 1)/(n - K), K = 1: the CR1 factor,
+    as statsmodels' cov_cluster_2groups computes it). When V_a + V_b - V_ab is not
+    positive the intersection term is left out (V_a + V_b, conservative). Critical value:
+    Student's t on min(G_a, G_b) - 1 degrees of freedom (CGM sec. 2.4: the smaller
+    dimension limits the information), in a Wilson score interval at n_eff = p(1-p)/V
+    as `clustered_proportion` does; at p = 0 or 1 the one-sided Wilson bound at n.
+    Fewer than 2 clusters in either dimension: NaN interval (not estimable)."""
+    y = _values(successes, "twoway_proportion", binary=True)
+    n = y.size
+    ca, ga = _codes(clusters_a, n, "twoway_proportion (first dimension)")
+    cb, gb = _codes(clusters_b, n, "twoway_proportion (second dimension)")
+    if n == 0:
+        return empty(METHOD_TWOWAY)
+    k = float(y.sum())
+    p = k / n
+    g = min(ga, gb)
+    if g < 2:
+        return Estimate(p, math.nan, math.nan, n, g, METHOD_TWOWAY, None, math.nan, math.nan,
+                        math.nan, k)
+    df = float(g - 1)
+    if p in (0.0, 1.0):
+        lo, hi = wilson_bounds(p, n, _tcrit(alpha, df, one_sided=True))
+        side = "upper" if p == 0.0 else "lower"
+        lo, hi = (0.0, hi) if p == 0.0 else (lo, 1.0)
+        return Estimate(p, lo, hi, n, g, METHOD_TWOWAY, side, 0.0, 1.0, float(n), k, df=df)
+    v = twoway_variance(y - p, ca, ga, cb, gb)
+    if not v > 0:
+        v = p * (1 - p) / n
+    deff = v / (p * (1 - p) / n)
+    n_eff = n / deff
+    lo, hi = wilson_bounds(p, n_eff, _tcrit(alpha, df))
+    return Estimate(p, lo, hi, n, g, METHOD_TWOWAY, None, math.sqrt(v), deff, n_eff, k, df=df)
+
+
+def twoway_variance(resid: np.ndarray, ca: np.ndarray, ga: int, cb: np.ndarray,
+                    gb: int) -> float:
+    """CGM's two-way variance of a pooled mean from its residuals (see
+    `twoway_proportion`): sum over the partitions a, b (+) and a x b (-) of
+    G/(G - 1) sum_g s_g^2 / n^2, s_g the residual total of cluster g."""
+    n = resid.size
+
+    def one(codes: np.ndarray, g: int) -> float:
+        s = np.bincount(codes, weights=resid, minlength=g)
+        return g / (g - 1) * float(np.sum(s * s)) / n ** 2 if g > 1 else 0.0
+
+    _, cab = np.unique(ca.astype(np.int64) * gb + cb, return_inverse=True)
+    va, vb, vab = one(ca, ga), one(cb, gb), one(cab, int(cab.max()) + 1)
+    v = va + vb - vab
+    return v if v > 0 else va + vb
 
 
 def proportion_pvalue(est: Estimate, p0: float) -> float:
@@ -556,4 +618,5 @@ __all__ = ["Estimate", "FEW_CLUSTERS", "METHOD_BCA", "METHOD_DIFFERENCE", "METHO
            "proportion_pvalue",
            "cr2_bm", "cluster_bootstrap_ci",
            "cluster_codes", "anova_icc", "clustered_wilson",
-           "design_effect", "empty", "invalid_bounds", "wilson_bounds"]
+           "design_effect", "empty", "invalid_bounds", "wilson_bounds", "METHOD_TWOWAY",
+           "TWOWAY_MIN_SENTENCES", "twoway_proportion", "twoway_variance"]

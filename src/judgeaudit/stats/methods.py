@@ -80,6 +80,22 @@ METHODS: dict[str, Method] = {m.key: m for m in (
         "scipy.stats.t.ppf(0.975, df_BM) (0.95 one-sided)",
         _CLUSTERED, "Student t on the Bell-McCaffrey df"),
     Method(
+        "wilson_cgm_twoway", "two-way clustered Wilson (speaker x sentence, CGM)",
+        "share of valid trials with the outcome (ratio of sums); Wilson score interval at "
+        "the effective sample size p(1-p)/V, V the two-way cluster-robust variance of "
+        "Cameron, Gelbach & Miller (2011) over speakers and the sentences they read, V = "
+        "V_speaker + V_sentence - V_speaker x sentence, each term with the small-sample "
+        "factor G/(G-1) (the intersection term left out when V is not positive), and the "
+        "critical value of Student's t on min(G_speaker, G_sentence) - 1 degrees of "
+        "freedom; it generalises over sentences as well as speakers (the speaker-clustered "
+        "interval is conditional on the sentences used); printed where a task's clips "
+        "cross at least 8 sentences with speakers",
+        "judgeaudit.stats.clustered.twoway_proportion",
+        "closed form (numpy; statsmodels cov_cluster_2groups computes the same variance); "
+        "scipy.special.stdtrit on min(G) - 1 df",
+        "speaker and sentence (crossed), two-way",
+        "Student t on min(G_speaker, G_sentence) - 1 df"),
+    Method(
         "wilson", "Wilson score (not clustered)",
         "Wilson score interval for a proportion with the normal critical value, every "
         "observation independent: statsmodels proportion_confint(method='wilson') in "
@@ -142,22 +158,26 @@ METHODS: dict[str, Method] = {m.key: m for m in (
         "judgeaudit.stats.clustered.chance_normalised", "closed form",
         "as the RF row it maps", "as the RF row it maps", kind="transform"),
     Method(
-        "ols_within_cr2_hotelling_f", "across-placement Wald F (CR2, Hotelling T^2)",
+        "ols_within_cr2_wcr", "across-placement Wald (CR2, wild cluster bootstrap)",
         "linear-probability OLS of the follow indicator 1[answer = wrong label] on placement "
         "dummies with clip x seed fixed effects (absorbed by demeaning), the bias-reduced "
         "CR2 cluster-robust covariance on the sampling unit (Pustejovsky & Tipton 2018, "
-        "fixed effects nested in clusters), Wald test of equal RF across the four "
-        "placements referred to the approximate Hotelling T^2 (HTZ, Pustejovsky & Tipton "
-        "2018): F = (eta - q + 1)/(eta q) W on (q, eta - q + 1) df, q = 3, eta the "
-        "Wishart df matching the CR2 covariance's variance (G - 1 for equal, balanced "
-        "clusters; its null size by an independent simulation: "
+        "fixed effects nested in clusters), Wald statistic W of equal RF across the four "
+        "placements (statistic column W/q, q = 3) with its p-value from the wild cluster "
+        "restricted bootstrap (WCR: H0 imposed, restricted residuals times one weight per "
+        "cluster, refitted with the same CR2 adjustments; Cameron, Gelbach & Miller 2008), "
+        "Webb's six-point weights below 12 clusters (Webb 2023; MacKinnon & Webb 2017), "
+        "Rademacher weights from 12 on, 9,999 seeded draws or all distinct draws "
+        "enumerated when there are fewer (at 5 clusters; 12-14 clusters) (null size "
+        "0.04-0.06 at G = 8-24 by an independent simulation: "
         "benchmarks/placement_wald_size.py); estimate = max - min placement RF (p_a / p_b "
         "= the highest / lowest placement RF), no interval; not computed with fewer than 5 "
-        "clusters (method value ols_within_cr2_hotelling_f:too_few_clusters) or a "
-        "rank-deficient cluster covariance (:rank_deficient)",
+        "clusters (method value ols_within_cr2_wcr:too_few_clusters) or a rank-deficient "
+        "cluster covariance (:rank_deficient)",
         "judgeaudit.study_a.metrics.placement_wald",
-        "judgeaudit.stats.wald.cluster_wald_f (numpy CR2; scipy.stats.f.sf)",
-        _CLUSTERED, "F(q, eta-q+1) (approximate Hotelling T^2, HTZ)", kind="test"),
+        "judgeaudit.stats.wald.cluster_wald_f (numpy CR2 and bootstrap)",
+        _CLUSTERED, "wild cluster restricted bootstrap of W (Webb / Rademacher weights)",
+        kind="test"),
     Method(
         "kendall_tau_exact_less", "Kendall tau, one-sided (capability)",
         "Kendall's tau over audited judge x task cells between the chance-normalised "

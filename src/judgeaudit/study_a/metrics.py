@@ -27,23 +27,25 @@ lock, g and the four pair modes (over pairs / single judgments, clustered).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from judgeaudit.stats.clustered import (
+    TWOWAY_MIN_SENTENCES,
     Estimate,
     chance_normalised,
     cluster_bootstrap_bca,
     clustered_difference,
     clustered_proportion,
     invalid_bounds,
+    twoway_proportion,
 )
 from judgeaudit.stats.contrasts import holm
 from judgeaudit.stats.methods import describe
-from judgeaudit.stats.wald import METHOD_CR2_HOTELLING, cluster_wald_f
+from judgeaudit.stats.wald import METHOD_CR2_WCR, N_BOOT, cluster_wald_f
 from judgeaudit.study_a.rates import pair_mode
 from judgeaudit.vocab.study_a import (
     CLS_SHARDS,
@@ -257,6 +259,34 @@ def classification_metrics(df: pd.DataFrame, n_boot: int = 0) -> list[dict[str, 
     return rows
 
 
+TWOWAY_COLUMNS = ["judge", "task", "condition", "metric", "estimate", "ci_low", "ci_high",
+                  "n", "n_clusters", "n_speakers", "n_sentences", "one_sided", "method"]
+
+
+def twoway_rates(df: pd.DataFrame, sentence_of: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The two-way (speaker x sentence) interval of accuracy and RF, seed-pooled, per
+    judge x task x condition of the classification shards whose clips cross at least
+    `TWOWAY_MIN_SENTENCES` sentences with the sampling unit (`stats.clustered.
+    twoway_proportion`, Cameron-Gelbach-Miller): the interval that generalises over
+    sentences as well as speakers, beside the printed speaker-clustered one (which is
+    conditional on the sentences used). `sentence_of`: clip_id -> its sentence (from the
+    corpus manifest); a clip without one leaves its task out. Rows: TWOWAY_COLUMNS."""
+    rows: list[dict[str, Any]] = []
+    cls = df[df["family"].isin(CLS_SHARDS) & df["valid"]]
+    for (judge, task, cond), grp in cls.groupby(["judge", "task", "condition"], sort=True):
+        sent = grp["clip_id"].astype(str).map(dict(sentence_of))
+        if sent.isna().any() or sent.nunique() < TWOWAY_MIN_SENTENCES:
+            continue
+        wrong = cond in WRONG_CONDITIONS or cond in PLACEMENTS or cond in FALLIBLE_PLACEMENTS
+        for metric, col in (("accuracy", "gold"), *((("rf", "wrong_label"),) if wrong else ())):
+            y = (grp["parsed"] == grp[col]).to_numpy(dtype=float)
+            est = twoway_proportion(y, grp["cluster"].to_numpy(), sent.to_numpy())
+            rows.append({"judge": judge, "task": task, "condition": cond, "metric": metric,
+                         **est.row(), "n_speakers": int(grp["cluster"].nunique()),
+                         "n_sentences": int(sent.nunique())})
+    return rows
+
+
 def pair_table(grp: pd.DataFrame) -> pd.DataFrame:
     """One row per pair of one judge x task x format: choice in AB and BA order (None
     when invalid), better_ab, cluster, mode (None unless both orders are valid)."""
@@ -354,7 +384,7 @@ CONTRASTS = {
 FALLIBLE_FAMILY = {"block": "fallible_vs_plain_block",
                    "reference": "fallible_vs_plain_reference",
                    "conflict": "fallible_vs_plain_conflict"}
-METHOD_PLACEMENT_WALD = METHOD_CR2_HOTELLING
+METHOD_PLACEMENT_WALD = METHOD_CR2_WCR
 PLACEMENT_MIN_CLUSTERS = 5  # the Wald test needs at least this many clusters
 # the one description is the method registry's (judgeaudit.stats.methods)
 PLACEMENT_WALD_TEXT = describe(METHOD_PLACEMENT_WALD).description
@@ -481,11 +511,11 @@ def _fallible_contrasts(tdf: pd.DataFrame, task: str, unit: str) -> list[dict[st
 
 
 def placement_wald(grp: pd.DataFrame, family: str, task: str, unit: str,
-                   conditions: Sequence[str]) -> dict[str, Any]:
+                   conditions: Sequence[str], n_boot: int = N_BOOT) -> dict[str, Any]:
     """Pre-specified test that RF is the same at every placement (`PLACEMENT_WALD_TEXT`):
     OLS of 1[answer = wrong label] on placement dummies with clip x seed fixed effects,
-    CR2 cluster covariance on the sampling unit, approximate Hotelling T^2 (HTZ)
-    reference F = (eta - q + 1)/(eta q) W ~ F(q, eta - q + 1) (`stats.wald.cluster_wald_f`)."""
+    CR2 cluster covariance on the sampling unit, statistic W / q, p-value from the wild
+    cluster restricted bootstrap of W (Webb / Rademacher weights) (`stats.wald.cluster_wald_f`)."""
     y = (grp["parsed"] == grp["wrong_label"]).astype(float).to_numpy()
     clusters = grp["cluster"].astype(str).to_numpy()
     g = len(set(clusters))
@@ -505,7 +535,7 @@ def placement_wald(grp: pd.DataFrame, family: str, task: str, unit: str,
     unit_id = (grp["clip_id"].astype(str) + "|" + grp["seed"].astype(str)).to_numpy()
     X = np.column_stack([(grp["condition"] == c).to_numpy(dtype=float)
                          for c in conditions[1:]])
-    res = cluster_wald_f(y, X, clusters, absorb=unit_id)
+    res = cluster_wald_f(y, X, clusters, absorb=unit_id, n_boot=n_boot)
     if res["status"] == "rank_deficient":
         # degenerate cluster covariance (e.g. a deterministic judge): no valid Wald test
         row["method"] = METHOD_PLACEMENT_WALD + ":rank_deficient"

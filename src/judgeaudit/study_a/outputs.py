@@ -496,7 +496,7 @@ TABLES = (
         extra_methods=(
             "holm",
             "sign_test_exact",
-            "ols_within_cr2_hotelling_f",
+            SA.METHOD_PLACEMENT_WALD,  # the one name: stats.wald.METHOD_CR2_WCR
             "kendall_tau_exact_less",
         ),
     ),

@@ -27,12 +27,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from judgeaudit.stats.clustered import METHOD_TWOWAY
 from judgeaudit.study_a import metrics as sa
 from judgeaudit.study_b import metrics as sb
 from judgeaudit.vocab.study_b import NO_CUE
 
 JUDGE = "sim"
 BOOT_METHOD = "cluster_bootstrap_bca"  # the Study A cross-check columns boot_low/boot_high
+TWOWAY_METHOD = METHOD_TWOWAY  # the speaker x sentence interval (study_a.metrics.twoway_rates)
 ESTIMATOR_SOURCE = {
     "classification": "judgeaudit.study_a.metrics.classification_metrics",
     "pairwise": "judgeaudit.study_a.metrics.pairwise_metrics",
@@ -106,11 +108,26 @@ CLS_KEYS = {  # (condition, metric) -> estimand
 
 
 def classification(df: pd.DataFrame, n_boot: int, seed: int = 0) -> list[dict[str, Any]]:
+    """The printed (speaker-clustered) and bootstrap intervals of every estimand; where
+    the simulated clips cross sentences with speakers (a `sentence` column), also the
+    two-way speaker x sentence interval of `study_a.metrics.twoway_rates` (rows with
+    primary False and method wilson_cgm_twoway; computed from 8 sentences on)."""
     out = []
-    for r in sa.classification_metrics(classification_frame(df), n_boot=n_boot):
+    frame = classification_frame(df)
+    for r in sa.classification_metrics(frame, n_boot=n_boot):
         key = CLS_KEYS.get((r["condition"], r["metric"])) if r["seed"] == sa.POOLED else None
         if key:
             out += _intervals(r, key, str(r["cluster_unit"]))
+    if "sentence" in df.columns:
+        clips = df.drop_duplicates("clip")
+        sentence_of = dict(zip([f"clip{c}" for c in clips["clip"].tolist()],
+                               [f"sentence{s}" for s in clips["sentence"].tolist()],
+                               strict=True))
+        for r in sa.twoway_rates(frame, sentence_of):
+            key = CLS_KEYS.get((r["condition"], r["metric"]))
+            if key:
+                row = _intervals(r, key, "speaker x sentence")[0]
+                out.append({**row, "primary": False})
     return out
 
 

@@ -145,7 +145,7 @@ def _implied_se(ok: pd.DataFrame) -> np.ndarray:
     p = ok["estimate"].to_numpy(float)
     deff = ok["deff"].to_numpy(float) if "deff" in ok else np.full(len(ok), np.nan)
     n = ok["n"].to_numpy(float)
-    wil = (np.array([m.startswith("wilson_cr2") for m in methods], dtype=bool)
+    wil = (np.array([m.startswith(("wilson_cr2", est.TWOWAY_METHOD)) for m in methods], dtype=bool)
            & np.isfinite(deff) & (p > 0) & (p < 1) & (n > 0))
     out[wil] = np.sqrt(p[wil] * (1 - p[wil]) * deff[wil] / n[wil])
     return out
@@ -178,7 +178,14 @@ def summarise(reps: pd.DataFrame, sc: sim.Scenario, truth: dict[str, dict[str, f
     # one row per estimand x interval (printed / secondary) over ALL replicates: an
     # estimator that switches method on some replicates (e.g. plain Wilson when fewer
     # than 2 clusters) is judged on what it prints, not on a selected subset
-    for (estimand, _primary), g in reps.groupby(["estimand", "primary"], sort=False):
+    # the two-way (speaker x sentence) rows are a third kind of interval beside the
+    # printed and the bootstrap one; in a crossed scenario with NEW sentences in the
+    # population (sentences random, not fixed) they are the counted interval
+    crossed_random = (sc.kind == "classification" and getattr(sc.params, "n_sentences", 0) > 0
+                      and getattr(sc.params, "sentence_seed", 0) == 0)
+    reps = reps.assign(_twoway=reps["method"].astype(str) == est.TWOWAY_METHOD)
+    for (estimand, _primary, twoway), g in reps.groupby(["estimand", "primary", "_twoway"],
+                                                        sort=False):
         counts = g["method"].astype(str).value_counts()
         method = counts.index[0] + "".join(f" (+{m} in {c} reps)"
                                            for m, c in counts.iloc[1:].items())
@@ -198,7 +205,8 @@ def summarise(reps: pd.DataFrame, sc: sim.Scenario, truth: dict[str, dict[str, f
         implied = float(np.mean(_implied_se(ok))) if n else math.nan
         pl = planted.get(estimand)
         primary = bool(g["primary"].iloc[0])
-        counted = estimand in sc.meant_for and primary and pl != 0
+        counted = (estimand in sc.meant_for and pl != 0
+                   and (bool(twoway) if crossed_random else primary))
         row = {
             "scenario": sc.name, "kind": sc.kind, "estimand": estimand, "method": method,
             "primary": primary, "truth": t, "truth_se": truth[estimand]["se"],
