@@ -499,3 +499,20 @@ def test_report_figure_stats_read_declared_attributes():
     assert "per stacked bar" in paper._figure_stats("study_b_states", frame)
     assert paper.PAPER_TABLE["study_a_table3_reference"] == "Table III (Paper A: Table III)"
     assert paper.PAPER_TABLE["study_b_accuracy"].endswith("(Paper B: end-to-end accuracy table)")
+
+
+def test_method_registry_names_functions_that_exist():
+    """The method registry is pure data (no imports: stats.methods would otherwise sit
+    above every study), so its `function` fields name code as text; each dotted name
+    there must resolve to a callable of the package, or a rename leaves the report's
+    methods section naming a function that is gone."""
+    import importlib
+    import re
+
+    for m in M.METHODS.values():
+        names = re.findall(r"(?:judgeaudit\.|(?<=via )|(?<=\()(?=study_))[\w.]+", m.function)
+        names = [n if n.startswith("judgeaudit.") else f"judgeaudit.{n}" for n in names]
+        assert names, f"{m.key}: function {m.function!r} names no function"
+        for name in names:
+            mod, _, attr = name.rpartition(".")
+            assert callable(getattr(importlib.import_module(mod), attr, None)), (m.key, name)
