@@ -636,5 +636,9 @@ def test_speaker_layout_is_chosen_per_judge_from_its_audio_input_limit(tmp_path,
     df = SA.join(trials, rows, "af3")
     m = SA.metrics(df)
     assert set(m["layout"]) == {"joined"}
-    note = _layout_note(m.rename(columns={"condition": "format"}))
+    from judgeaudit.study_a.outputs import PROTOCOL_TABLES, TABLES
+
+    entry = next(t for t in TABLES if t.name == PROTOCOL_TABLES["pairwise"])
+    note = _layout_note(m.rename(columns={"condition": "format"}),
+                        entry.file_notes["joined_layout"])
     assert "af3 pair_speaker/concat" in note and "spoken espeak-ng cue" in note
