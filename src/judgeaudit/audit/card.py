@@ -141,10 +141,11 @@ def _bound(c: Mapping[str, Any]) -> str:
 
 def _pair_text(c: Mapping[str, Any]) -> str:
     d = c.get("descriptive") or {}
-    return "".join(f"<br>{k} {_fmt(v)}" for k, v in d.items())
+    return "".join(f"<br>{k} {interval_text(v)}" for k, v in d.items())
 
 
-def _fmt(v: Mapping[str, Any]) -> str:
+def interval_text(v: Mapping[str, Any]) -> str:
+    """A verdict's estimate as printed on the card (and the README's card block)."""
     e, lo, hi = v.get("estimate"), v.get("ci_low"), v.get("ci_high")
     if e is None:
         return "n/a"
@@ -164,7 +165,7 @@ def _counts(a: Mapping[str, int]) -> str:
 def _acc(acc: Mapping[str, Any]) -> str:
     if not acc:
         return "-"
-    return "<br>".join(f"{html.escape(k)}: {_fmt(v)} (chance {v['chance']:.2f}, n {v['n']})"
+    return "<br>".join(f"{html.escape(k)}: {interval_text(v)} (chance {v['chance']:.2f}, n {v['n']})"
                        for k, v in acc.items())
 
 
@@ -207,7 +208,7 @@ def render_html(card: Mapping[str, Any], figure_name: str) -> str:
                           f"{v.get('requests_sent', '-')}</td>" if first else "")
                 + f"<td>{esc(c['name'])} ({c['sided']}): {esc(c['verdict'])}"
                 + (f" ({esc(c['reason'])})" if c.get("reason") else "")
-                + _pair_text(c) + f"</td><td>{_fmt(c)}</td>"
+                + _pair_text(c) + f"</td><td>{interval_text(c)}</td>"
                 f"<td>{_bound(c)}</td>"
                 f"<td>{c['interval_level']:.3f}</td><td>{c['units']} of {c['n_max']} "
                 f"({c.get('units_valid', '-')} valid)</td>"
@@ -241,7 +242,7 @@ def render_html(card: Mapping[str, Any], figure_name: str) -> str:
                    f"{'</b>' if name == card['judge'] else ''}<br><small>model "
                    f"<code>{esc(str(model))}</code></small></td>" + "".join(
             f"<td style='color:{COLORS.get((prots.get(p) or {}).get('verdict'), '#000')}'>"
-            f"{(prots.get(p) or {}).get('verdict', '-')} {_fmt(prots.get(p) or {})}</td>"
+            f"{(prots.get(p) or {}).get('verdict', '-')} {interval_text(prots.get(p) or {})}</td>"
             for p in protocol_order(card)) + "</tr>")
     out.append("</table><h2 class='published'>Published (the papers' judges; not recomputed)</h2>"
                "<table class='published'><tr><th>paper</th><th>where</th><th>protocol</th>"
