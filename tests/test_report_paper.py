@@ -32,7 +32,7 @@ import yaml
 from browser import check_page, chromium, dump_dom, layout_report
 from conftest import _snakemake_exe
 
-from judgeaudit import registry
+from judgeaudit import outputs as registry
 from judgeaudit.provenance import RECORD_SUFFIX
 
 TRACEABLE = ("study_a_table2_blueprint", "study_a_table3_reference", "study_a_table4_conflict",
