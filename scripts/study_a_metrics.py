@@ -12,6 +12,8 @@ from judgeaudit.study_a import metrics as sa
 smk, log = start_job(globals())
 metrics = pd.concat([pd.read_csv(p, sep="\t", dtype={"seed": str}) for p in smk.input.metrics],
                     ignore_index=True)
+twoway = pd.concat([pd.read_csv(p, sep="\t", dtype={"seed": str}) for p in smk.input.twoway],
+                   ignore_index=True)
 rows = []
 for p in smk.input.contrasts:
     c = pd.read_csv(p, sep="\t")
@@ -34,6 +36,7 @@ planted = attach_corpus(planted, corpora, "study A planted")
 write_tsv_atomic(smk.output.metrics, metrics)
 write_tsv_atomic(smk.output.contrasts, contrasts)
 write_tsv_atomic(smk.output.planted, planted)
+write_tsv_atomic(smk.output.twoway, twoway)
 if len(planted):
     nz = planted[planted["counted"]]
     log.info("nonzero planted rates inside their 95%% CI: %d / %d (%d planted-0 rows apart)",
