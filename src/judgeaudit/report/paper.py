@@ -55,7 +55,7 @@ from judgeaudit.report.planted import TABLE as PLANTED_TABLE
 from judgeaudit.report.planted import planted_html
 from judgeaudit.report.published import for_table
 from judgeaudit.report.runfacts import answered_per_judge, kinds_sentence, trials_sentence
-from judgeaudit.stats.corpus import population_clause
+from judgeaudit.stats.corpus import population_clause, voice_clause
 from judgeaudit.stats.methods import METHODS as _METHODS
 from judgeaudit.stats.methods import describe as _describe
 from judgeaudit.stats.methods import keys_of as _keys_of
@@ -164,10 +164,16 @@ TWOWAY_TABLE = "study_a_twoway"
 
 
 def _population(frame: pd.DataFrame, frames: Mapping[str, pd.DataFrame]) -> str:
-    """What a table's intervals are conditional on (`stats.corpus.population_clause`,
-    from the rows' `n_sentences`), a task with a two-way row (the two-way table's) pointed
-    to that table; "" for rows that cross no sentences."""
-    if "n_sentences" not in frame or "task" not in frame or not len(frame):
+    """What a table's intervals are conditional on: Study A the sentences used
+    (`stats.corpus.population_clause`, from the rows' `n_sentences`), a task with a
+    two-way row (the two-way table's) pointed to that table; Study B the voices used
+    (`stats.corpus.voice_clause`, the rows' `n_voices`); "" for neither."""
+    if "task" not in frame or not len(frame):
+        return ""
+    if "n_voices" in frame:  # Study B: items nested in the voices they are rendered with
+        text = voice_clause(frame["n_voices"], frame["task"])
+        return f"{text}." if text else ""
+    if "n_sentences" not in frame:
         return ""
     two = frames.get(TWOWAY_TABLE)
     tasks = sorted(set(two["task"].astype(str))) if two is not None and len(two) else []

@@ -170,3 +170,40 @@ def population_clause(n_sentences: Iterable[Any], tasks: Iterable[Any] | None = 
         parts.append(text)
     return ("Speakers read the same sentences, so every interval generalises over "
             "speakers, not over sentences (" + "; ".join(parts) + ")")
+
+
+# ------------------------------------------------------------------ voices used (Study B)
+def voices_by_task(items: Mapping[str, Iterable[Mapping[str, Any]]]) -> dict[str, int]:
+    """task -> the number of distinct voices its items are rendered with (each item's
+    `voice`, `study_b.items`), from the run's item files; a task whose items name no
+    voice (e.g. recorded speech) is left out. The one place the Study B captions'
+    "conditional on the v voices used" comes from."""
+    out: dict[str, int] = {}
+    for task, rows in sorted(items.items()):
+        voices = {str(r.get("voice")) for r in rows
+                  if r.get("voice") is not None and str(r.get("voice")) not in ("", "nan")}
+        if voices:
+            out[str(task)] = len(voices)
+    return out
+
+
+def voice_clause(n_voices: Iterable[Any], tasks: Iterable[Any]) -> str:
+    """The caption sentence naming what a Study B interval generalises over, from the
+    `n_voices` and `task` columns of the rows a table shows (empty when no row names
+    its voices): items are nested in the voices they are rendered with, and the
+    intervals cluster on the item."""
+    by_task: dict[str, list[Any]] = {}
+    for task, v in zip(tasks, n_voices, strict=True):
+        by_task.setdefault(str(task), []).append(v)
+    parts = []
+    for task, vals in sorted(by_task.items()):
+        ks = _ks(vals)
+        if ks:
+            k = "/".join(str(x) for x in ks)
+            parts.append(f"{task}: the {k} {'voice' if k == '1' else 'voices'} used")
+    if not parts:
+        return ""
+    return ("Items are nested in the voices they are rendered with and the intervals "
+            "cluster on the item, so they are conditional on the voices used ("
+            + "; ".join(parts) + "): they generalise over items read in these voices, "
+            "not over voices")
