@@ -134,7 +134,7 @@ rule study_a_metrics:
 # >>> study_a render
 rule study_a_tables:
     """Every table of Study A's outputs registry (judgeaudit.study_a.outputs TABLES:
-    Paper A's Tables II-IV and A.S1-A.S6) as TSV, Markdown and LaTeX."""
+    Paper A's Tables II-IV and A.S1-A.S7) as TSV, Markdown and LaTeX."""
     input:
         unpack(lambda wc: STUDY_A_TABLE_INPUTS),
         code=package_code("study_a_tables.py"),

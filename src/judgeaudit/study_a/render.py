@@ -1,5 +1,5 @@
-"""Study A's tables (Paper A's Tables II-IV and A.S1-A.S6: follow rates, cue
-conflict, contrasts, planted vs estimated, capability, seed stability) and figures,
+"""Study A's tables (Paper A's Tables II-IV and A.S1-A.S7: follow rates, cue
+conflict, contrasts, planted vs estimated, capability, seed stability, two-way speaker x sentence) and figures,
 built from the tidy metric tables with the generic renderers in
 `judgeaudit.render.tables` / `judgeaudit.render.figures`."""
 
