@@ -33,6 +33,11 @@ contrasts = pd.concat([attach_corpus(contrasts[~panel], corpora, "study A contra
                            for task in contrasts.loc[panel, "task"]])],
                       ignore_index=True)
 planted = attach_corpus(planted, corpora, "study A planted")
+# the contrasts of a task whose speakers read the same sentences are conditional on them
+# too: the count the per-judge metrics carry (stats.corpus.sentences_by_task)
+if "n_sentences" in metrics.columns:
+    k = metrics.dropna(subset=["n_sentences"]).groupby("task")["n_sentences"].first()
+    contrasts["n_sentences"] = contrasts["task"].astype(str).map(k)
 write_tsv_atomic(smk.output.metrics, metrics)
 write_tsv_atomic(smk.output.contrasts, contrasts)
 write_tsv_atomic(smk.output.planted, planted)

@@ -26,7 +26,7 @@ corpora = corpus_by_task(trials, "study A trials")
 sentences = sentences_by_task(trials, manifests)
 for name in recipe.outputs:
     out = attach_corpus(outputs[name], corpora, f"study A {name}")
-    if name in ("metrics", "contrasts") and sentences:
+    if name == "metrics" and sentences:
         out["n_sentences"] = out["task"].astype(str).map(sentences)
     write_tsv_atomic(smk.output[name], out)
 df = inputs["df"]

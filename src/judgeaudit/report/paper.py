@@ -177,6 +177,8 @@ def _population(frame: pd.DataFrame, frames: Mapping[str, pd.DataFrame]) -> str:
         return ""
     two = frames.get(TWOWAY_TABLE)
     tasks = sorted(set(two["task"].astype(str))) if two is not None and len(two) else []
+    if "contrast" in frame:  # differences: Table A.S7 repeats rates, not contrasts
+        tasks = []
     where = f"{PAPER_TABLE.get(TWOWAY_TABLE, TWOWAY_TABLE)} ({TWOWAY_TABLE})"
     text = population_clause(frame["n_sentences"], frame["task"], tasks, where)
     return f"{text}." if text else ""

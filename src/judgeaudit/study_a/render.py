@@ -98,15 +98,16 @@ def _caption(title: str, d: pd.DataFrame, invalid: bool = False, note: str = "")
     return ". ".join(parts) + "."
 
 
-def _population(d: pd.DataFrame) -> str:
+def _population(d: pd.DataFrame, point: bool = True) -> str:
     """What the rows' intervals are conditional on, per task (`stats.corpus.
-    population_clause`), a task with a two-way row pointed to its table."""
+    population_clause`), a task with a two-way row pointed to its table (`point`: the
+    rows are rates, which Table A.S7 repeats with the two-way interval)."""
     if "n_sentences" not in d or not len(d):
         return ""
     if "task" not in d:
         return population_clause(d["n_sentences"])
-    return population_clause(d["n_sentences"], d["task"], _TWOWAY["tasks"],
-                             str(_TWOWAY["where"]))
+    return population_clause(d["n_sentences"], d["task"], _TWOWAY["tasks"] if point else (),
+                             str(_TWOWAY["where"]) if point else "")
 
 
 def table_blueprint(metrics: pd.DataFrame, base: Path, entry: Table) -> None:
@@ -223,7 +224,7 @@ def table_contrasts(contrasts: pd.DataFrame, base: Path, entry: Table) -> None:
         method=METHOD_TEXT[METHOD_DIFFERENCE],
         clusters=entry.file_notes["clusters"].format(units=", ".join(units)) if units else "",
         wald=PLACEMENT_WALD_TEXT)
-    population = _population(contrasts)
+    population = _population(contrasts, point=False)  # A.S7 holds rates, not contrasts
     if population:
         caption = f"{caption}. {population}"
     write_table(show, base, caption, digits=3, tsv_frame=contrasts)
