@@ -117,6 +117,18 @@ def test_tiny_run_prints_and_traces_the_twoway_rows(tiny_run):
         assert ("emotion: conditional on the 8 sentences used; the two-way speaker x "
                 "sentence interval, which generalises over sentences as well as speakers, "
                 "is in Table A.S7 (study_a_twoway)") in cap, cap
+    # the report's captions: Table II points the emotion task to Table A.S7, whose own
+    # caption does not call its intervals conditional on the sentences
+    import html
+    import re
+
+    page = html.unescape((work / "results" / "report" / "index.html").read_text())
+    caps = {m.group(1): m.group(2) for m in re.finditer(
+        r"<div class='tbl' id='([^']+)'><p class='cap'>(.*?)</p>", page, re.S)}
+    assert "is in Table A.S7 (study_a_twoway)" in caps["study_a_table2_blueprint"]
+    assert "Table A.S7." in caps["study_a_twoway"]
+    assert "conditional on the 8" not in caps["study_a_twoway"]
+    assert "emotion: conditional on the 8 sentences used)" in caps["study_a_contrasts"]
     i = int(two.index[(two["metric"] == "rf")][0])
     res = tiny_run.cli("trace", "results/tables/study_a_twoway.tsv", "--row", str(i),
                        "--column", "ci_high", "--json")

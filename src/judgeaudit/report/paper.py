@@ -163,13 +163,14 @@ def _method_spans(methods: Sequence[str]) -> str:
 TWOWAY_TABLE = "study_a_twoway"
 
 
-def _population(frame: pd.DataFrame, frames: Mapping[str, pd.DataFrame]) -> str:
+def _population(frame: pd.DataFrame, frames: Mapping[str, pd.DataFrame], stem: str = ""
+                ) -> str:
     """What a table's intervals are conditional on: Study A the sentences used
     (`stats.corpus.population_clause`, from the rows' `n_sentences`), a task with a
     two-way row (the two-way table's) pointed to that table; Study B the voices used
     (`stats.corpus.voice_clause`, the rows' `n_voices`); "" for neither."""
-    if "task" not in frame or not len(frame):
-        return ""
+    if "task" not in frame or not len(frame) or stem == TWOWAY_TABLE:
+        return ""  # (the two-way rows generalise over the sentences they count)
     if "n_voices" in frame:  # Study B: items nested in the voices they are rendered with
         text = voice_clause(frame["n_voices"], frame["task"])
         return f"{text}." if text else ""
@@ -850,7 +851,7 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
         if prov.exists():
             links.append(f"<a href='{os.path.relpath(prov, out)}'>provenance record</a>")
         stats_txt = _stats_sentence(frame, "cell")
-        population = _population(frame, frames)
+        population = _population(frame, frames, stem)
         if population:
             stats_txt = f"{stats_txt} {population}".strip()
         if sim:
