@@ -66,8 +66,9 @@ for _fmt in vocab_a.PAIR_FORMATS:
 
 # >>> study_a metrics
 rule study_a_metrics_judge:
-    """Study A metrics (cluster-robust intervals) and pre-specified paired, clustered
-    contrasts of one judge (all its shards)."""
+    """Study A metrics (cluster-robust intervals), pre-specified paired, clustered
+    contrasts and the two-way (speaker x sentence) rows of one judge (all its shards;
+    each clip's sentence from its corpus manifest)."""
     input:
         trials=study_a_trial_files(),
         responses=lambda wc: study_a_responses(wc.judge),
@@ -76,6 +77,7 @@ rule study_a_metrics_judge:
     output:
         metrics="results/metrics/A/judges/{judge}.tsv",
         contrasts="results/metrics/A/judges/{judge}.contrasts.tsv",
+        twoway="results/metrics/A/judges/{judge}.twoway.tsv",
     log:
         "logs/metrics/study_a_metrics_judge/{judge}.log",
     benchmark:
@@ -92,8 +94,8 @@ rule study_a_metrics_judge:
 
 rule study_a_metrics:
     """All judges' Study A metrics in one tidy table, contrasts Holm-corrected within
-    each family (control judges left out of the family), and the planted-vs-estimated
-    table of the simulated judges."""
+    each family (control judges left out of the family), the planted-vs-estimated
+    table of the simulated judges and the two-way (speaker x sentence) rows."""
     input:
         metrics=lambda wc: [
             f"results/metrics/A/judges/{j}.tsv" for j in study_a_judges()
@@ -101,11 +103,15 @@ rule study_a_metrics:
         contrasts=lambda wc: [
             f"results/metrics/A/judges/{j}.contrasts.tsv" for j in study_a_judges()
         ],
+        twoway=lambda wc: [
+            f"results/metrics/A/judges/{j}.twoway.tsv" for j in study_a_judges()
+        ],
         code=package_code("study_a_metrics.py"),
     output:
         metrics="results/metrics/A/metrics.tsv",
         contrasts="results/metrics/A/contrasts.tsv",
         planted="results/metrics/A/planted.tsv",
+        twoway="results/metrics/A/twoway.tsv",
     log:
         "logs/metrics/study_a_metrics/study_a_metrics.log",
     benchmark:
@@ -128,7 +134,7 @@ rule study_a_metrics:
 # >>> study_a render
 rule study_a_tables:
     """Every table of Study A's outputs registry (judgeaudit.study_a.outputs TABLES:
-    Paper A's Tables II-IV and A.S1-A.S6) as TSV, Markdown and LaTeX."""
+    Paper A's Tables II-IV and A.S1-A.S7) as TSV, Markdown and LaTeX."""
     input:
         unpack(lambda wc: STUDY_A_TABLE_INPUTS),
         code=package_code("study_a_tables.py"),

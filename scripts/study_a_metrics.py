@@ -12,6 +12,8 @@ from judgeaudit.study_a import metrics as sa
 smk, log = start_job(globals())
 metrics = pd.concat([pd.read_csv(p, sep="\t", dtype={"seed": str}) for p in smk.input.metrics],
                     ignore_index=True)
+twoway = pd.concat([pd.read_csv(p, sep="\t", dtype={"seed": str}) for p in smk.input.twoway],
+                   ignore_index=True)
 rows = []
 for p in smk.input.contrasts:
     c = pd.read_csv(p, sep="\t")
@@ -31,9 +33,15 @@ contrasts = pd.concat([attach_corpus(contrasts[~panel], corpora, "study A contra
                            for task in contrasts.loc[panel, "task"]])],
                       ignore_index=True)
 planted = attach_corpus(planted, corpora, "study A planted")
+# the contrasts of a task whose speakers read the same sentences are conditional on them
+# too: the count the per-judge metrics carry (stats.corpus.sentences_by_task)
+if "n_sentences" in metrics.columns:
+    k = metrics.dropna(subset=["n_sentences"]).groupby("task")["n_sentences"].first()
+    contrasts["n_sentences"] = contrasts["task"].astype(str).map(k)
 write_tsv_atomic(smk.output.metrics, metrics)
 write_tsv_atomic(smk.output.contrasts, contrasts)
 write_tsv_atomic(smk.output.planted, planted)
+write_tsv_atomic(smk.output.twoway, twoway)
 if len(planted):
     nz = planted[planted["counted"]]
     log.info("nonzero planted rates inside their 95%% CI: %d / %d (%d planted-0 rows apart)",

@@ -10,7 +10,7 @@ from judgeaudit.study_a import outputs as A
 
 smk, log = start_job(globals())
 # the metric rows' seed is a label ("all", "1", ...), never a number
-dtypes = {"metrics": {"seed": str}}
+dtypes = {"metrics": {"seed": str}, "twoway": {"seed": str}}
 frames = {role: pd.read_csv(smk.input[role], sep="\t", dtype=dtypes.get(role))
           for role in A.table_inputs()}
 names = A.render_tables(frames, Path(smk.output[0]).parent)

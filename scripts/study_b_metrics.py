@@ -3,12 +3,13 @@ states, balance): the recipe of the study's outputs registry computes every outp
 rule (judgeaudit.study_b.recipes.metric_recipe -> judgeaudit.study_b.compute)."""
 
 import json
+from pathlib import Path
 
 import pandas as pd
 
-from judgeaudit.io import write_tsv_atomic
+from judgeaudit.io import read_jsonl, write_tsv_atomic
 from judgeaudit.scriptjob import finish_job, start_job
-from judgeaudit.stats.corpus import attach_corpus, corpus_by_task
+from judgeaudit.stats.corpus import attach_corpus, corpus_by_task, voices_by_task
 from judgeaudit.study_b import metrics as SB
 from judgeaudit.study_b.recipes import metric_recipe
 
@@ -36,12 +37,23 @@ for frame in outputs.values():  # rows a gate left unreported (study_b.chance)
         for r in frame[frame["exceeds_paper"] == True].itertuples():  # noqa: E712
             log.warning("reply balance %s/%s: |gap| %.2f exceeds the paper's %.2f", r.task,
                         r.metric, r.abs_gap, r.paper_gap)
+# items are nested in the voices they are rendered with: every row names how many
+# (the captions' "conditional on the voices used"; issue 32)
+voices = voices_by_task({Path(p).parent.name: read_jsonl(p) for p in smk.input.voices})
+
+
+def finished(frame: pd.DataFrame) -> pd.DataFrame:
+    out = attach_corpus(frame, corpora, f"study B {metric}")
+    if voices and "task" in out.columns:
+        out["n_voices"] = out["task"].astype(str).map(voices)
+    return out
+
+
 named = list(smk.output.keys())
 if not named:  # one unnamed output: the recipe's one output
     (only,) = outputs.values()
-    write_tsv_atomic(smk.output[0], attach_corpus(only, corpora, f"study B {metric}"))
+    write_tsv_atomic(smk.output[0], finished(only))
 for name in named:
-    write_tsv_atomic(smk.output[name], attach_corpus(outputs[name], corpora,
-                                                     f"study B {metric}"))
+    write_tsv_atomic(smk.output[name], finished(outputs[name]))
 log.info("study B metric %s written (%s)", metric, ", ".join(outputs))
 finish_job(smk)

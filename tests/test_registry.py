@@ -70,7 +70,7 @@ def test_workflow_lists_are_the_registries():
     assert B.table_inputs()["state_distribution"] == {
         "distribution": "results/metrics/B/state_distribution.tsv",
         "chance": "results/metrics/B/state_chance.tsv"}
-    assert set(A.table_inputs()) == {"metrics", "contrasts", "planted"}
+    assert set(A.table_inputs()) == {"metrics", "contrasts", "planted", "twoway"}
 
 
 def test_captions_labels_and_sections():

@@ -62,8 +62,9 @@ def test_study_a_tables_print_n_and_clusters(tmp_path):
     m = sa.metrics(df)
     assert (m["cluster_unit"] == "speaker").all() and (m["n_clusters"] <= 6).all()
     c = sa.contrasts_table(sa.contrast_rows(df) + [sa.capability_test(sa.capability_table(m))])
-    A.render_tables({"metrics": m, "contrasts": c, "planted": sa.planted_table(m, {})},
-                    tmp_path)
+    A.render_tables({"metrics": m, "contrasts": c, "planted": sa.planted_table(m, {}),
+                     "twoway": pd.DataFrame(sa.twoway_rates(df, {}),
+                                            columns=sa.TWOWAY_COLUMNS)}, tmp_path)
     counted = {p.stem: check_rate_cells(p) for p in sorted(tmp_path.glob("*.md"))}
     assert counted["study_a_table2_blueprint"] == 9
     assert counted["study_a_follow_blueprint"] == 5 * 4  # accuracy, RF, rf_adj, RF~

@@ -191,3 +191,34 @@ def test_sentences_used_name_the_population_of_crossed_tables(tmp_path):
                       "cluster_unit": ["speaker"], "n_sentences": [2]})
     assert "conditional on the 2 sentences used" in render._caption("T", d)
     assert "conditional" not in render._caption("T", d.drop(columns="n_sentences"))
+
+
+def test_study_b_captions_name_the_voices_their_items_are_read_in(tmp_path):
+    """Issue 32: Study B items are nested in the voices they are rendered with; the
+    voices are counted from the items (one place, stats.corpus.voices_by_task) and every
+    Study B table caption over them says its item-clustered intervals are conditional on
+    them, per task."""
+    import pandas as pd
+
+    from judgeaudit.stats.corpus import voice_clause, voices_by_task
+    from judgeaudit.study_b import outputs as B
+
+    items = {"single": [{"item_id": f"i{i}", "voice": f"sb_v{i % 3}"} for i in range(7)],
+             "positional": [{"item_id": "d0", "voice": "sb_v9"}, {"item_id": "d1"}],
+             "recorded": [{"item_id": "r0"}]}
+    assert voices_by_task(items) == {"single": 3, "positional": 1}
+    text = voice_clause([3, 3, 1, float("nan")], ["single", "single", "positional", "x"])
+    assert "(positional: the 1 voice used; single: the 3 voices used)" in text
+    assert text.startswith("Items are nested in the voices they are rendered with")
+    assert voice_clause([float("nan")], ["x"]) == ""
+    row = {"judge": "j", "task": "single", "cue": "none", "protocol": "pointwise",
+           "metric": "accuracy", "estimate": 0.5, "ci_low": 0.3, "ci_high": 0.7, "n": 20,
+           "n_clusters": 10, "cluster_unit": "item", "n_invalid": 0, "invalid_low": 0.5,
+           "invalid_high": 0.5, "one_sided": "", "deff": 1.0, "method": "wilson_cr2_bm",
+           "k": 10, "corpus": "synth_counterfactual"}
+    entry = B.REGISTRY.table("study_b_accuracy")
+    entry.render(accuracy=pd.DataFrame([{**row, "n_voices": 4}]), base=tmp_path / "a")
+    cap = (tmp_path / "a.md").read_text().split("\n")[0]
+    assert "conditional on the voices used (single: the 4 voices used)" in cap, cap
+    entry.render(accuracy=pd.DataFrame([row]), base=tmp_path / "b")
+    assert "voices used" not in (tmp_path / "b.md").read_text()

@@ -430,3 +430,124 @@ def test_twoway_rates_where_clips_cross_eight_sentences():
     assert (rf["estimate"], rf["ci_low"], rf["ci_high"]) == (ref.estimate, ref.lo, ref.hi)
     seven = {k: f"sent{int(v[-1]) % 7}" for k, v in eight.items()}
     assert sa.twoway_rates(df, seven) == []
+
+
+def _crossed_records(n_speakers=12, n_sentences=8, seed=32):
+    """Trials / responses / manifest of one judge on an emotion task whose speakers all
+    read the same `n_sentences` sentences (a sentence effect and a speaker effect)."""
+    rng = np.random.default_rng(seed)
+    sent_eff = rng.normal(0, 0.8, n_sentences)
+    spk_eff = rng.normal(0, 0.8, n_speakers)
+    trials, responses, man = [], [], []
+    for spk in range(n_speakers):
+        for s in range(n_sentences):
+            cid = f"emo_v{spk:02d}_s{s}"
+            man.append({"clip_id": cid, "sentence_id": str(s), "transcript": f"text {s}"})
+            for cond, wrong in (("audio_only", None), ("wrong_with_audio", "sad")):
+                tid = f"{cid}-{cond}"
+                facts = {"family": "blueprint", "clip_id": cid, "k": 4, "cluster": f"v{spk}",
+                         "cluster_unit": "speaker", "corpus": "synth_emotion",
+                         "wrong_label": wrong, "seed": 1 if wrong else None}
+                trials.append({"trial_id": tid, "task": "emotion", "condition": cond,
+                               "gold": "happy", "facts": facts})
+                p_hit = 1 / (1 + np.exp(-(0.3 + sent_eff[s] + spk_eff[spk])))
+                answer = "happy" if rng.random() < p_hit else ("sad" if rng.random() < 0.7
+                                                              else "angry")
+                responses.append({"trial_id": tid, "parsed": answer, "status": "valid"})
+    return trials, responses, {"synth_emotion": pd.DataFrame(man)}
+
+
+def _cgm_wilson_by_hand(y, speakers, sentences):
+    """Independent recomputation: Cameron-Gelbach-Miller two-way variance of a mean,
+    V = sum over (speaker, sentence, speaker x sentence) of +-G/(G-1) sum_g e_g^2 / n^2,
+    then the Wilson score interval at m = p(1-p)/V with t on min(G) - 1 df."""
+    from scipy.stats import t as student_t
+
+    y = np.asarray(y, float)
+    n, p = y.size, y.mean()
+    e = y - p
+
+    def term(labels):
+        labels = np.asarray(labels)
+        groups = sorted(set(labels))
+        tot = np.array([e[labels == g].sum() for g in groups])
+        g = len(groups)
+        return g / (g - 1) * (tot ** 2).sum() / n ** 2
+
+    cells = np.array([f"{a}|{b}" for a, b in zip(speakers, sentences, strict=True)])
+    v = term(speakers) + term(sentences) - term(cells)
+    assert v > 0
+    m = p * (1 - p) / v
+    crit = student_t.ppf(0.975, min(len(set(speakers)), len(set(sentences))) - 1)
+    centre = (p + crit ** 2 / (2 * m)) / (1 + crit ** 2 / m)
+    half = crit / (1 + crit ** 2 / m) * np.sqrt(p * (1 - p) / m + crit ** 2 / (4 * m ** 2))
+    return p, centre - half, centre + half
+
+
+def test_twoway_row_of_the_recipe_is_cgm_by_hand(tmp_path):
+    """Issue 32: the two-way row the Study A recipe writes (each clip's sentence from
+    the corpus manifest) equals an explicit CGM + Wilson computation, and the tables
+    print it beside the speaker-clustered interval, the accuracy table's caption
+    pointing the task to it."""
+    from judgeaudit.study_a import compute
+    from judgeaudit.study_a import outputs as A
+    from judgeaudit.study_a import render as RA
+
+    trials, responses, manifests = _crossed_records()
+    inputs = compute.join_inputs(trials, responses, {"judge": "j"}, manifests=manifests)
+    out = compute.judge_metrics(inputs, {"judge": "j", "n_boot": 0})
+    two = out["twoway"]
+    assert list(two.columns) == sa.TWOWAY_COLUMNS
+    assert sorted(zip(two["condition"], two["metric"], strict=True)) == [
+        ("audio_only", "accuracy"), ("wrong_with_audio", "accuracy"),
+        ("wrong_with_audio", "rf")]
+    row = two[(two["condition"] == "wrong_with_audio") & (two["metric"] == "rf")].iloc[0]
+    ww = [t for t in trials if t["condition"] == "wrong_with_audio"]
+    parsed = {r["trial_id"]: r["parsed"] for r in responses}
+    y = [parsed[t["trial_id"]] == "sad" for t in ww]
+    spk = [t["facts"]["cluster"] for t in ww]
+    sent = [t["facts"]["clip_id"].rsplit("_s", 1)[1] for t in ww]
+    p, lo, hi = _cgm_wilson_by_hand(y, spk, sent)
+    assert row["estimate"] == pytest.approx(p, abs=1e-12)
+    assert (row["ci_low"], row["ci_high"]) == (pytest.approx(lo, abs=1e-10),
+                                               pytest.approx(hi, abs=1e-10))
+    assert (row["n_speakers"], row["n_sentences"], row["n_clusters"]) == (12, 8, 8)
+    assert row["method"] == "wilson_cgm_twoway"
+    # the sentence effect is real: the two-way interval is wider than the speaker one
+    metrics = out["metrics"].assign(corpus="synth_emotion", n_sentences=8)
+    one = metrics[(metrics["condition"] == "wrong_with_audio") & (metrics["metric"] == "rf")
+                  & (metrics["seed"] == "all")].iloc[0]
+    assert row["ci_high"] - row["ci_low"] > one["ci_high"] - one["ci_low"]
+
+    # a corpus that declares no single sentence per clip (only transcripts): no row
+    bare = {"synth_emotion": manifests["synth_emotion"].drop(columns="sentence_id")}
+    none = compute.judge_metrics(compute.join_inputs(trials, responses, {"judge": "j"},
+                                                     manifests=bare), {"judge": "j"})
+    assert none["twoway"].empty
+    # the trace's cell selection keeps the clips' sentences: the cell's row is the same
+    cell, ids, _ = compute.select_cell(inputs, dict(row))
+    again = compute.judge_metrics(cell, {"judge": "j"})["twoway"]
+    hit = again[(again["condition"] == "wrong_with_audio") & (again["metric"] == "rf")]
+    assert float(hit["ci_high"].iloc[0]) == row["ci_high"] and len(ids) == len(ww)
+
+    entry = A.REGISTRY.table("study_a_twoway")
+    twoway = two.assign(corpus="synth_emotion")
+    entry.render(twoway=twoway, metrics=metrics, base=tmp_path / entry.name, entry=entry)
+    md = (tmp_path / f"{entry.name}.md").read_text()
+    assert f"| {row['estimate']:.2f} [{row['ci_low']:.2f}, {row['ci_high']:.2f}] | " \
+           f"{one['estimate']:.2f} [{one['ci_low']:.2f}, {one['ci_high']:.2f}] |" in md
+    assert "Cameron, Gelbach & Miller" in md  # the method registry's text
+    blue = A.REGISTRY.table("study_a_table2_blueprint")
+    with RA.twoway_tasks(twoway, "Table A.S7 (study_a_twoway)"):
+        blue.render(metrics=metrics, base=tmp_path / "t2", entry=blue)
+    cap = (tmp_path / "t2.md").read_text()
+    assert ("emotion: conditional on the 8 sentences used; the two-way speaker x sentence "
+            "interval, which generalises over sentences as well as speakers, is in Table "
+            "A.S7 (study_a_twoway)") in cap
+    blue.render(metrics=metrics, base=tmp_path / "t3", entry=blue)  # no two-way rows
+    cap = (tmp_path / "t3.md").read_text()
+    assert "emotion: conditional on the 8 sentences used" in cap and "A.S7" not in cap
+    # no task crossed with >= 8 sentences: the table says so, with each task's count
+    entry.render(twoway=twoway.iloc[0:0], metrics=metrics.assign(n_sentences=2),
+                 base=tmp_path / "empty", entry=entry)
+    assert "(emotion: 2 sentences)" in (tmp_path / "empty.md").read_text()

@@ -44,6 +44,24 @@ def test_tiny_run_study_b_tables_carry_text_baseline_and_holm(tiny_run):
         assert metric in set(pot["metric"]), metric
     assert (tiny_run.root / "figures/study_b_text_gap.png").stat().st_size > 1000
     assert (tiny_run.root / "figures/study_b_probes.png").stat().st_size > 1000
+    # issue 32: every Study B table states the voices its items are read in, counted
+    # from the run's item files
+    import json
+
+    voices = {}
+    for task in tasks:
+        rows = [json.loads(line) for line in (tiny_run.root / "results/conditions/B" / task
+                                              / "items.jsonl").read_text().splitlines()]
+        voices[task] = len({r["voice"] for r in rows})
+    for name in ("study_b_accuracy", "study_b_protocol_gap", "study_b_text_gap",
+                 "study_b_potemkin", "study_b_state_distribution", "study_b_balance"):
+        t = _tsv(tiny_run.root, name)
+        got = t.dropna(subset=["n_voices"]).groupby("task")["n_voices"].first()
+        assert {k: int(v) for k, v in got.items()} == voices, (name, voices)
+        cap = (tiny_run.root / f"results/tables/{name}.md").read_text().split("\n")[0]
+        want = "; ".join(f"{t}: the {v} voice{'s' if v != 1 else ''} used"
+                         for t, v in sorted(voices.items()))
+        assert f"conditional on the voices used ({want})" in cap, (name, cap)
 
 
 @pytest.mark.slow

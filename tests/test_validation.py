@@ -261,3 +261,21 @@ def test_crossed_scenario_counts_the_two_way_interval():
         c = s[s["counted"]]
         assert len(c) == 4 if name == "emotion_crossed" else len(c) > 4
         assert c["method"].str.startswith(counted_method).all(), (name, c["method"].tolist())
+
+
+def test_chained_crossing_is_the_default_emotion_design_and_counts_the_two_way_row():
+    """Issue 32: emotion_crossed_chain simulates the default synth_emotion corpus (each
+    speaker reads 2 of 8 sentences, v and v+1 mod 8: datasets.synth.emotion.
+    voice_sentences) and counts the two-way interval (new sentences in the truth)."""
+    from judgeaudit.datasets.synth.emotion import voice_sentences
+
+    sc = sim.scenario("emotion_crossed_chain")
+    d = sim.simulate(sc, np.random.default_rng(3))
+    read = d.groupby("speaker")["sentence"].apply(lambda s: sorted(set(s)))
+    assert {int(v): r for v, r in read.items()} == {
+        v: voice_sentences(v, 8, 2) for v in range(sc.params.n_speakers)}
+    reps = study.run_scenario(sc, 2, 0, 5)
+    fake = {e: {"value": 0.5, "se": 0.0} for e in set(reps["estimand"])}
+    c = study.summarise(reps, sc, fake)
+    c = c[c["counted"]]
+    assert len(c) == 4 and c["method"].str.startswith("wilson_cgm_twoway").all()

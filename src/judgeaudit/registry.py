@@ -258,6 +258,11 @@ class Recipe:
     # are emitted from these (rules/study_b.smk, one loop over the recipes).
     rule_inputs: Mapping[str, str] = field(default_factory=dict)
     rule_params: tuple[str, ...] = ()
+    # "trials_responses" only: the function reading the corpus manifests among the
+    # rule's inputs (data/<corpus>/manifest.tsv paths -> {corpus: frame}, Study A:
+    # `stats.corpus.read_manifests`, each clip's sentence), which load then also takes
+    # as `manifests` (None: load takes trials, responses and params only)
+    manifests: Fn | None = None
 
     def row_not_recomputed(self, row: Mapping[str, Any]) -> str:
         """Why this row is not recomputed ("" when it is)."""

@@ -474,9 +474,15 @@ def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
     load_key = None
     if recipe.source == "trials_responses":
         trials, resp, files = _trials_responses(recipe, row, ch, root)
+        extra: dict[str, Any] = {}
+        if recipe.manifests is not None:  # the corpus manifests among the rule's inputs
+            mans = [f for f in _files(ch, "data/", recipe.rule) if f.endswith("/manifest.tsv")]
+            files = (*files, tuple((f, *_stamp(root / f)) for f in mans))
+            extra = {"manifests": recipe.manifests([root / f for f in mans])}
         load_key = (recipe.load, files, json.dumps(params, sort_keys=True, default=str))
         inputs = _memoised(_LOAD_MEMO, load_key, lambda: recipe.load(
-            trials, [resp[t["trial_id"]] for t in trials if t["trial_id"] in resp], params))
+            trials, [resp[t["trial_id"]] for t in trials if t["trial_id"] in resp], params,
+            **extra))
     elif recipe.source == "scored_shards":
         inputs, trials, resp = _scored_shards(recipe, row, ch, root)
     else:
@@ -487,11 +493,12 @@ def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
     # rows whose selections are the same rows of the same memoised load (e.g. every
     # contrast of one judge x task reads all of the task's trials) share one compute
     same = None
-    if (load_key is not None and not recipe.family and cell_inputs
-            and all(isinstance(v, pd.DataFrame) and v.index.is_unique
-                    for v in cell_inputs.values())):
+    # (values other than frames are carried whole from the memoised load)
+    frames_in = {k: v for k, v in cell_inputs.items() if isinstance(v, pd.DataFrame)}
+    if (load_key is not None and not recipe.family and frames_in
+            and all(v.index.is_unique for v in frames_in.values())):
         same = (recipe.compute, load_key, tuple((k, tuple(v.index))
-                                                for k, v in sorted(cell_inputs.items())))
+                                                for k, v in sorted(frames_in.items())))
     if same is None:
         outputs = _compute(recipe, cell_inputs, params, key)
     else:

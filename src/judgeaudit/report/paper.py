@@ -55,6 +55,7 @@ from judgeaudit.report.planted import TABLE as PLANTED_TABLE
 from judgeaudit.report.planted import planted_html
 from judgeaudit.report.published import for_table
 from judgeaudit.report.runfacts import answered_per_judge, kinds_sentence, trials_sentence
+from judgeaudit.stats.corpus import population_clause, voice_clause
 from judgeaudit.stats.methods import METHODS as _METHODS
 from judgeaudit.stats.methods import describe as _describe
 from judgeaudit.stats.methods import keys_of as _keys_of
@@ -157,6 +158,31 @@ def _n_range(frame: pd.DataFrame, col: str) -> str:
 def _method_spans(methods: Sequence[str]) -> str:
     return "; ".join(f"<span class='method' data-method='{_e(m)}'>{_e(method_text(m))}</span>"
                      for m in methods)
+
+
+TWOWAY_TABLE = "study_a_twoway"
+
+
+def _population(frame: pd.DataFrame, frames: Mapping[str, pd.DataFrame], stem: str = ""
+                ) -> str:
+    """What a table's intervals are conditional on: Study A the sentences used
+    (`stats.corpus.population_clause`, from the rows' `n_sentences`), a task with a
+    two-way row (the two-way table's) pointed to that table; Study B the voices used
+    (`stats.corpus.voice_clause`, the rows' `n_voices`); "" for neither."""
+    if "task" not in frame or not len(frame) or stem == TWOWAY_TABLE:
+        return ""  # (the two-way rows generalise over the sentences they count)
+    if "n_voices" in frame:  # Study B: items nested in the voices they are rendered with
+        text = voice_clause(frame["n_voices"], frame["task"])
+        return f"{text}." if text else ""
+    if "n_sentences" not in frame:
+        return ""
+    two = frames.get(TWOWAY_TABLE)
+    tasks = sorted(set(two["task"].astype(str))) if two is not None and len(two) else []
+    if "contrast" in frame:  # differences: Table A.S7 repeats rates, not contrasts
+        tasks = []
+    where = f"{PAPER_TABLE.get(TWOWAY_TABLE, TWOWAY_TABLE)} ({TWOWAY_TABLE})"
+    text = population_clause(frame["n_sentences"], frame["task"], tasks, where)
+    return f"{text}." if text else ""
 
 
 def _stats_sentence(frame: pd.DataFrame, unit_of: str = "estimate") -> str:
@@ -825,6 +851,9 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
         if prov.exists():
             links.append(f"<a href='{os.path.relpath(prov, out)}'>provenance record</a>")
         stats_txt = _stats_sentence(frame, "cell")
+        population = _population(frame, frames, stem)
+        if population:
+            stats_txt = f"{stats_txt} {population}".strip()
         if sim:
             caption = f"{caption.rstrip('.')}. {sim}."
         printed = [] if stem == PLANTED_TABLE else printed_pivots(stem, frame, panel)
@@ -848,6 +877,7 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
                 block.append(_figure_html(fs, root / figs[fs], fig_dir, out, n_fig,
                                           FIGURES.get(fs, fs.replace("_", " ")),
                                           _figure_stats(fs, frame)
+                                          + (f" {population}" if population else "")
                                           + (f" {sim}." if sim else "")))
         block.append("</div>")
         section_html[section].append("\n".join(block))

@@ -4,7 +4,8 @@ the `task` column."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -50,6 +51,52 @@ def attach_corpus(frame: pd.DataFrame, corpora: Mapping[str, str],
 
 # ------------------------------------------------------------------ sentences used
 SENTENCE_COLUMNS = ("sentence_id", "statement", "transcript")  # first one a manifest has
+# a clip's one sentence, as the corpus declares it (the two-way interval's second
+# dimension): a transcript is not one where a clip joins several sentences of a bank
+# (synth_language reads 2+ of 10 sentences per clip, in a seeded order)
+SENTENCE_ID_COLUMNS = ("sentence_id", "statement")
+
+
+def read_manifests(paths: Iterable[str | Path]) -> dict[str, pd.DataFrame]:
+    """corpus -> its manifest (data/<corpus>/manifest.tsv, every column a string), as
+    the Study A metrics rule and the cell trace read them."""
+    return {Path(p).parent.name: pd.read_csv(p, sep="\t", dtype=str, keep_default_na=False)
+            for p in paths}
+
+
+def _sentence_lookup(manifests: Mapping[str, pd.DataFrame], columns: Sequence[str],
+                     strict: bool) -> dict[str, dict[str, str]]:
+    """corpus -> {clip_id: sentence} from the first of `columns` each manifest has (a
+    manifest without one: an error when `strict`, else left out)."""
+    lookup: dict[str, dict[str, str]] = {}
+    for corpus, m in manifests.items():
+        col = next((c for c in columns if c in m.columns), None)
+        if col is None or "clip_id" not in m.columns:
+            if strict:
+                raise ValueError(f"manifest of {corpus}: needs clip_id and one of "
+                                 f"{list(columns)} to count the sentences used")
+            continue
+        lookup[corpus] = {c: s for c, s in zip(m["clip_id"].astype(str), m[col].astype(str),
+                                               strict=True) if s not in ("", "nan")}
+    return lookup
+
+
+def clip_sentences(trials: Iterable[Mapping[str, Any]],
+                   manifests: Mapping[str, pd.DataFrame]) -> dict[str, str]:
+    """clip_id -> its sentence (`SENTENCE_ID_COLUMNS`: the one sentence the corpus says
+    the clip reads) for the clips of the classification trials whose corpus declares
+    one; the input of `study_a.metrics.twoway_rates`. Clips of corpora without such a
+    column are left out (their tasks get no two-way interval)."""
+    lookup = _sentence_lookup(manifests, SENTENCE_ID_COLUMNS, strict=False)
+    out: dict[str, str] = {}
+    for t in trials:
+        f = t.get("facts") or {}
+        if f.get("family") == "pairwise" or f.get("clip_id") is None:
+            continue
+        sentence = lookup.get(str(f.get("corpus")), {}).get(str(f["clip_id"]))
+        if sentence is not None:
+            out[str(f["clip_id"])] = sentence
+    return out
 
 
 def sentences_by_task(trials: Iterable[Mapping[str, Any]],
@@ -69,19 +116,13 @@ def sentences_by_task(trials: Iterable[Mapping[str, Any]],
         used.setdefault(str(t["task"]), {})[str(f["clip_id"])] = (
             f"{f.get('corpus')}\x1f{f.get('cluster')}")
     out: dict[str, int] = {}
-    lookup: dict[str, dict[str, str]] = {}
-    for corpus, m in manifests.items():
-        col = next((c for c in SENTENCE_COLUMNS if c in m.columns), None)
-        if col is None or "clip_id" not in m.columns:
-            raise ValueError(f"manifest of {corpus}: needs clip_id and one of "
-                             f"{list(SENTENCE_COLUMNS)} to count the sentences used")
-        lookup[corpus] = dict(zip(m["clip_id"].astype(str), m[col].astype(str), strict=True))
+    lookup = _sentence_lookup(manifests, SENTENCE_COLUMNS, strict=True)
     for task, clips in sorted(used.items()):
         clusters_of: dict[str, set[str]] = {}
         for clip, key in clips.items():
             corpus, cluster = key.split("\x1f", 1)
             sentence = lookup.get(corpus, {}).get(clip)
-            if sentence is None or sentence in ("", "nan"):
+            if sentence is None:
                 continue
             clusters_of.setdefault(sentence, set()).add(cluster)
         if clusters_of and max(len(c) for c in clusters_of.values()) >= 2:
@@ -89,16 +130,80 @@ def sentences_by_task(trials: Iterable[Mapping[str, Any]],
     return out
 
 
-def population_clause(n_sentences: Iterable[Any]) -> str:
+def _ks(values: Iterable[Any]) -> list[int]:
+    return sorted({int(k) for k in values
+                   if k is not None and not (isinstance(k, float) and pd.isna(k))
+                   and str(k) not in ("", "nan")})
+
+
+def population_clause(n_sentences: Iterable[Any], tasks: Iterable[Any] | None = None,
+                      twoway_tasks: Iterable[str] = (), twoway_where: str = "") -> str:
     """The caption sentence naming what an interval generalises over, from the
     `n_sentences` column of the rows a table shows (empty when no row crosses
-    sentences with speakers)."""
-    ks = sorted({int(k) for k in n_sentences
-                 if k is not None and not (isinstance(k, float) and pd.isna(k))
-                 and str(k) not in ("", "nan")})
+    sentences with speakers). With `tasks` (the rows' task column, beside
+    `n_sentences`), per task; a task in `twoway_tasks` (those with a two-way speaker x
+    sentence row, `study_a.metrics.twoway_rates`) is pointed to `twoway_where` (the
+    two-way table's label and name)."""
+    ns = list(n_sentences)
+    ks = _ks(ns)
     if not ks:
         return ""
-    k = "/".join(str(x) for x in ks)
-    noun = "sentence" if ks == [1] else "sentences"
-    return (f"Speakers read the same sentences: every interval is conditional on the {k} "
-            f"{noun} used (it generalises over speakers, not over sentences)")
+    if tasks is None:
+        k = "/".join(str(x) for x in ks)
+        noun = "sentence" if ks == [1] else "sentences"
+        return (f"Speakers read the same sentences: every interval is conditional on the "
+                f"{k} {noun} used (it generalises over speakers, not over sentences)")
+    by_task: dict[str, list[Any]] = {}
+    for task, k in zip(tasks, ns, strict=True):
+        by_task.setdefault(str(task), []).append(k)
+    two = set(map(str, twoway_tasks))
+    parts = []
+    for task, vals in sorted(by_task.items()):
+        k = "/".join(str(x) for x in _ks(vals))
+        if not k:
+            continue
+        noun = "sentence" if k == "1" else "sentences"
+        text = f"{task}: conditional on the {k} {noun} used"
+        if task in two and twoway_where:
+            text += (f"; the two-way speaker x sentence interval, which generalises over "
+                     f"sentences as well as speakers, is in {twoway_where}")
+        parts.append(text)
+    return ("Speakers read the same sentences, so every interval generalises over "
+            "speakers, not over sentences (" + "; ".join(parts) + ")")
+
+
+# ------------------------------------------------------------------ voices used (Study B)
+def voices_by_task(items: Mapping[str, Iterable[Mapping[str, Any]]]) -> dict[str, int]:
+    """task -> the number of distinct voices its items are rendered with (each item's
+    `voice`, `study_b.items`), from the run's item files; a task whose items name no
+    voice (e.g. recorded speech) is left out. The one place the Study B captions'
+    "conditional on the v voices used" comes from."""
+    out: dict[str, int] = {}
+    for task, rows in sorted(items.items()):
+        voices = {str(r.get("voice")) for r in rows
+                  if r.get("voice") is not None and str(r.get("voice")) not in ("", "nan")}
+        if voices:
+            out[str(task)] = len(voices)
+    return out
+
+
+def voice_clause(n_voices: Iterable[Any], tasks: Iterable[Any]) -> str:
+    """The caption sentence naming what a Study B interval generalises over, from the
+    `n_voices` and `task` columns of the rows a table shows (empty when no row names
+    its voices): items are nested in the voices they are rendered with, and the
+    intervals cluster on the item."""
+    by_task: dict[str, list[Any]] = {}
+    for task, v in zip(tasks, n_voices, strict=True):
+        by_task.setdefault(str(task), []).append(v)
+    parts = []
+    for task, vals in sorted(by_task.items()):
+        ks = _ks(vals)
+        if ks:
+            k = "/".join(str(x) for x in ks)
+            parts.append(f"{task}: the {k} {'voice' if k == '1' else 'voices'} used")
+    if not parts:
+        return ""
+    return ("Items are nested in the voices they are rendered with and the intervals "
+            "cluster on the item, so they are conditional on the voices used ("
+            + "; ".join(parts) + "): they generalise over items read in these voices, "
+            "not over voices")

@@ -1,8 +1,9 @@
 """Study A recipes: the functions the metric rule's script calls, and the cell
 selection the trace uses to recompute one row with them.
 
-`join_inputs(trials, responses, params)` -> inputs ({"df": one row per trial});
-`judge_metrics(inputs, params)` -> {"metrics", "contrasts"} of one judge (the rule
+`join_inputs(trials, responses, params, manifests)` -> inputs ({"df": one row per
+trial, "sentence_of": clip_id -> its sentence from the corpus manifests});
+`judge_metrics(inputs, params)` -> {"metrics", "contrasts", "twoway"} of one judge (the rule
 `study_a_metrics_judge`, scripts/study_a_metrics_judge.py);
 `select_cell(inputs, row)` -> (the inputs behind one table row, its trial ids, a note).
 """
@@ -27,26 +28,34 @@ from judgeaudit.vocab.study_a import (
 AUDIO_ONLY = "audio_only"  # the condition rf_adj reads the judge's own answers from
 
 
-def join_inputs(trials: Sequence[dict], responses: Sequence[dict], params: Mapping[str, Any]
-                ) -> dict[str, Any]:
-    """One row per trial with this judge's response (`study_a.metrics.join`)."""
+def join_inputs(trials: Sequence[dict], responses: Sequence[dict], params: Mapping[str, Any],
+                manifests: Mapping[str, pd.DataFrame] | None = None) -> dict[str, Any]:
+    """One row per trial with this judge's response (`study_a.metrics.join`), and each
+    classification clip's sentence from the corpus manifests (`stats.corpus.
+    clip_sentences`; the two-way interval's second dimension)."""
+    from judgeaudit.stats.corpus import clip_sentences
     from judgeaudit.study_a import metrics as sa
 
-    return {"df": sa.join(trials, responses, str(params["judge"]))}
+    return {"df": sa.join(trials, responses, str(params["judge"])),
+            "sentence_of": clip_sentences(trials, manifests or {})}
 
 
 def judge_metrics(inputs: Mapping[str, Any], params: Mapping[str, Any]
                   ) -> dict[str, pd.DataFrame]:
     """Every metric row of one judge (`study_a.metrics.metrics` + the outcome counts of
-    `stats.outcomes.add_outcome_counts`) and its pre-specified paired contrasts
-    (`study_a.metrics.contrast_rows`; Holm is applied across judges later)."""
+    `stats.outcomes.add_outcome_counts`), its pre-specified paired contrasts
+    (`study_a.metrics.contrast_rows`; Holm is applied across judges later) and the
+    two-way (speaker x sentence) rows of the tasks whose clips cross >= 8 sentences
+    with speakers (`study_a.metrics.twoway_rates`)."""
     from judgeaudit.stats.outcomes import add_outcome_counts
     from judgeaudit.study_a import metrics as sa
 
     df = inputs["df"]
     metrics = add_outcome_counts(sa.metrics(df, n_boot=int(params.get("n_boot", 0))), df)
     contrasts = pd.DataFrame(sa.contrast_rows(df), columns=sa.CONTRAST_COLUMNS)
-    return {"metrics": metrics, "contrasts": contrasts}
+    twoway = pd.DataFrame(sa.twoway_rates(df, inputs.get("sentence_of") or {}),
+                          columns=sa.TWOWAY_COLUMNS)
+    return {"metrics": metrics, "contrasts": contrasts, "twoway": twoway}
 
 
 def family_of(condition: str) -> str | None:
@@ -70,9 +79,10 @@ def select_cell(inputs: Mapping[str, Any], row: Mapping[str, Any]
     from judgeaudit.study_a.metrics import POOLED
 
     df = inputs["df"]
+    keep = {k: v for k, v in inputs.items() if k != "df"}  # the clips' sentences
     mine = (df["task"] == row["task"]) if "task" in row else pd.Series(True, index=df.index)
     if "contrast" in row:
-        return ({"df": df[mine]}, set(df.loc[mine, "trial_id"]),
+        return ({**keep, "df": df[mine]}, set(df.loc[mine, "trial_id"]),
                 "every trial of the judge's task (a contrast pairs two conditions)")
     condition = row["condition"]
     family = row.get("family") or family_of(str(condition))
@@ -86,7 +96,7 @@ def select_cell(inputs: Mapping[str, Any], row: Mapping[str, Any]
     if row.get("metric") == "rf_adj":
         used |= mine & (df["condition"] == AUDIO_ONLY)
         note += f" plus this judge's {AUDIO_ONLY} trials of the task (rf_adj reads them)"
-    return {"df": df[used]}, set(df.loc[cell, "trial_id"]), note
+    return {**keep, "df": df[used]}, set(df.loc[cell, "trial_id"]), note
 
 
 __all__ = ["family_of", "join_inputs", "judge_metrics", "select_cell"]

@@ -259,30 +259,40 @@ def classification_metrics(df: pd.DataFrame, n_boot: int = 0) -> list[dict[str, 
     return rows
 
 
-TWOWAY_COLUMNS = ["judge", "task", "condition", "metric", "estimate", "ci_low", "ci_high",
-                  "n", "n_clusters", "n_speakers", "n_sentences", "one_sided", "method"]
+TWOWAY_COLUMNS = ["judge", "task", "family", "condition", "seed", "metric", "estimate",
+                  "ci_low", "ci_high", "n", "n_clusters", "cluster_unit", "n_speakers",
+                  "n_sentences", "one_sided", "deff", "method"]
+TWOWAY_UNIT = "speaker x sentence"
 
 
 def twoway_rates(df: pd.DataFrame, sentence_of: Mapping[str, str]) -> list[dict[str, Any]]:
     """The two-way (speaker x sentence) interval of accuracy and RF, seed-pooled, per
-    judge x task x condition of the classification shards whose clips cross at least
-    `TWOWAY_MIN_SENTENCES` sentences with the sampling unit (`stats.clustered.
-    twoway_proportion`, Cameron-Gelbach-Miller): the interval that generalises over
-    sentences as well as speakers, beside the printed speaker-clustered one (which is
-    conditional on the sentences used). `sentence_of`: clip_id -> its sentence (from the
-    corpus manifest); a clip without one leaves its task out. Rows: TWOWAY_COLUMNS."""
+    judge x task x family x condition of the classification shards whose clips cross at
+    least `TWOWAY_MIN_SENTENCES` sentences with the sampling unit (some sentence read
+    in two or more clusters; `stats.clustered.twoway_proportion`,
+    Cameron-Gelbach-Miller): the interval that generalises over sentences as well as
+    speakers, beside the printed speaker-clustered one (which is conditional on the
+    sentences used). `sentence_of`: clip_id -> its sentence (from the corpus manifest,
+    `stats.corpus.clip_sentences`); a clip without one leaves its task out. Rows:
+    TWOWAY_COLUMNS (n_clusters = min(speakers, sentences), the interval's df + 1)."""
     rows: list[dict[str, Any]] = []
     cls = df[df["family"].isin(CLS_SHARDS) & df["valid"]]
-    for (judge, task, cond), grp in cls.groupby(["judge", "task", "condition"], sort=True):
-        sent = grp["clip_id"].astype(str).map(dict(sentence_of))
+    lookup = dict(sentence_of)
+    for (judge, task, family, cond), grp in cls.groupby(
+            ["judge", "task", "family", "condition"], sort=True):
+        sent = grp["clip_id"].astype(str).map(lookup)
         if sent.isna().any() or sent.nunique() < TWOWAY_MIN_SENTENCES:
             continue
+        if grp.groupby(sent.to_numpy())["cluster"].nunique().max() < 2:
+            continue  # no sentence read in two clusters: nothing crossed
         wrong = cond in WRONG_CONDITIONS or cond in PLACEMENTS or cond in FALLIBLE_PLACEMENTS
         for metric, col in (("accuracy", "gold"), *((("rf", "wrong_label"),) if wrong else ())):
             y = (grp["parsed"] == grp[col]).to_numpy(dtype=float)
             est = twoway_proportion(y, grp["cluster"].to_numpy(), sent.to_numpy())
-            rows.append({"judge": judge, "task": task, "condition": cond, "metric": metric,
-                         **est.row(), "n_speakers": int(grp["cluster"].nunique()),
+            rows.append({"judge": judge, "task": task, "family": family, "condition": cond,
+                         "seed": POOLED, "metric": metric, **est.row(),
+                         "cluster_unit": TWOWAY_UNIT,
+                         "n_speakers": int(grp["cluster"].nunique()),
                          "n_sentences": int(sent.nunique())})
     return rows
 

@@ -3,8 +3,9 @@ declared once (see `judgeaudit.registry` for the fields).
 
 Paper A numbers its tables II (feature blueprint), III (reference placement) and
 IV (pairwise order and format); the cue-conflict table, the follow-rate table of
-RQ1, the contrasts, the planted table, the capability table and the seed-stability
-table have no counterpart in the paper and are labelled A.S1-A.S6. (The pairwise table's file stem is still
+RQ1, the contrasts, the planted table, the capability table, the seed-stability
+table and the two-way (speaker x sentence) table have no counterpart in the paper and
+are labelled A.S1-A.S7. (The pairwise table's file stem is still
 `study_a_table5_pairwise`; its label is Table IV, as in the paper.)
 """
 
@@ -24,6 +25,7 @@ STUDY = "A"
 METRICS_FILE = "results/metrics/A/metrics.tsv"
 CONTRASTS_FILE = "results/metrics/A/contrasts.tsv"
 PLANTED_FILE = "results/metrics/A/planted.tsv"
+TWOWAY_FILE = "results/metrics/A/twoway.tsv"
 CLS_UNIT = (
     "the speaker (classification tasks: one speaker records many clips, each "
     "judged under several derangement seeds)"
@@ -195,6 +197,22 @@ METRICS = (
         output=CONTRASTS_FILE,
         rule=JUDGE_RULE,
         extra_methods=("holm", "sign_test_exact"),
+    ),
+    Metric(
+        name="twoway",
+        study=STUDY,
+        estimand=(
+            "accuracy and RF (seed-pooled) per judge x task x condition with the two-way "
+            "speaker x sentence interval, for tasks whose clips cross at least "
+            f"{SA.TWOWAY_MIN_SENTENCES} sentences with speakers"
+        ),
+        function=SA.twoway_rates,
+        method="wilson_cgm_twoway",
+        cell_keys=("judge", "task", "family", "condition", "metric"),
+        sampling_unit="speaker x sentence (crossed: both dimensions)",
+        cluster_column="cluster",
+        output=TWOWAY_FILE,
+        rule=JUDGE_RULE,
     ),
     Metric(
         name="planted",
@@ -634,6 +652,56 @@ TABLES = (
         ),
         extra_methods=("cluster_bootstrap_bca", "wilson"),
     ),
+    Table(
+        name="study_a_twoway",
+        study=STUDY,
+        section="rq1",
+        label="Table A.S7",
+        caption=(
+            "Accuracy and RF (seed-pooled) of the tasks whose clips cross at least"
+            f" {SA.TWOWAY_MIN_SENTENCES} sentences with speakers, with the two-way"
+            " (speaker x sentence) interval: it generalises over sentences as well as"
+            " speakers, where the intervals of Tables II, III and A.S1-A.S6 are"
+            " conditional on the sentences used (each cell's speaker-clustered interval"
+            " is beside it in the table's own files)."
+        ),
+        file_caption=(
+            "Study A two-way (speaker x sentence) intervals: accuracy and RF (seed-pooled) "
+            "of the tasks whose clips cross at least {min_sentences} sentences with speakers, "
+            "each beside the cell's speaker-clustered interval (the one the other Study A "
+            "tables print, conditional on the sentences used); {method}"
+        ),
+        file_notes={
+            "beside": "speaker-clustered: {method}",
+            "empty": (
+                "Study A two-way (speaker x sentence) intervals: no task's clips cross at "
+                "least {min_sentences} sentences with speakers ({tasks}), so no two-way "
+                "interval; every Study A interval is conditional on the sentences used"
+            ),
+        },
+        estimand=(
+            "accuracy and RF per judge x task x condition, generalising over speakers and "
+            "sentences"
+        ),
+        function=SA.twoway_rates,
+        render=RA.table_twoway,
+        method="wilson_cgm_twoway",
+        sampling_unit="speaker x sentence (crossed: both dimensions)",
+        cluster_column="cluster",
+        inputs={"twoway": TWOWAY_FILE, **_IN},
+        metrics=("twoway",),
+        figures=(),
+        pivot=Pivot(
+            rows=(*_ROWS, "metric"),
+            columns=("condition",),
+            column_order=(
+                *vocab_a.BLUEPRINT_CONDITIONS,
+                *PLACEMENT_ORDER,
+                vocab_a.MATCH_CONDITION,
+            ),
+        ),
+        extra_methods=("wilson_cr2_bm",),
+    ),
 )
 
 FIGURES = (
@@ -705,6 +773,13 @@ FIGURE_NAMES = REGISTRY.figure_names
 PROTOCOL_TABLES = {t.protocol: t.name for t in TABLES if t.protocol}
 
 
+def _twoway_where() -> str:
+    """Where the captions point a task with a two-way interval: its table's label and
+    name (the registry entry's)."""
+    t = REGISTRY.table("study_a_twoway")
+    return f"{t.label} ({t.name})"
+
+
 def table_inputs() -> dict[str, str]:
     """{role: metrics file} of rule study_a_tables (one rule renders every table)."""
     return {role: path for t in TABLES for role, path in sorted(t.inputs.items())}
@@ -720,7 +795,8 @@ def render_tables(frames: Mapping[str, Any], out_dir: str | Path) -> list[str]:
     roles (`frames`: role -> metrics frame), its file stem under `out_dir` and the entry
     itself (its file caption, notes and column labels; rule study_a_tables); the names
     rendered."""
-    with RA.simulated_twins(frames["planted"]):
+    with RA.simulated_twins(frames["planted"]), RA.twoway_tasks(frames["twoway"],
+                                                               _twoway_where()):
         for t in TABLES:
             t.render(**{role: frames[role] for role in t.inputs}, base=Path(out_dir) / t.name,
                      entry=t)

@@ -10,6 +10,7 @@ computation only: a caption or renderer edit never reruns the metrics.
 from __future__ import annotations
 
 from judgeaudit.registry import Recipe
+from judgeaudit.stats.corpus import read_manifests
 from judgeaudit.study_a import compute
 
 JUDGE_RULE = "study_a_metrics_judge"
@@ -22,7 +23,9 @@ RECIPE = Recipe(
     outputs={
         "metrics": "results/metrics/A/judges/{judge}.tsv",
         "contrasts": "results/metrics/A/judges/{judge}.contrasts.tsv",
+        "twoway": "results/metrics/A/judges/{judge}.twoway.tsv",
     },
+    manifests=read_manifests,
     required=("judge", "task"),
     not_recomputed={
         "p_holm": (

@@ -1,5 +1,5 @@
-"""Study A's tables (Paper A's Tables II-IV and A.S1-A.S6: follow rates, cue
-conflict, contrasts, planted vs estimated, capability, seed stability) and figures,
+"""Study A's tables (Paper A's Tables II-IV and A.S1-A.S7: follow rates, cue
+conflict, contrasts, planted vs estimated, capability, seed stability, two-way speaker x sentence) and figures,
 built from the tidy metric tables with the generic renderers in
 `judgeaudit.render.tables` / `judgeaudit.render.figures`."""
 
@@ -31,6 +31,7 @@ from judgeaudit.stats.corpus import population_clause
 from judgeaudit.study_a.metrics import (
     CAPABILITY_TEST_TEXT,
     PLACEMENT_WALD_TEXT,
+    TWOWAY_MIN_SENTENCES,
     capability_table,
     seed_stability,
 )
@@ -52,6 +53,9 @@ EXTRA_KEYS = ["corpus"]
 # judge -> the published judge it simulates (configs/paper_a_twin.yaml), read from the
 # planted table while `all_tables` writes: every table showing such a judge says so
 _TWINS: dict[str, str] = {}
+# the tasks with a two-way (speaker x sentence) row and where that table is, read from
+# the two-way rows while the tables are written: the captions over them point to it
+_TWOWAY: dict[str, object] = {"tasks": (), "where": ""}
 
 
 def write_table(frame: pd.DataFrame, base, caption: str = "", digits: int = 2,
@@ -86,12 +90,24 @@ def _caption(title: str, d: pd.DataFrame, invalid: bool = False, note: str = "")
                                    unit=", ".join(units)), CELL_LEGEND]
     if invalid:
         parts.append(INVALID_LEGEND)
-    population = population_clause(d["n_sentences"]) if "n_sentences" in d else ""
+    population = _population(d)
     if population:  # speakers crossed with sentences (stats.corpus.sentences_by_task)
         parts.append(population)
     if note:
         parts.append(note)
     return ". ".join(parts) + "."
+
+
+def _population(d: pd.DataFrame, point: bool = True) -> str:
+    """What the rows' intervals are conditional on, per task (`stats.corpus.
+    population_clause`), a task with a two-way row pointed to its table (`point`: the
+    rows are rates, which Table A.S7 repeats with the two-way interval)."""
+    if "n_sentences" not in d or not len(d):
+        return ""
+    if "task" not in d:
+        return population_clause(d["n_sentences"])
+    return population_clause(d["n_sentences"], d["task"], _TWOWAY["tasks"] if point else (),
+                             str(_TWOWAY["where"]) if point else "")
 
 
 def table_blueprint(metrics: pd.DataFrame, base: Path, entry: Table) -> None:
@@ -208,6 +224,9 @@ def table_contrasts(contrasts: pd.DataFrame, base: Path, entry: Table) -> None:
         method=METHOD_TEXT[METHOD_DIFFERENCE],
         clusters=entry.file_notes["clusters"].format(units=", ".join(units)) if units else "",
         wald=PLACEMENT_WALD_TEXT)
+    population = _population(contrasts, point=False)  # A.S7 holds rates, not contrasts
+    if population:
+        caption = f"{caption}. {population}"
     write_table(show, base, caption, digits=3, tsv_frame=contrasts)
 
 
@@ -294,6 +313,58 @@ def table_seed_stability(metrics: pd.DataFrame, base: Path, entry: Table) -> Non
     write_table(wide, base, _caption(entry.file_caption, d if len(d) else metrics.iloc[0:0]),
                 tsv_frame=d.drop(columns=["col", "seed_spread", "seed_sd", "n_seeds"],
                                  errors="ignore"))
+
+
+def table_twoway(twoway: pd.DataFrame, metrics: pd.DataFrame, base: Path,
+                 entry: Table) -> None:
+    """Table A.S7: each two-way (speaker x sentence) row beside the speaker-clustered
+    interval of the same cell (the seed-pooled metric row)."""
+    keys = ["judge", "task", "family", "condition", "metric"]
+    cols = [*[k for k in EXTRA_KEYS if k in twoway.columns], *keys, "two-way [95% CI]",
+            "speaker-clustered [95% CI]", "n", "n_speakers", "n_sentences"]
+    if not len(twoway):
+        ks = _pooled(metrics)
+        ks = ks[ks["family"].isin(vocab_a.CLS_SHARDS)] if "family" in ks else ks
+        counts = (ks.drop_duplicates("task").set_index("task")["n_sentences"]
+                  if "n_sentences" in ks else pd.Series(dtype=float))
+        tasks = ", ".join(f"{t}: {int(k)} sentences" if pd.notna(k) else f"{t}: none crossed"
+                          for t, k in sorted(counts.items())) or "no classification task"
+        write_table(pd.DataFrame(columns=cols), base, entry.file_notes["empty"].format(
+            min_sentences=TWOWAY_MIN_SENTENCES, tasks=tasks) + ".", tsv_frame=twoway)
+        return
+    pooled = _pooled(metrics).drop_duplicates(keys).set_index(keys)
+    show = twoway.copy()
+    show["two-way [95% CI]"] = [fmt_ci(e, lo, hi) for e, lo, hi in
+                                zip(show["estimate"], show["ci_low"], show["ci_high"],
+                                    strict=True)]
+    idx = pd.MultiIndex.from_frame(show[keys].astype(str))
+    pooled.index = pooled.index.map(lambda t: tuple(map(str, t)))
+    near = pooled.reindex(idx)
+    show["speaker-clustered [95% CI]"] = [
+        fmt_ci(e, lo, hi) if pd.notna(e) else "-"
+        for e, lo, hi in zip(near["estimate"], near["ci_low"], near["ci_high"], strict=True)]
+    caption = entry.file_caption.format(
+        min_sentences=TWOWAY_MIN_SENTENCES,
+        method=caption_method(twoway["method"].astype(str).tolist()))
+    beside = near["method"].dropna().astype(str).tolist()
+    if beside:
+        caption += "; " + entry.file_notes["beside"].format(
+            method=caption_method(beside, near["n_clusters"].tolist(),
+                                  unit=", ".join(sorted(set(near["cluster_unit"].dropna()
+                                                            .astype(str))))))
+    write_table(show[cols], base, caption + ".", digits=3, tsv_frame=twoway)
+
+
+@contextlib.contextmanager
+def twoway_tasks(twoway: pd.DataFrame, where: str) -> Iterator[None]:
+    """While the tables are written, the captions over a task with a two-way row (the
+    two-way table's rows) point to `where`, the table holding them."""
+    tasks = sorted(set(twoway["task"].astype(str))) if "task" in twoway and len(twoway) else []
+    _TWOWAY.update({"tasks": tuple(tasks), "where": where})
+    try:
+        yield
+    finally:
+        _TWOWAY.update({"tasks": (), "where": ""})
 
 
 @contextlib.contextmanager

@@ -48,9 +48,14 @@ def _recipe(
         source="scored_shards",
         rescore=C.rescore,
         family=family,
-        rule_inputs={"scored": "all"} if reads is None else reads,
+        # every metrics rule also reads the item files: each row's `n_voices` (the
+        # voices the task's items are rendered with, stats.corpus.voices_by_task)
+        rule_inputs={**({"scored": "all"} if reads is None else reads), "voices": "items"},
         rule_params=params,
         rows_not_recomputed=rows_not_recomputed or {},
+        not_recomputed={"n_voices": (
+            "the number of voices the task's items are rendered with, counted from the "
+            "item files (stats.corpus.voices_by_task), not a statistic of the trials")},
     )
 
 

@@ -32,14 +32,15 @@ from judgeaudit.render.tables import (
     INVALID_LEGEND,
     fmt_ci,
     fmt_rate_cell,
-    write_table,
 )
+from judgeaudit.render.tables import write_table as _write_table_files
 from judgeaudit.stats.clustered import (
     METHOD_DIFFERENCE,
     METHOD_PROPORTION,
     METHOD_TEXT,
     caption_method,
 )
+from judgeaudit.stats.corpus import voice_clause
 from judgeaudit.stats.methods import describe
 from judgeaudit.study_b.chance import GATE_KEY
 from judgeaudit.study_b.metrics import HOLM_KEY
@@ -59,6 +60,25 @@ CUE_ORDER = CUES
 STATE_ORDER = STATES
 STATE_COLORS = {"111": "#1a9850", "110": "#d73027", "101": "#91cf60", "100": "#fc8d59",
                 "011": "#d9ef8b", "010": "#fee08b", "001": "#c7eae5", "000": "#7f7f7f"}
+
+
+def voices_sentence(frame: pd.DataFrame) -> str:
+    """What the rows' item-clustered intervals are conditional on: the voices the
+    items are rendered with (`stats.corpus.voice_clause`, from the rows' `n_voices`,
+    counted from the run's item files); "" without that column."""
+    if "n_voices" not in frame or "task" not in frame or not len(frame):
+        return ""
+    return voice_clause(frame["n_voices"], frame["task"])
+
+
+def write_table(frame: pd.DataFrame, base: str | Path, caption: str = "", digits: int = 2,
+                tsv_frame: pd.DataFrame | None = None) -> list[Path]:
+    """`render.tables.write_table`, the caption ending with what the intervals are
+    conditional on (`voices_sentence` of the long rows)."""
+    voices = voices_sentence(frame if tsv_frame is None else tsv_frame)
+    if voices:
+        caption = f"{caption.rstrip('.')}. {voices}." if caption else f"{voices}."
+    return _write_table_files(frame, base, caption, digits, tsv_frame)
 
 
 def _colname(task: str, protocol: str, cue: str) -> str:

@@ -1,7 +1,15 @@
 """`synth_emotion`: the 8 RAVDESS emotion classes rendered by prosody.
 
-voices x sentences x (emotion, intensity) x repetitions, intensities normal and
-strong (neutral: normal only), each rendering with seeded prosody jitter. The
+voices x sentences read per voice x (emotion, intensity) x repetitions, intensities
+normal and strong (neutral: normal only), each rendering with seeded prosody jitter.
+Of the corpus's `n_sentences` neutral statements (the first two RAVDESS's own) voice
+v reads `sentences_per_voice` in every emotion and intensity: statements v, v + 1, ...
+(mod n_sentences), so each voice reads the same sentences in every emotion (as a
+RAVDESS actor does, and the emotion pairs need), neighbouring voices share a
+statement (speakers and sentences are crossed, one connected design) and the clips per
+voice do not grow with n_sentences. With sentences_per_voice >= n_sentences every voice
+reads every statement (RAVDESS's full crossing; n_sentences 2 is the corpus before
+issue 32, clip for clip). The
 per-emotion profile is `judgeaudit.datasets.synth.prosody.PROSODY_TABLE`.
 Columns: emotion, intensity, transcript, sentence_id, repetition, voice, subset
 (1 = in the balanced study subset: `subset_per_class` clips per class drawn
@@ -22,7 +30,20 @@ from judgeaudit.datasets.synth.common import (
 )
 
 DATASET = "synth_emotion"
-SENTENCES = ("Kids are talking by the door.", "Dogs are sitting by the door.")
+SENTENCES = ("Kids are talking by the door.", "Dogs are sitting by the door.",
+             # neutral statements in RAVDESS's form (issue 32: >= 8 sentences crossed with
+             # speakers for a two-way speaker x sentence interval)
+             "Cats are sleeping by the window.", "Birds are singing in the garden.",
+             "Boats are drifting by the shore.", "Friends are waiting at the station.",
+             "Leaves are falling in the park.", "Cars are parked along the street.")
+
+
+def voice_sentences(voice_index: int, n_sentences: int, per_voice: int) -> list[int]:
+    """The statements voice `voice_index` reads: per_voice consecutive ones from
+    voice_index (mod n_sentences), all of them when per_voice >= n_sentences."""
+    if per_voice >= n_sentences:
+        return list(range(n_sentences))
+    return sorted((voice_index + j) % n_sentences for j in range(per_voice))
 
 
 def conditions(emotions, intensities):
@@ -65,9 +86,12 @@ def build(cfg: dict, clips_dir, seed: int, sample_rate: int, root=None) -> dict:
                          seed, DATASET)
     split = split_speakers(voices, cfg["test_fraction"], seed, DATASET)
     writer = ClipWriter(DATASET, clips_dir, sample_rate, root)
-    sentences = SENTENCES[: cfg["n_sentences"]]
-    for voice in voices:
-        for s_idx, text in enumerate(sentences):
+    n_sent = cfg["n_sentences"]
+    if n_sent > len(SENTENCES):
+        raise ValueError(f"{DATASET}: n_sentences={n_sent} > {len(SENTENCES)} statements")
+    for v_idx, voice in enumerate(voices):
+        for s_idx in voice_sentences(v_idx, n_sent, cfg["sentences_per_voice"]):
+            text = SENTENCES[s_idx]
             for emo, inten in conditions(cfg["emotions"], cfg["intensities"]):
                 for rep in range(cfg["n_repetitions"]):
                     clip_id = f"{voice.speaker}_s{s_idx}_{emo}_{inten}_r{rep}"
@@ -82,4 +106,4 @@ def build(cfg: dict, clips_dir, seed: int, sample_rate: int, root=None) -> dict:
     return {"manifest.tsv": order_columns(DATASET, manifest)}
 
 
-__all__ = ["DATASET", "SENTENCES", "build", "draw_subset"]
+__all__ = ["DATASET", "SENTENCES", "build", "draw_subset", "voice_sentences"]
