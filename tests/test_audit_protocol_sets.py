@@ -179,7 +179,10 @@ def test_minimum_cluster_rule_is_live(audited):
 def test_protocol_sets_kept_apart(audited):
     work, pw_card = audited["work"], audited["pw_card"]
     bp, bp_card = audited["bp"]
-    assert bp.returncode == 0, bp.stdout[-2000:] + bp.stderr[-4000:]
+    # the tiny emotion corpus has 2 test speakers: blueprint is undecided (too few
+    # clusters, exit 3, judgeaudit.audit.cli.NO_VERDICT), and its card is still written
+    assert bp.returncode in (0, 3), bp.stdout[-2000:] + bp.stderr[-4000:]
+    assert bp_card.exists()
     assert bp_card != pw_card
     card = json.loads(bp_card.read_text())
     assert list(card["protocols"]) == ["blueprint"] and card["protocol_set"] == ["blueprint"]
