@@ -9,7 +9,12 @@ import pandas as pd
 
 from judgeaudit.io import read_jsonl, write_tsv_atomic
 from judgeaudit.scriptjob import finish_job, start_job
-from judgeaudit.stats.corpus import attach_corpus, corpus_by_task, voices_by_task
+from judgeaudit.stats.corpus import (
+    attach_corpus,
+    corpus_by_task,
+    voice_per_item_by_task,
+    voices_by_task,
+)
 from judgeaudit.study_b import metrics as SB
 from judgeaudit.study_b.recipes import metric_recipe
 
@@ -38,14 +43,17 @@ for frame in outputs.values():  # rows a gate left unreported (study_b.chance)
             log.warning("reply balance %s/%s: |gap| %.2f exceeds the paper's %.2f", r.task,
                         r.metric, r.abs_gap, r.paper_gap)
 # items are nested in the voices they are rendered with: every row names how many
-# (the captions' "conditional on the voices used"; issue 32)
-voices = voices_by_task({Path(p).parent.name: read_jsonl(p) for p in smk.input.voices})
+# and whether each item has its own (the captions' voice sentence; issue 32)
+item_rows = {Path(p).parent.name: read_jsonl(p) for p in smk.input.voices}
+voices = voices_by_task(item_rows)
+own_voice = voice_per_item_by_task(item_rows)
 
 
 def finished(frame: pd.DataFrame) -> pd.DataFrame:
     out = attach_corpus(frame, corpora, f"study B {metric}")
     if voices and "task" in out.columns:
         out["n_voices"] = out["task"].astype(str).map(voices)
+        out["voice_per_item"] = out["task"].astype(str).map(own_voice)
     return out
 
 

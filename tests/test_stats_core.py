@@ -200,7 +200,7 @@ def test_study_b_captions_name_the_voices_their_items_are_read_in(tmp_path):
     them, per task."""
     import pandas as pd
 
-    from judgeaudit.stats.corpus import voice_clause, voices_by_task
+    from judgeaudit.stats.corpus import voice_clause, voice_per_item_by_task, voices_by_task
     from judgeaudit.study_b import outputs as B
 
     items = {"single": [{"item_id": f"i{i}", "voice": f"sb_v{i % 3}"} for i in range(7)],
@@ -211,6 +211,19 @@ def test_study_b_captions_name_the_voices_their_items_are_read_in(tmp_path):
     assert "(positional: the 1 voice used; single: the 3 voices used)" in text
     assert text.startswith("Items are nested in the voices they are rendered with")
     assert voice_clause([float("nan")], ["x"]) == ""
+    # each item its own voice: the item-clustered interval generalises over voices too
+    own_items = {"single": [{"item_id": f"i{i}", "voice": f"sb_v{i}"} for i in range(5)],
+                 "positional": [{"item_id": f"d{i}", "voice": "sb_v0"} for i in range(3)]}
+    assert voice_per_item_by_task(own_items) == {"single": True, "positional": False}
+    assert voice_per_item_by_task({"s": [{"item_id": "a", "voice": "v"}, {"item_id": "b"}]}
+                                  ) == {"s": False}  # an item without a voice: not own
+    mixed = voice_clause([5, 1], ["single", "positional"], [True, False])
+    assert mixed.startswith("Each item is rendered in its own voice (single: 5 items, "
+                            "5 voices) and the intervals cluster on the item, so they "
+                            "generalise over items and over voices"), mixed
+    assert "conditional on the voices used (positional: the 1 voice used)" in mixed
+    assert "single: the" not in mixed
+    assert voice_clause([5], ["single"], ["False"]).startswith("Items are nested")
     row = {"judge": "j", "task": "single", "cue": "none", "protocol": "pointwise",
            "metric": "accuracy", "estimate": 0.5, "ci_low": 0.3, "ci_high": 0.7, "n": 20,
            "n_clusters": 10, "cluster_unit": "item", "n_invalid": 0, "invalid_low": 0.5,

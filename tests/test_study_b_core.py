@@ -511,3 +511,35 @@ def test_writer_swap_rewrites_only_the_replies(bank, bank_b, templates, family):
     diff = table[table["row"] == "difference"].iloc[0]
     assert diff["writer"] == "templates_b - templates" and diff["estimate"] == 0.0
     assert diff["n_items"] == len(items)
+
+
+def test_each_item_gets_its_own_voice_when_the_roster_allows():
+    """Issue 32: with at least one roster voice per item, every item of a task is
+    rendered in its own voice (so the item cluster is the voice cluster); a smaller
+    roster leaves the seeded draws with replacement. The roster's first four voices are
+    the old 4-voice roster's (the reply roster, replies.dnsmos_voices, is unchanged)."""
+    import pytest
+
+    from judgeaudit.datasets.synth.common import make_voices
+    from judgeaudit.study_b.items import assign_voices
+    from judgeaudit.study_b.tts import roster
+
+    old = make_voices("sb", 4, ["m3", "f2", "m1", "f4"], [0, 8], 7, "study_b")
+    assert roster(4, 7) == old
+    full = roster(72, 7)
+    assert len({v.variant for v in full}) == 12
+    assert len({v.speaker for v in full}) == 72
+    with pytest.raises(ValueError, match="n_voices=73 exceeds"):
+        roster(73, 7)
+    voices = sorted(v.speaker for v in roster(50, 7))
+    items = [{"item_id": f"it{i:02d}", "voice": voices[0]} for i in range(50)]
+    assign_voices(items, voices, 7)
+    assert len({it["voice"] for it in items}) == 50  # without replacement
+    again = [{"item_id": f"it{i:02d}", "voice": voices[0]} for i in range(50)]
+    assert [it["voice"] for it in assign_voices(again, voices, 7)] == \
+        [it["voice"] for it in items]  # seeded: the same run, the same voices
+    other = [{"item_id": f"it{i:02d}", "voice": voices[0]} for i in range(50)]
+    assert [it["voice"] for it in assign_voices(other, voices, 8)] != \
+        [it["voice"] for it in items]
+    few = [{"item_id": f"it{i:02d}", "voice": "kept"} for i in range(5)]
+    assert {it["voice"] for it in assign_voices(few, voices[:4], 7)} == {"kept"}

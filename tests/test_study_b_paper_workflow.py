@@ -48,20 +48,24 @@ def test_tiny_run_study_b_tables_carry_text_baseline_and_holm(tiny_run):
     # from the run's item files
     import json
 
-    voices = {}
+    voices, own = {}, {}
     for task in tasks:
         rows = [json.loads(line) for line in (tiny_run.root / "results/conditions/B" / task
                                               / "items.jsonl").read_text().splitlines()]
         voices[task] = len({r["voice"] for r in rows})
+        own[task] = voices[task] == len(rows)
+    # the tiny tasks' 2 items each are within the 50-voice roster: each its own voice
+    assert all(own.values()), (voices, own)
     for name in ("study_b_accuracy", "study_b_protocol_gap", "study_b_text_gap",
                  "study_b_potemkin", "study_b_state_distribution", "study_b_balance"):
         t = _tsv(tiny_run.root, name)
         got = t.dropna(subset=["n_voices"]).groupby("task")["n_voices"].first()
         assert {k: int(v) for k, v in got.items()} == voices, (name, voices)
         cap = (tiny_run.root / f"results/tables/{name}.md").read_text().split("\n")[0]
-        want = "; ".join(f"{t}: the {v} voice{'s' if v != 1 else ''} used"
-                         for t, v in sorted(voices.items()))
-        assert f"conditional on the voices used ({want})" in cap, (name, cap)
+        assert set(t.dropna(subset=["voice_per_item"])["voice_per_item"]) == {True}, name
+        want = "; ".join(f"{t}: {v} items, {v} voices" for t, v in sorted(voices.items()))
+        assert f"Each item is rendered in its own voice ({want})" in cap, (name, cap)
+        assert "conditional on the voices used" not in cap, (name, cap)
 
 
 @pytest.mark.slow

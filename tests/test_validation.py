@@ -220,9 +220,18 @@ def test_crossed_and_nested_scenarios_are_counted_and_fixed_sentences_stay_fixed
     test_crossed_scenario_counts_the_two_way_interval). Fixed sentences are the same in
     every replicate; nested voices share their effect across their items."""
     for name in ("emotion_crossed_fixed", "emotion_crossed_two", "studyb_voices",
-                 "studyb_voices_few", "studyb_voices_four"):
+                 "studyb_voices_few", "studyb_voices_four", "studyb_voice_per_item"):
         assert sim.scenario(name).meant_for, name
     assert sim.scenario("studyb_voices_four").params.n_voices == 4
+    # the default run renders each Study B item in its own voice (study_b.items
+    # .assign_voices: roster >= items), the design studyb_voice_per_item validates
+    from judgeaudit.config import load_config
+
+    cfg = load_config(Path(__file__).parents[1] / "config.yaml")["study_b"]
+    own = sim.scenario("studyb_voice_per_item").params
+    assert own.n_voices == own.n_items
+    sizes = {t["n_items"] for t in cfg["tasks"].values() if t.get("enabled", True)}
+    assert sizes == {own.n_items} and cfg["rendering"]["n_voices"] >= own.n_items, sizes
     p = sim.scenario("emotion_crossed_fixed").params
     assert np.array_equal(sim.fixed_sentence_effects(p), sim.fixed_sentence_effects(p))
     a = sim.simulate(sim.scenario("emotion_crossed_fixed"), np.random.default_rng(1))

@@ -177,33 +177,72 @@ def voices_by_task(items: Mapping[str, Iterable[Mapping[str, Any]]]) -> dict[str
     """task -> the number of distinct voices its items are rendered with (each item's
     `voice`, `study_b.items`), from the run's item files; a task whose items name no
     voice (e.g. recorded speech) is left out. The one place the Study B captions'
-    "conditional on the v voices used" comes from."""
-    out: dict[str, int] = {}
+    voice sentence (`voice_clause`) counts from."""
+    return {task: len(v) for task, v in _item_voices(items).items()}
+
+
+def voice_per_item_by_task(items: Mapping[str, Iterable[Mapping[str, Any]]]
+                           ) -> dict[str, bool]:
+    """task -> whether every item is rendered in a voice no other item of the task
+    uses (`study_b.items.assign_voices`): then the item is also the voice's cluster."""
+    return {task: len(v) == n for task, (v, n) in _item_voices(items, counts=True).items()}
+
+
+def _item_voices(items, counts: bool = False) -> dict:
+    out: dict = {}
     for task, rows in sorted(items.items()):
-        voices = {str(r.get("voice")) for r in rows
-                  if r.get("voice") is not None and str(r.get("voice")) not in ("", "nan")}
+        rows = list(rows)
+        voices = [str(r.get("voice")) for r in rows
+                  if r.get("voice") is not None and str(r.get("voice")) not in ("", "nan")]
         if voices:
-            out[str(task)] = len(voices)
+            named = len(voices) == len(rows)
+            out[str(task)] = ((set(voices), len(voices) if named else -1) if counts
+                              else set(voices))
     return out
 
 
-def voice_clause(n_voices: Iterable[Any], tasks: Iterable[Any]) -> str:
+def voice_clause(n_voices: Iterable[Any], tasks: Iterable[Any],
+                 voice_per_item: Iterable[Any] | None = None) -> str:
     """The caption sentence naming what a Study B interval generalises over, from the
-    `n_voices` and `task` columns of the rows a table shows (empty when no row names
-    its voices): items are nested in the voices they are rendered with, and the
-    intervals cluster on the item."""
+    `n_voices`, `task` and (when present) `voice_per_item` columns of the rows a table
+    shows (empty when no row names its voices). The intervals cluster on the item: a
+    task whose items each have their own voice generalises over voices too; a task
+    whose items share voices is conditional on them."""
+    tasks = [str(t) for t in tasks]
+    n_voices = list(n_voices)
+    own = list(voice_per_item) if voice_per_item is not None else [False] * len(tasks)
     by_task: dict[str, list[Any]] = {}
-    for task, v in zip(tasks, n_voices, strict=True):
-        by_task.setdefault(str(task), []).append(v)
-    parts = []
+    own_by_task: dict[str, set] = {}
+    for task, v, o in zip(tasks, n_voices, own, strict=True):
+        by_task.setdefault(task, []).append(v)
+        own_by_task.setdefault(task, set()).add(_truthy(o))
+    shared, separate = [], []
     for task, vals in sorted(by_task.items()):
         ks = _ks(vals)
-        if ks:
-            k = "/".join(str(x) for x in ks)
-            parts.append(f"{task}: the {k} {'voice' if k == '1' else 'voices'} used")
-    if not parts:
-        return ""
-    return ("Items are nested in the voices they are rendered with and the intervals "
-            "cluster on the item, so they are conditional on the voices used ("
-            + "; ".join(parts) + "): they generalise over items read in these voices, "
-            "not over voices")
+        if not ks:
+            continue
+        k = "/".join(str(x) for x in ks)
+        if own_by_task[task] == {True}:
+            separate.append(f"{task}: {k} items, {k} voices")
+        else:
+            shared.append(f"{task}: the {k} {'voice' if k == '1' else 'voices'} used")
+    parts = []
+    if separate:
+        parts.append("Each item is rendered in its own voice (" + "; ".join(separate)
+                     + ") and the intervals cluster on the item, so they generalise over "
+                     "items and over voices drawn like the study's espeak roster")
+    if shared:
+        parts.append("Items are nested in the voices they are rendered with and the "
+                     "intervals cluster on the item, so they are conditional on the voices "
+                     "used (" + "; ".join(shared) + "): they generalise over items read in "
+                     "these voices, not over voices")
+    return ". ".join(parts)
+
+
+def _truthy(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() == "true"
+    try:
+        return bool(value) and value == value  # NaN is not True
+    except (TypeError, ValueError):
+        return False

@@ -32,11 +32,9 @@ def _read_tsv(path: str | Path, what: str) -> pd.DataFrame:
 def voices_for(rendering_cfg: dict, seed: int) -> list[str]:
     if rendering_cfg.get("backend", "espeak") == "openai":
         return list(rendering_cfg.get("openai", {}).get("voices") or ["alloy"])
-    from judgeaudit.datasets.synth.common import make_voices
+    from judgeaudit.study_b.tts import roster
 
-    return sorted(v.speaker for v in make_voices(
-        "sb", int(rendering_cfg.get("n_voices", 4)), ["m3", "f2", "m1", "f4"], [0, 8], seed,
-        "study_b"))
+    return sorted(v.speaker for v in roster(int(rendering_cfg.get("n_voices", 50)), seed))
 
 
 def build_items(task: str, cfg: dict, seed: int, bank_path: str | Path,
@@ -60,6 +58,7 @@ def build_items(task: str, cfg: dict, seed: int, bank_path: str | Path,
                                      tcfg.get("n_items"), str(table_path))
     else:
         raise I.ItemError(f"unknown Study B task {task!r}; expected one of {I.FAMILIES}")
+    I.assign_voices(items, voices, seed)  # one voice per item when the roster allows
     if tcfg.get("n_items") and len(items) < int(tcfg["n_items"]):  # power report enforces
         logging.getLogger(__name__).warning(
             "study_b.tasks.%s.n_items=%s but %s yields only %d items", task, tcfg["n_items"],

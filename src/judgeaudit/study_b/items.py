@@ -59,6 +59,22 @@ def _balance_swaps(items: list[dict], seed: int) -> list[dict]:
     return items
 
 
+def assign_voices(items: list[dict], voices: Sequence[str], seed: int) -> list[dict]:
+    """Each item its own voice when the roster has at least one voice per item (a
+    seeded draw without replacement, sorted by a seeded hash of the item id): the
+    item is then the voice's cluster too, so item-clustered intervals generalise over
+    voices. A smaller roster (or the openai backend's few voices) leaves the items'
+    seeded draws with replacement: items share voices, and the captions say the
+    intervals are conditional on them (`stats.corpus.voice_clause`)."""
+    if len(voices) < len(items):
+        return items
+    order = sorted(items, key=lambda it: stable_hash(seed, "own-voice", it["item_id"]))
+    ranked = sorted(voices, key=lambda v: stable_hash(seed, "own-voice-roster", v))
+    for it, voice in zip(order, ranked, strict=False):
+        it["voice"] = voice
+    return items
+
+
 def _pick(seq: Sequence, seed: int, *key: Any):
     return seq[stable_hash(seed, *key) % len(seq)]
 
@@ -244,5 +260,5 @@ def check_item(item: dict) -> None:
             raise ItemError(f"item {iid}: key_turns do not match where the renderings differ")
 
 
-__all__ = ["FAMILIES", "ItemError", "check_item", "conversation_items", "gold_slot",
+__all__ = ["FAMILIES", "ItemError", "assign_voices", "check_item", "conversation_items", "gold_slot",
            "positional_items", "single_items", "slots", "stable_hash"]

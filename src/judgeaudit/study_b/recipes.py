@@ -55,7 +55,10 @@ def _recipe(
         rows_not_recomputed=rows_not_recomputed or {},
         not_recomputed={"n_voices": (
             "the number of voices the task's items are rendered with, counted from the "
-            "item files (stats.corpus.voices_by_task), not a statistic of the trials")},
+            "item files (stats.corpus.voices_by_task), not a statistic of the trials"),
+            "voice_per_item": (
+            "whether each of the task's items is rendered in its own voice, read from the "
+            "item files (stats.corpus.voice_per_item_by_task), not a statistic of the trials")},
     )
 
 

@@ -41,6 +41,23 @@ class Renderer(Protocol):
                key: str) -> Rendering: ...
 
 
+# The Study B voice roster (`datasets.synth.common.make_voices`: voice i is variant
+# i mod V at pitch offset (i // V) mod P): 12 variants x 6 offsets = 72 voices, enough to
+# render each of a default task's 50 items in its own voice (issue 32). The first four
+# voices are the old 4 x 2 roster's, so the reply roster (`replies.dnsmos_voices` 4)
+# is unchanged.
+ROSTER_VARIANTS = ("m3", "f2", "m1", "f4", "m2", "f1", "m4", "f3", "m5", "f5", "m6", "m7")
+ROSTER_PITCH_OFFSETS = (0, 8, -8, 16, -16, 4)
+
+
+def roster(n_voices: int, seed: int) -> list:
+    """The first `n_voices` voices of the Study B espeak roster (seeded jitter)."""
+    from judgeaudit.datasets.synth.common import make_voices
+
+    return make_voices("sb", int(n_voices), list(ROSTER_VARIANTS),
+                       list(ROSTER_PITCH_OFFSETS), seed, "study_b")
+
+
 def _rng(seed: int, key: str) -> np.random.Generator:
     d = hashlib.sha256(f"{int(seed)}|study_b|{key}".encode()).digest()
     return np.random.default_rng(int.from_bytes(d[:8], "little"))
@@ -53,17 +70,12 @@ class EspeakRenderer:
     name = "espeak"
 
     def __init__(self, sample_rate: int = 16000, seed: int = 0, n_voices: int = 4,
-                 variants: tuple[str, ...] = ("m3", "f2", "m1", "f4"),
-                 pitch_offsets: tuple[int, ...] = (0, 8), intensity: str = "strong",
-                 jitter: bool = True) -> None:
-        from judgeaudit.datasets.synth.common import make_voices
-
+                 intensity: str = "strong", jitter: bool = True) -> None:
         self.sample_rate = int(sample_rate)
         self.seed = int(seed)
         self.intensity = intensity
         self.jitter = jitter
-        self.voices = {v.speaker: v for v in make_voices(
-            "sb", n_voices, list(variants), list(pitch_offsets), seed, "study_b")}
+        self.voices = {v.speaker: v for v in roster(n_voices, seed)}
 
     def voice_ids(self) -> list[str]:
         return sorted(self.voices)
@@ -161,7 +173,7 @@ def make_renderer(cfg: dict[str, Any], sample_rate: int, seed: int) -> Renderer:
     backend = cfg.get("backend", "espeak")
     if backend == "espeak":
         return EspeakRenderer(sample_rate=sample_rate, seed=seed,
-                              n_voices=int(cfg.get("n_voices", 4)),
+                              n_voices=int(cfg.get("n_voices", 50)),
                               intensity=cfg.get("intensity", "strong"))
     if backend == "openai":
         o = cfg.get("openai", {})

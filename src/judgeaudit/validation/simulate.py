@@ -251,9 +251,16 @@ PRESETS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("studyb_voices_four", "study_b",
              StudyB(n_items=50, pairwise=0.8, n_voices=4, voice_sd=0.5),
              ("protocol_gap", "potemkin_share"),
-             "items nested in voices as the default run renders them: 50 items over the 4 "
-             "voices of study_b.rendering (n_voices 4; 9-17 items each), voice effect sd "
-             "0.5; the printed interval clusters on the item (issue 32)"),
+             "items nested in voices: 50 items over 4 voices (9-17 items each; the "
+             "roster before each item had its own voice), voice effect sd 0.5; the printed "
+             "interval clusters on the item, the truth is over new voices (issue 32)"),
+    Scenario("studyb_voice_per_item", "study_b",
+             StudyB(n_items=50, pairwise=0.8, n_voices=50, voice_sd=0.5),
+             ("protocol_gap", "potemkin_share"),
+             "each item read in its own voice, as the default run renders them "
+             "(study_b.rendering.n_voices 50 >= 50 items): 50 items, 50 voices, voice "
+             "effect sd 0.5 on perception and pairwise; the item-clustered interval, "
+             "truth over new items and voices"),
 )}
 
 DEFAULT_SCENARIOS = tuple(PRESETS)
