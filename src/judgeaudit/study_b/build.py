@@ -17,6 +17,7 @@ from judgeaudit.study_b import items as I
 from judgeaudit.study_b import protocols as PR
 from judgeaudit.study_b.renderings import audio_map, render_items
 from judgeaudit.study_b.replies import ReplyBank, lexical_quality
+from judgeaudit.study_b.reply_dnsmos import reply_voice
 
 log = logging.getLogger("judgeaudit.study_b")
 LEXICAL_METRICS = ("n_words", "n_chars", "flesch", "politeness")
@@ -117,15 +118,6 @@ def render_task(items_path: str | Path, cfg: dict, sample_rate: int, seed: int,
                                int(cfg["rendering"]["k_candidates"]),
                                float(cfg["rendering"]["margin"]))
     return pd.DataFrame(rows), pd.DataFrame(cands)
-
-
-def reply_voice(item_id: str, voices: Sequence[str], seed: int) -> str:
-    """The voice one item's replies are spoken with: drawn per item (seeded hash), the
-    same voice for R0 and R1, so voices are balanced across R0/R1 by construction."""
-    from judgeaudit.io import sha256_json
-
-    h = int(sha256_json({"seed": seed, "item": item_id, "what": "reply-voice"})[:12], 16)
-    return list(voices)[h % len(voices)]
 
 
 def reply_quality(items_path: str | Path, speak: bool, sample_rate: int, seed: int,

@@ -1,7 +1,7 @@
 """DNSMOS of the spoken Study B replies, off the critical path (issue 36).
 
 Every reply R0 / R1 of every item of every task is spoken by a neutral espeak voice
-drawn per item (`build.reply_voice`); its DNSMOS (speechmos' SIG/BAK/OVRL model,
+drawn per item (`reply_voice`); its DNSMOS (speechmos' SIG/BAK/OVRL model,
 `judgeaudit.dnsmos_session.score`) is the costly part of the reply-balance table
 (~0.2 s of CPU per 9.01 s window, 5-9 windows per positional reply). The work is
 split in three steps, each a rule:
@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from judgeaudit.io import read_jsonl
+from judgeaudit.io import read_jsonl, sha256_json
 
 PLAN_VERSION = 1
 SR = 16000
@@ -68,6 +68,13 @@ def clip_key(samples: np.ndarray) -> str:
     return hashlib.sha256(np.asarray(samples).astype("float64").tobytes()).hexdigest()
 
 
+def reply_voice(item_id: str, voices: Sequence[str], seed: int) -> str:
+    """The voice one item's replies are spoken with: drawn per item (seeded hash), the
+    same voice for R0 and R1, so voices are balanced across R0/R1 by construction."""
+    h = int(sha256_json({"seed": seed, "item": item_id, "what": "reply-voice"})[:12], 16)
+    return list(voices)[h % len(voices)]
+
+
 def _renderer(seed: int, n_voices: int):
     from judgeaudit.study_b.tts import EspeakRenderer
 
@@ -96,7 +103,6 @@ def plan_clips(items_by_task: Mapping[str, str | Path], seed: int, n_voices: int
                n_shards: int) -> dict[str, Any]:
     """The plan: every reply's voice and clip key per task, and every distinct clip
     once (its text, voice, render key, length, DNSMOS windows and shard)."""
-    from judgeaudit.study_b.build import reply_voice
 
     renderer = _renderer(seed, n_voices)
     voices = renderer.voice_ids()
@@ -176,4 +182,4 @@ def dnsmos_by_reply(plan: Mapping[str, Any], shard_scores: Sequence[Mapping[str,
 
 
 __all__ = ["COLUMNS", "ReplyDnsmosError", "assign_shards", "clip_key", "dnsmos_by_reply",
-           "n_windows", "plan_clips", "read_plan", "score_shard"]
+           "n_windows", "plan_clips", "read_plan", "reply_voice", "score_shard"]
