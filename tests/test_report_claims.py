@@ -241,6 +241,58 @@ def sentence_mismatches(fr: dict[str, pd.DataFrame], panel: dict) -> list[str]:
     return bad
 
 
+def _test_href(s, i, c) -> str:
+    return f"cells/{s}/{i}.html#{c}"
+
+
+def claim_list_mismatches(html: str, fr: dict[str, pd.DataFrame], panel: dict,
+                          href=_test_href) -> list[str]:
+    """The report's claim list (Appendix: claims) against `expected`: one row per
+    re-derived claim, naming its table, linking the re-derived row and printing that
+    row's estimate [ci] and the interval's side; a count's k of m; a comparison's
+    winner."""
+    rows = {}
+    for tr in re.findall(r"<tr><td><code>(.*?)</code></td>(.*?)</tr>", html, flags=re.S):
+        rows[unescape(tr[0])] = tr[1]
+    want = expected(fr, panel)
+    bad = [f"{cid}: listed but not re-derived" for cid in sorted(set(rows) - set(want))]
+    for cid, (table, row, verdict) in want.items():
+        got = rows.get(cid)
+        if got is None:
+            bad.append(f"{cid}: not in the claim list")
+            continue
+        text = unescape(re.sub(r"<[^>]+>", "", got))
+        if cid == "conflict.winner":
+            a, b = ("conflict.block", "conflict.reference")
+            phrase = {"a": f"{a} wins", "b": f"{b} wins", "overlap": "neither wins"}[verdict]
+            if phrase not in text:
+                bad.append(f"{cid}: '{phrase}' not listed ({text})")
+            continue
+        if table and f"<code>{table}</code>" not in got:
+            bad.append(f"{cid}: table {table} not named")
+        if cid == "validation.planted":
+            if f"{verdict} of {row} rows" not in text:
+                bad.append(f"{cid}: '{verdict} of {row}' not listed ({text})")
+            continue
+        r = fr[table].loc[row]
+        if f"href='{href(table, row, 'estimate')}'" not in got:
+            bad.append(f"{cid}: no link to {table} row {row}")
+        if pd.notna(r["estimate"]):
+            triple = f"{_fmt(r['estimate'])} [{_fmt(r['ci_low'])}, {_fmt(r['ci_high'])}]"
+            if triple not in text:
+                bad.append(f"{cid}: {triple} not listed ({text})")
+        if verdict and f"interval {verdict}" not in text:
+            bad.append(f"{cid}: verdict '{verdict}' not listed ({text})")
+    return bad
+
+
+def _claim_list(fr, panel, claims=None) -> str:
+    from judgeaudit.report.abstract import claim_list_html
+
+    _, ev = abstract(fr, panel, _test_href, claims)
+    return claim_list_html(ev, _test_href)
+
+
 # ------------------------------------------------------------------ the default run
 @pytest.fixture(scope="module")
 def default_tables():
@@ -262,6 +314,20 @@ def test_default_run_claims_rederive(default_tables):
 def test_default_run_sentences_state_the_rederived_rows(default_tables):
     fr, panel = default_tables
     assert sentence_mismatches(fr, panel) == []
+
+
+def test_default_run_claim_list_states_the_rederived_rows(default_tables):
+    """Issue 30: the report lists its claims as data (Appendix: claims): every claim
+    with the row and value this test re-derives; a mutated declaration shows up there."""
+    fr, panel = default_tables
+    html = _claim_list(fr, panel)
+    assert claim_list_mismatches(html, fr, panel) == []
+    decl = list(C.declared())
+    k = next(i for i, c in enumerate(decl) if c.id == "b_gap.gap")
+    mutated = decl.copy()
+    mutated[k] = dataclasses.replace(decl[k], rank="min", by="estimate")
+    assert claim_list_mismatches(_claim_list(fr, panel, mutated), fr, panel), \
+        "ranking the gap by its signed minimum went unnoticed in the claim list"
 
 
 def test_default_run_findings_are_the_true_ones(default_tables):
@@ -366,9 +432,15 @@ def _tiny(tiny_run):
 
 
 def test_tiny_run_claims_rederive(tiny_run):
-    fr, panel, _ = _tiny(tiny_run)
+    fr, panel, root = _tiny(tiny_run)
     assert disagreements(fr, panel) == []
     assert sentence_mismatches(fr, panel) == []
+    # the built report lists the same claims with the same rows (Appendix: claims)
+    page = (root / "results" / "report" / "index.html").read_text()
+    listed = page[page.index("<h2 id='claims'>"):page.index("<h2 id='appendix'>")]
+    assert "href='#claims'" in page[:page.index("<h2 id='methods'>")]  # in the contents
+    assert claim_list_mismatches(listed, fr, panel,
+                                 lambda s, i, c: f"cells/{s}.html#r{i}.{c}") == []
 
 
 def _jsonl_rows(path: Path) -> int:

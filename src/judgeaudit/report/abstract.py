@@ -18,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from judgeaudit.claimspec import Claim, Comparison
-from judgeaudit.report.claims import Evaluated, Result, declared, evaluate_all
+from judgeaudit.report.claims import Evaluated, Result, declared, describe, evaluate_all
 
 _e = html.escape
 
@@ -195,6 +195,48 @@ FINDINGS: tuple[tuple[str, Callable[[Evaluated, _Say], str | None]], ...] = (
     ("b_accuracy", b_gap), ("b_states", b_states), ("validation", validation))
 
 
+# the columns that name which row a claim chose, shown in the claim list when present
+_ROW_NAMES = ("judge", "task", "condition", "format", "cue", "protocol", "placement",
+              "family", "metric", "state")
+
+
+def claim_list_html(ev: Evaluated, link: Link) -> str:
+    """The report's claim list: every claim its sentences state, as evaluated on this
+    run (`claims.describe`: id, the table it reads, what it asserts), with the row it
+    chose and that row's estimate [95% interval] linked to their traces, the interval's
+    side of the claim's null, a comparison's winner and a count's k of m. The sentences
+    above format exactly these values (`abstract`, `limits`)."""
+    say = _Say(link)
+    described = {d["claim"]: d for d in describe(
+        [r.claim for r in ev.results.values()]
+        + [o.comparison for o in ev.outcomes.values()]
+        + [t.count for t in ev.tallies.values()])}
+    rows = []
+    for cid in sorted(described):
+        d = described[cid]
+        if cid in ev.results:
+            r = ev.results[cid]
+            names = ", ".join(f"{c} {r.values[c]}" for c in _ROW_NAMES
+                              if c in r.values and str(r.values[c]) not in ("", "nan"))
+            value = (say.est(r) if "ci_low" in r.values and "ci_high" in r.values
+                     else say.num(r.table, r.row, r.claim.by, r.values.get(r.claim.by)))
+            side = ({"above": "above", "below": "below", "includes": "includes"}
+                    .get(r.verdict, "") + (f" {r.claim.null:g}" if r.verdict else ""))
+            got = (f"row <a href='{link(r.table, r.row, 'estimate')}'>{r.row}</a> "
+                   f"({_e(names)}): {value}" + (f"; interval {side}" if side else ""))
+        elif cid in ev.outcomes:
+            o = ev.outcomes[cid]
+            got = {"a": f"{_e(o.comparison.a)} wins", "b": f"{_e(o.comparison.b)} wins",
+                   "overlap": "the intervals overlap: neither wins"}[o.winner]
+        else:
+            t = ev.tallies[cid]
+            got = f"{t.k} of {t.m} rows"
+        rows.append(f"<tr><td><code>{_e(cid)}</code></td><td><code>{_e(d['table'])}</code>"
+                    f"</td><td>{_e(d['says'])}</td><td>{got}</td></tr>")
+    return ("<table class='claims'><tr><th>claim</th><th>reads</th><th>asserts</th>"
+            "<th>on this run</th></tr>" + "".join(rows) + "</table>")
+
+
 def abstract(frames: Mapping[str, pd.DataFrame], panel: Mapping[str, Any], link: Link,
              claims: Sequence[Claim | Comparison] | None = None
              ) -> tuple[list[tuple[str, str]], Evaluated]:
@@ -211,4 +253,4 @@ def abstract(frames: Mapping[str, pd.DataFrame], panel: Mapping[str, Any], link:
     return out, ev
 
 
-__all__ = ["FINDINGS", "abstract"]
+__all__ = ["FINDINGS", "abstract", "claim_list_html"]

@@ -37,7 +37,7 @@ from judgeaudit.judges.adapters import providers
 from judgeaudit.provenance import CONFIG_STORE, record_path, save_resolved_config
 from judgeaudit.provenance.cells import read_table, request_text
 from judgeaudit.render.tables import simulation_note
-from judgeaudit.report.abstract import abstract
+from judgeaudit.report.abstract import abstract, claim_list_html
 from judgeaudit.report.audio import describe as describe_audio
 from judgeaudit.report.cellpages import (
     Store,
@@ -943,6 +943,7 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
                  + " · ".join(f"<a href='#{sid}'>{_e(h)}</a>" for sid, h, _ in SECTIONS
                               if section_html.get(sid))
                  + " · <a href='#limitations'>Limitations</a> · "
+                 "<a href='#claims'>Appendix: claims</a> · "
                  "<a href='#appendix'>Appendix: prompts</a></p>")
     parts += ["<h2 id='methods'>Methods</h2>",
               "<h3>Corpora</h3>", corpora_html,
@@ -965,6 +966,11 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
             parts += section_html[sid]
     parts.append("<h2 id='limitations'>Limitations</h2><ul>"
                  + "".join(f"<li>{_e(x)}</li>" for x in lims) + "</ul>")
+    parts.append("<h2 id='claims'>Appendix: claims</h2><p>Every number, ranking and "
+                 "comparison the abstract states is a declared claim (study_a/claims.py, "
+                 "study_b/claims.py), evaluated once on this run's tables; the sentences "
+                 "format these values.</p>")
+    parts.append(claim_list_html(claimed, lambda s, i, c: _href(s, i, c)))
     parts.append("<h2 id='appendix'>Appendix: prompts</h2>")
     parts.append(_prompts_html(root, templates))
     parts.append("</body></html>\n")
