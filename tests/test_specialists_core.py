@@ -13,7 +13,7 @@ from judgeaudit import specialists
 from judgeaudit.features import extract as fx
 from judgeaudit.features.audio import to_wav_bytes
 from judgeaudit.io import sha256_bytes
-from judgeaudit.specialists import adapters, evaluate, workflow
+from judgeaudit.specialists import adapters, evaluate, single, workflow
 from judgeaudit.specialists.base import ModelMissingError, SpecialistError
 from judgeaudit.specialists.classifier import FeatureClassifier
 from judgeaudit.testing.toyaudio import voice
@@ -72,7 +72,7 @@ def test_no_test_speaker_reaches_training(corpus, tmp_path, monkeypatch):
         seen.extend(clips["clip_id"])
         return real(clips, *a, **k)
 
-    monkeypatch.setattr(workflow, "extract_table", spy)
+    monkeypatch.setattr(single, "extract_table", spy)  # features_for lives in single
     meta = workflow.train("emotion", corpus, CFG, tmp_path, n_jobs=1)
     manifest = pd.read_csv(corpus, sep="\t")
     test_clips = set(manifest.loc[manifest.split == "test", "clip_id"])

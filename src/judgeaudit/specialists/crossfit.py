@@ -50,6 +50,8 @@ from judgeaudit.specialists.base import (
     read_meta,
     write_meta,
 )
+from judgeaudit.specialists.single import PRETRAINED_BACKENDS, base_dirs, fit, read_manifest
+from judgeaudit.specialists.single import predict as predict_one
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +97,6 @@ def _speaker_genders(frame: pd.DataFrame) -> dict[str, str] | None:
 
 def _absolute_paths(frame: pd.DataFrame, manifest_path: str | os.PathLike) -> pd.DataFrame:
     from judgeaudit.features.extract import resolve_clip_path
-    from judgeaudit.specialists.workflow import base_dirs
 
     bases = base_dirs(manifest_path)
     out = frame.copy()
@@ -132,7 +133,6 @@ def train(kind: str, manifest_path: str | os.PathLike, cfg: Mapping[str, Any],
     composite) and `out_dir/crossfit_folds.tsv` (one row per fold: its held-out and
     training speakers). Returns the composite's metadata."""
     from judgeaudit.features.audio import DEFAULT_SCREEN
-    from judgeaudit.specialists.workflow import PRETRAINED_BACKENDS, _fit, read_manifest
 
     if kind not in KINDS:
         raise SpecialistError(f"specialists.{kind}.crossfit_folds: cross-fitting is for the "
@@ -159,8 +159,8 @@ def train(kind: str, manifest_path: str | os.PathLike, cfg: Mapping[str, Any],
             fold_dir = out_dir / f"fold{k}"
             log.info("crossfit %s fold %d/%d: fitting on %d speakers, holding out %s",
                      kind, k + 1, n_folds, len(fold_of) - len(held), held)
-            fmeta = _fit(kind, fold_manifest, fit_cfg, fold_dir, cache_dir, n_jobs, seed,
-                         screen_cfg)
+            fmeta = fit(kind, fold_manifest, fit_cfg, fold_dir, cache_dir, n_jobs, seed,
+                        screen_cfg)
             train_speakers = sorted(s for s, f in fold_of.items() if f != k)
             fmeta = {**read_meta(fold_dir), "corpus": corpus, "corpus_kind": corpus_kind,
                      "train_speakers": train_speakers, "crossfit_fold": k}
@@ -251,9 +251,6 @@ def predict(kind: str, model_path: str | os.PathLike, manifest_path: str | os.Pa
             cache_dir=None, n_jobs: int = 1) -> pd.DataFrame:
     """Every clip labelled by the fold model of its speaker (column `fold`), in the
     manifest's order; a clip whose speaker is in no fold is an error naming it."""
-    from judgeaudit.specialists.workflow import predict as predict_one
-    from judgeaudit.specialists.workflow import read_manifest
-
     meta = read_meta(model_path)
     base = meta_path(model_path).parent
     frame = read_manifest(manifest_path)
