@@ -323,11 +323,12 @@ def test_default_run_claim_list_states_the_rederived_rows(default_tables):
     html = _claim_list(fr, panel)
     assert claim_list_mismatches(html, fr, panel) == []
     decl = list(C.declared())
-    k = next(i for i, c in enumerate(decl) if c.id == "b_gap.gap")
-    mutated = decl.copy()
-    mutated[k] = dataclasses.replace(decl[k], rank="min", by="estimate")
+    k = next(i for i, c in enumerate(decl) if c.id == "conflict.block")
+    mutated = decl.copy()  # the false finding: read from the fallible condition
+    mutated[k] = dataclasses.replace(decl[k], select={**decl[k].select,
+                                                      "condition": "conflict_fallible"})
     assert claim_list_mismatches(_claim_list(fr, panel, mutated), fr, panel), \
-        "ranking the gap by its signed minimum went unnoticed in the claim list"
+        "the block rate read from conflict_fallible went unnoticed in the claim list"
 
 
 def test_default_run_findings_are_the_true_ones(default_tables):
