@@ -224,6 +224,9 @@ def test_study_b_captions_name_the_voices_their_items_are_read_in(tmp_path):
     assert "conditional on the voices used (positional: the 1 voice used)" in mixed
     assert "single: the" not in mixed
     assert voice_clause([5], ["single"], ["False"]).startswith("Items are nested")
+    # rows without voices (a chance row) do not make a task's voices shared
+    assert voice_clause([5, float("nan")], ["single", "single"], [True, float("nan")]
+                        ).startswith("Each item is rendered in its own voice (single: 5")
     row = {"judge": "j", "task": "single", "cue": "none", "protocol": "pointwise",
            "metric": "accuracy", "estimate": 0.5, "ci_low": 0.3, "ci_high": 0.7, "n": 20,
            "n_clusters": 10, "cluster_unit": "item", "n_invalid": 0, "invalid_low": 0.5,

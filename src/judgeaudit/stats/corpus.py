@@ -215,14 +215,15 @@ def voice_clause(n_voices: Iterable[Any], tasks: Iterable[Any],
     own_by_task: dict[str, set] = {}
     for task, v, o in zip(tasks, n_voices, own, strict=True):
         by_task.setdefault(task, []).append(v)
-        own_by_task.setdefault(task, set()).add(_truthy(o))
+        if _ks([v]):  # a row naming no voices (e.g. a chance row) says nothing of them
+            own_by_task.setdefault(task, set()).add(_truthy(o))
     shared, separate = [], []
     for task, vals in sorted(by_task.items()):
         ks = _ks(vals)
         if not ks:
             continue
         k = "/".join(str(x) for x in ks)
-        if own_by_task[task] == {True}:
+        if own_by_task.get(task) == {True}:
             separate.append(f"{task}: {k} items, {k} voices")
         else:
             shared.append(f"{task}: the {k} {'voice' if k == '1' else 'voices'} used")
