@@ -69,3 +69,36 @@ def test_corrupted_cache_is_named(damaged, tmp_path):
     result = verify(work, cache_dir=broken, write=False)
     cache_problems = [p for p in result["problems"] if p["kind"] == "cache"]
     assert cache_problems, (rel, result["checked"]["cache"])
+    # every response file rests on the cache: the tables of both studies are named
+    resting = result["tables_resting_on_damage"]
+    on_cache = sorted(t for t, bad in resting.items()
+                      if any(b.endswith("(judge cache)") for b in bad))
+    assert any(t.startswith("results/tables/study_a_") for t in on_cache), sorted(resting)
+    assert any(t.startswith("results/tables/study_b_") for t in on_cache), sorted(resting)
+
+
+def test_cache_missing_entries_names_the_tables_on_those_responses(damaged, tmp_path):
+    """Issue 34: a cache that lost the entries of one response file's answers names
+    that file and the tables resting on it, and no table of the other study."""
+    import sqlite3
+
+    _, work, *_ = damaged
+    cache = next((work).glob("**/judge/responses.sqlite"))
+    broken = tmp_path / "cache"
+    (broken / "judge").mkdir(parents=True)
+    (broken / "judge" / "responses.sqlite").write_bytes(cache.read_bytes())
+    resp = sorted((work / "results" / "responses").glob("*/B/*/*.jsonl"))[0]
+    keys = [json.loads(line)["request_key"] for line in resp.read_text().splitlines()
+            if line.strip() and json.loads(line).get("status") == "valid"]
+    assert keys, resp
+    con = sqlite3.connect(broken / "judge" / "responses.sqlite")
+    with con:
+        con.executemany("DELETE FROM responses WHERE key = ?", [(k,) for k in keys])
+    con.close()
+    result = verify(work, cache_dir=broken, write=False)
+    rel = str(resp.relative_to(work))
+    assert any(p["kind"] == "cache" and p["path"] == rel for p in result["problems"])
+    on_cache = sorted(t for t, bad in result["tables_resting_on_damage"].items()
+                      if any(b.endswith("(judge cache)") for b in bad))
+    assert any(t.startswith("results/tables/study_b_") for t in on_cache), on_cache
+    assert not any(t.startswith("results/tables/study_a_") for t in on_cache), on_cache

@@ -124,7 +124,12 @@ def _check_records(root: Path, records: dict[str, dict], hasher: _Hasher,
     return n_out, n_in
 
 
-def _check_cache(root: Path, cache_dir: Path, problems: list[dict]) -> dict[str, Any]:
+def _check_cache(root: Path, cache_dir: Path, problems: list[dict],
+                 damaged: dict[str, set[str]]) -> dict[str, Any]:
+    """The judge cache's integrity, and every answered response row's entry in it. A
+    response file whose answers the cache can no longer give back (an unreadable or
+    corrupt cache: all of them; missing entries: those files) is marked damaged by the
+    cache, so the tables resting on it are named (`_resting_on`)."""
     from judgeaudit.judges.cache import cache_path
     from judgeaudit.judges.engine import NOT_ANSWERED
 
@@ -132,12 +137,20 @@ def _check_cache(root: Path, cache_dir: Path, problems: list[dict]) -> dict[str,
     info: dict[str, Any] = {"path": str(db), "exists": db.exists()}
     if not db.exists():
         return info
+    responses = sorted((root / "results" / "responses").glob("**/*.jsonl"))
+    label = f"{db} (judge cache)"
+
+    def all_rest_on_cache() -> None:
+        for f in responses:
+            damaged[str(f.relative_to(root))].add(label)
+
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         result = [r[0] for r in con.execute("PRAGMA integrity_check")]
         keys = {k for (k,) in con.execute("SELECT key FROM responses")}
     except sqlite3.DatabaseError as exc:
         problems.append({"kind": "cache", "path": str(db), "problem": f"unreadable: {exc}"})
+        all_rest_on_cache()
         return info
     finally:
         con.close()
@@ -145,8 +158,9 @@ def _check_cache(root: Path, cache_dir: Path, problems: list[dict]) -> dict[str,
     if result != ["ok"]:
         problems.append({"kind": "cache", "path": str(db),
                          "problem": "integrity_check: " + "; ".join(result[:5])})
+        all_rest_on_cache()
     missing: dict[str, int] = defaultdict(int)
-    for f in sorted((root / "results" / "responses").glob("**/*.jsonl")):
+    for f in responses:
         for row in read_jsonl(f):
             if row.get("status") not in NOT_ANSWERED and row.get("request_key") not in keys:
                 missing[str(f.relative_to(root))] += 1
@@ -154,6 +168,7 @@ def _check_cache(root: Path, cache_dir: Path, problems: list[dict]) -> dict[str,
         problems.append({"kind": "cache", "path": path,
                          "problem": f"{n} answered rows have no entry in the judge cache "
                                     "(replay and export-responses would miss them)"})
+        damaged[path].add(label)
     return info
 
 
@@ -199,7 +214,7 @@ def verify(root: str | Path = ".", cache_dir: str | Path | None = None,
     hasher = _Hasher(root)
     n_clips = _check_manifests(root, problems, damaged)
     n_out, n_in = _check_records(root, records, hasher, problems, damaged)
-    cache = _check_cache(root, cache_dir, problems)
+    cache = _check_cache(root, cache_dir, problems, damaged)
     resting = _resting_on(records, damaged)
     result = {
         "verified_utc": _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
