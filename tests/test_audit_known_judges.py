@@ -186,11 +186,16 @@ def test_invalid_answers_make_no_shortcut(audited):
     _, cards, clis, *_ = audited
     card = cards["gold-flaky"]
     print(_line(cards))
+    counted: dict[str, int] = {}
     for p, v in card["protocols"].items():
         assert v["verdict"] not in ("shortcut", "protocol-dependent"), (p, v)
         assert 0 < v["answers"].get("valid", 0) < v["calls"]
-        # failed calls (error) and unparseable replies (invalid_json) are both counted
-        assert v["answers"].get("error", 0) > 0 and v["answers"].get("invalid_json", 0) > 0
+        for status, n in v["answers"].items():
+            counted[status] = counted.get(status, 0) + n
+    # failed calls (error) and unparseable replies (invalid_json) are both counted; per
+    # protocol a small one may hold only one kind (about 10% each by request hash: the
+    # paralinguistic probe's 8 calls miss one kind in ~4 of 10 corpora)
+    assert counted.get("error", 0) > 0 and counted.get("invalid_json", 0) > 0, counted
     # the gold judge is right whenever it answers: accuracy 1 with the audio alone
     acc = card["protocols"]["blueprint"]["accuracy"]["audio only"]
     assert acc["estimate"] == 1.0 and acc["chance"] < 0.5
