@@ -407,14 +407,13 @@ def _memoised(store: dict, key: Any, make: Any, limit: int = 64) -> Any:
     return store[key]
 
 
-def _scored_shards(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path):
-    """The scored shards of this judge and task (of every task of the row's family,
-    when the recipe names one), re-scored from their trials and responses with the
-    recipe's own scoring function."""
+def _scored_plan(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path) -> tuple:
+    """What `_scored_shards` reads, as a memo key: the judge, the task (None for a
+    family), each scored shard's trial and response files with their stamps, and the
+    item files with theirs."""
     judge = row["judge"]
     task = None if recipe.family else row["task"]
-    rescore = recipe.rescore
-    frames, trials, resp_all = [], [], {}
+    shards = []
     for node in ch:
         if not node["rule"].startswith("study_b_score"):  # study_b_score(_probes)
             continue
@@ -423,18 +422,30 @@ def _scored_shards(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Pat
             continue
         tfile = next(i["path"] for i in node["inputs"] if i["role"] == "trials")
         rfile = next(i["path"] for i in node["inputs"] if i["role"] == "responses")
+        shards.append((wc["shard"], tfile, _stamp(root / tfile), rfile, _stamp(root / rfile)))
+    items = [str(root / f) for f in _files(ch, "results/conditions/B/", recipe.rule)
+             if f.endswith("items.jsonl")]
+    return (recipe.rescore, recipe.load, judge, task, tuple(shards),
+            tuple((f, _stamp(f)) for f in items))
+
+
+def _scored_shards(plan: tuple, root: Path):
+    """The scored shards of this judge and task (of every task of the row's family,
+    when the recipe names one; `_scored_plan`), re-scored from their trials and
+    responses with the recipe's own scoring function."""
+    rescore, load, judge, task, shards, items = plan
+    frames, trials, resp_all = [], [], {}
+    for shard, tfile, _, rfile, _ in shards:
         t = list(_jsonl(str(root / tfile)))
         resp = _response_index([rfile], root)
         frames.append(rescore(t, [resp[x["trial_id"]] for x in t if x["trial_id"] in resp],
-                              judge, wc["shard"], what=rfile))
+                              judge, shard, what=rfile))
         trials += t
         resp_all.update(resp)
     if not frames:
         raise CellError(f"no scored Study B shards of judge {judge!r}, task "
                         f"{task or 'any'!r} in the provenance chain")
-    items = [str(root / f) for f in _files(ch, "results/conditions/B/", recipe.rule)
-             if f.endswith("items.jsonl")]
-    return recipe.load(frames, items), trials, resp_all
+    return load(frames, [f for f, _ in items]), trials, resp_all
 
 
 def _family_chain(recipe, ch: Sequence[dict], root: Path,
@@ -484,7 +495,11 @@ def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
             trials, [resp[t["trial_id"]] for t in trials if t["trial_id"] in resp], params,
             **extra))
     elif recipe.source == "scored_shards":
-        inputs, trials, resp = _scored_shards(recipe, row, ch, root)
+        # one re-scoring per judge x task (x family) and its files, not one per row:
+        # every state of a judge x task, every row of a Holm family reads the same shards
+        load_key = _scored_plan(recipe, row, ch, root)
+        inputs, trials, resp = _memoised(_LOAD_MEMO, load_key,
+                                         lambda: _scored_shards(load_key, root))
     else:
         raise CellError(f"recipe of rule {recipe.rule}: unknown source {recipe.source!r}")
     cell_inputs, ids, note = recipe.select(inputs, row)
@@ -497,8 +512,8 @@ def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
     frames_in = {k: v for k, v in cell_inputs.items() if isinstance(v, pd.DataFrame)}
     if (load_key is not None and not recipe.family and frames_in
             and all(v.index.is_unique for v in frames_in.values())):
-        same = (recipe.compute, load_key, tuple((k, tuple(v.index))
-                                                for k, v in sorted(frames_in.items())))
+        same = (recipe.compute, load_key, json.dumps(params, sort_keys=True, default=str),
+                tuple((k, tuple(v.index)) for k, v in sorted(frames_in.items())))
     if same is None:
         outputs = _compute(recipe, cell_inputs, params, key)
     else:
