@@ -9,7 +9,8 @@ trials, responses and audio store). For every table (default: every
 (before, then after, so both meet the same machine load), one fresh interpreter runs
 what `scripts/report_trace.py` runs (`cellpages.write_traces` of the table, then
 `encode_cited_audio`; with RUN's store filled, it encodes nothing) with `PYTHONPATH`
-set to that tree and RUN as its working directory; its CPU (user + system, from
+set to that tree, RUN as its working directory and BLAS on one thread (as Snakemake
+runs the `threads: 1` rule); its CPU (user + system, from
 `os.wait4`) is the job's cost without Snakemake's start-up. Prints per table the CPU
 of each (the best of `--rounds`), the ratio after / before, and whether the two trees'
 trace files are byte-identical (and identical to RUN's own). Exits 1 on any
@@ -54,9 +55,16 @@ st.sort_stats("tottime").print_stats(25)
 """
 
 
+# what Snakemake sets for a `threads: 1` job such as report_trace: BLAS on one thread
+# (OpenBLAS' results differ in the last bits with its thread count, judgeaudit.blas)
+ONE_THREAD = {k: "1" for k in ("OMP_NUM_THREADS", "GOTO_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+                               "MKL_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+                               "NUMEXPR_NUM_THREADS")}
+
+
 def run(src: Path, root: Path, table: str, out: Path, code: str = CHILD) -> float:
     """CPU seconds (user + system) of one child interpreter running `code` in `root`."""
-    env = {**os.environ, "PYTHONPATH": str(src)}
+    env = {**os.environ, **ONE_THREAD, "PYTHONPATH": str(src)}
     proc = subprocess.Popen([sys.executable, "-c", code, table, str(out)], env=env, cwd=root)
     _, status, usage = os.wait4(proc.pid, 0)
     if os.waitstatus_to_exitcode(status):
