@@ -382,10 +382,14 @@ def _trials_responses(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: 
     trial_files = _files(ch, "results/trials/", recipe.rule)
     resp_files = [f for f in _files(ch, "results/responses/", recipe.rule)
                   if Path(f).parts[2] == judge]
-    trials = [t for f in trial_files for t in _jsonl(str(root / f)) if t["task"] == task]
-    resp = _response_index(resp_files, root)
-    return trials, resp, (task, judge, tuple(_stamp(root / f) for f in trial_files),
-                          tuple((f, *_stamp(root / f)) for f in resp_files))
+    files = (task, judge, tuple(_stamp(root / f) for f in trial_files),
+             tuple((f, *_stamp(root / f)) for f in resp_files))
+    # every row of a judge x task reads the same files: filtered and indexed once
+    # (read-only, as the memoised loads)
+    trials, resp = _memoised(_RAW_MEMO, files, lambda: (
+        [t for f in trial_files for t in _jsonl(str(root / f)) if t["task"] == task],
+        _response_index(resp_files, root)))
+    return trials, resp, files
 
 
 # the recipe's load of one judge x task (the same for every cell of it): read-only,
@@ -395,6 +399,8 @@ _LOAD_MEMO: dict[tuple, Any] = {}
 # set of its trials (read-only)
 _CELL_MEMO: dict[tuple, Any] = {}
 _ROWS_MEMO: dict[tuple, list] = {}
+# one judge x task's trials and its responses by trial id (`_trials_responses`)
+_RAW_MEMO: dict[tuple, tuple] = {}
 
 
 def _memoised(store: dict, key: Any, make: Any, limit: int = 64) -> Any:
