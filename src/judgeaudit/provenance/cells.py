@@ -468,38 +468,51 @@ def _family_chain(recipe, ch: Sequence[dict], root: Path,
 _FAMILY_MEMO: dict[tuple, dict[str, pd.DataFrame]] = {}
 
 
-def _compute(recipe, cell_inputs: Mapping[str, Any], params: Mapping[str, Any], key: tuple
-             ) -> dict[str, pd.DataFrame]:
-    """The recipe's compute on the cell's inputs; a family's (the same for every row
-    of the family) computed once per family."""
-    if not recipe.family:
+def _compute(recipe, cell_inputs: Mapping[str, Any], params: Mapping[str, Any], key: tuple,
+             name: str | None = None) -> dict[str, pd.DataFrame]:
+    """The recipe's compute on the cell's inputs (its output `name` alone when the
+    recipe can compute it alone: `Recipe.compute_output`); a family's (the same for
+    every row of the family) computed once per family."""
+    def run() -> dict[str, pd.DataFrame]:
+        if recipe.compute_output is not None and name in recipe.outputs:
+            return recipe.compute_output(cell_inputs, params, name)
         return recipe.compute(cell_inputs, params)
+
+    if not recipe.family:
+        return run()
+    key = (*key, name)
     if key not in _FAMILY_MEMO:
         if len(_FAMILY_MEMO) > 64:
             _FAMILY_MEMO.clear()
-        _FAMILY_MEMO[key] = recipe.compute(cell_inputs, params)
+        _FAMILY_MEMO[key] = run()
     return _FAMILY_MEMO[key]
 
 
 def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
-               family: tuple[pd.DataFrame, int] | None = None
+               family: tuple[pd.DataFrame, int] | None = None, name: str | None = None
                ) -> tuple[dict[str, pd.DataFrame], list[dict], str]:
-    """(the recipe's outputs recomputed on the cell, the cell's trials, how)."""
+    """(the recipe's outputs recomputed on the cell, the cell's trials, how); `name`:
+    the output the traced table's rows come from (the only one a recipe with
+    `compute_output` recomputes)."""
     params = _params(ch, recipe.rule, row["judge"])
     params["judge"] = row["judge"]
     ch = _family_chain(recipe, ch, root, family)
     load_key = None
     if recipe.source == "trials_responses":
         trials, resp, files = _trials_responses(recipe, row, ch, root)
-        extra: dict[str, Any] = {}
+        mans: list[str] = []
         if recipe.manifests is not None:  # the corpus manifests among the rule's inputs
             mans = [f for f in _files(ch, "data/", recipe.rule) if f.endswith("/manifest.tsv")]
             files = (*files, tuple((f, *_stamp(root / f)) for f in mans))
-            extra = {"manifests": recipe.manifests([root / f for f in mans])}
         load_key = (recipe.load, files, json.dumps(params, sort_keys=True, default=str))
-        inputs = _memoised(_LOAD_MEMO, load_key, lambda: recipe.load(
-            trials, [resp[t["trial_id"]] for t in trials if t["trial_id"] in resp], params,
-            **extra))
+
+        def load() -> Any:  # the manifests read only when the load is made, not per row
+            extra = ({} if recipe.manifests is None else
+                     {"manifests": recipe.manifests([root / f for f in mans])})
+            return recipe.load(trials, [resp[t["trial_id"]] for t in trials
+                                        if t["trial_id"] in resp], params, **extra)
+
+        inputs = _memoised(_LOAD_MEMO, load_key, load)
     elif recipe.source == "scored_shards":
         # one re-scoring per judge x task (x family) and its files, not one per row:
         # every state of a judge x task, every row of a Holm family reads the same shards
@@ -518,13 +531,13 @@ def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
     frames_in = {k: v for k, v in cell_inputs.items() if isinstance(v, pd.DataFrame)}
     if (load_key is not None and not recipe.family and frames_in
             and all(v.index.is_unique for v in frames_in.values())):
-        same = (recipe.compute, load_key, json.dumps(params, sort_keys=True, default=str),
+        same = (recipe.compute, name, load_key, json.dumps(params, sort_keys=True, default=str),
                 tuple((k, tuple(v.index)) for k, v in sorted(frames_in.items())))
     if same is None:
-        outputs = _compute(recipe, cell_inputs, params, key)
+        outputs = _compute(recipe, cell_inputs, params, key, name)
     else:
         outputs = _memoised(_CELL_MEMO, same,
-                            lambda: _compute(recipe, cell_inputs, params, key))
+                            lambda: _compute(recipe, cell_inputs, params, key, name))
     shown = {k: v for k, v in sorted(params.items()) if k in ("n_boot", "seed", "gate")}
     how = (f"{dotted(recipe.compute)}({', '.join(f'{k}={v}' for k, v in shown.items())}) "
            f"on {dotted(recipe.select)} of {dotted(recipe.load)}: {note}")
@@ -546,17 +559,18 @@ def _raw_stamps(ch: Sequence[dict], root: Path) -> tuple:
 
 
 def _run_recipe(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
-                family: tuple[pd.DataFrame, int] | None = None):
+                family: tuple[pd.DataFrame, int] | None = None, name: str | None = None):
     files = _raw_stamps(ch, root)
-    # rows agreeing on the registry's cell fields share one recomputation, unless a
-    # metric reads trials beyond its cell (the registry's Metric.reads_beyond_cell)
-    key = (recipe.rule, str(root.resolve()), registry.reads_beyond_cell(recipe.rule,
-                                                                        row.get("metric")),
+    # rows agreeing on the registry's cell fields (and on the output their table reads)
+    # share one recomputation, unless a metric reads trials beyond its cell (the
+    # registry's Metric.reads_beyond_cell)
+    key = (recipe.rule, name, str(root.resolve()),
+           registry.reads_beyond_cell(recipe.rule, row.get("metric")),
            *(_keystr(row.get(f)) for f in registry.CELL_FIELDS), files)
     if key not in _MEMO:
         if len(_MEMO) > 64:
             _MEMO.clear()
-        _MEMO[key] = _recompute(recipe, row, ch, root, family)
+        _MEMO[key] = _recompute(recipe, row, ch, root, family, name)
     return _MEMO[key]
 
 
@@ -689,8 +703,8 @@ def trace_row(table: str | os.PathLike, row: str | int, columns: Sequence[str] |
     family = None
     if recipe.family:  # the family's rows of the table, on the family columns only
         family = (frame[[c for c in recipe.family if c in frame.columns]], index)
-    outputs, trials, how = _run_recipe(recipe, row_dict, ch, root, family)
     name = _output_name(recipe, entry, stem, ch)
+    outputs, trials, how = _run_recipe(recipe, row_dict, ch, root, family, name)
     recomputed = outputs.get(name)
     if recomputed is not None:
         for col, target in (entry.aliases.items() if entry else ()):
