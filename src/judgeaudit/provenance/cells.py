@@ -328,15 +328,47 @@ def request_text(request: Mapping[str, Any] | None) -> str:
     return "\n".join(lines)
 
 
+# A trial's request as its trace rows show it, by the request object (the trial
+# records are the memoised file reads): every judge's row of one trial shows the same
+# request, so its parts, text and audio are made once and shared (read-only, as the
+# rows are). The request is kept with them so its id stays its own.
+_REQUEST_MEMO: dict[int, tuple[Any, list, str, list]] = {}
+_LABELS_MEMO: dict[int, tuple[Any, dict]] = {}
+
+
+def _request_view(request: Mapping[str, Any] | None) -> tuple[list, str, list]:
+    got = _REQUEST_MEMO.get(id(request))
+    if got is None or got[0] is not request:
+        if len(_REQUEST_MEMO) > 200_000:
+            _REQUEST_MEMO.clear()
+        parts = request_parts(request)
+        got = _REQUEST_MEMO[id(request)] = (request, parts, request_text(request),
+                                            [p["path"] for p in parts if p["kind"] == "audio"])
+    return got[1], got[2], got[3]
+
+
+def _labels_shown(facts: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: facts[k] for k in LABEL_FACTS if facts.get(k) is not None and facts.get(k) != ""}
+
+
 def trial_row(t: Mapping[str, Any], r: Mapping[str, Any]) -> dict[str, Any]:
     """One trial of a cell trace with its response: nothing cut (see
-    docs/notes: registry_interface)."""
+    docs/notes: registry_interface). The request's parts, text, audio and labels are
+    shared by the rows of one trial (read-only)."""
     facts = t.get("facts", {}) or {}
     request = t.get("request")
     alt = (t.get("alt_requests") or {}).get(r.get("layout"))
     if alt:  # the judge got the trial's alternate layout (judges.shard.select_request)
         request, facts = alt.get("request"), {**facts, **(alt.get("facts") or {})}
-    parts = request_parts(request)
+        labels = _labels_shown(facts)
+    else:  # the trial's own facts object: its labels once
+        got = _LABELS_MEMO.get(id(facts))
+        if got is None or got[0] is not facts:
+            if len(_LABELS_MEMO) > 200_000:
+                _LABELS_MEMO.clear()
+            got = _LABELS_MEMO[id(facts)] = (facts, _labels_shown(facts))
+        labels = got[1]
+    parts, text, audio = _request_view(request)
     source = f"{r['_file']}:{r['_line']}" if r.get("_file") else None
     return {"trial_id": t["trial_id"], "task": t.get("task"),
             "condition": t.get("condition"), "gold": t.get("gold"), "facts": facts,
@@ -344,10 +376,8 @@ def trial_row(t: Mapping[str, Any], r: Mapping[str, Any]) -> dict[str, Any]:
             "request_key": r.get("request_key"), "cache_hit": r.get("cache_hit"),
             "model_version": r.get("model_version"), "raw_text": r.get("raw_text"),
             "request_system": (request or {}).get("system"), "layout": r.get("layout"),
-            "request_parts": parts, "request_text": request_text(request),
-            "audio": [p["path"] for p in parts if p["kind"] == "audio"],
-            "labels_shown": {k: facts[k] for k in LABEL_FACTS
-                             if facts.get(k) is not None and facts.get(k) != ""},
+            "request_parts": parts, "request_text": text, "audio": audio,
+            "labels_shown": labels,
             "response_file": r.get("_file"), "response_line": r.get("_line"),
             "response_source": source}
 
