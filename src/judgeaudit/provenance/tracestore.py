@@ -96,13 +96,19 @@ class _Interner:
                 return ints.setdefault(x, x)
             return intern(x)
 
+        strs_setdefault = strs.setdefault
+
         def container(o: Any, t: type) -> Any:
             if t is dict:
                 items = []
                 key: list[int] = []
                 for k, v in o.items():
-                    k = strs.setdefault(k, k) if type(k) is str else one(k)
-                    v = one(v)
+                    k = strs_setdefault(k, k) if type(k) is str else one(k)
+                    tv = type(v)  # `one` inline: a trial row is a dict of ~30 scalars
+                    if tv is str:
+                        v = strs_setdefault(v, v)
+                    elif v is not None and tv is not bool:
+                        v = intern(v)
                     items.append((k, v))
                     key += (id(k), id(v))
                 tkey = tuple(key)
