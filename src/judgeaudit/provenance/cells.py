@@ -647,6 +647,22 @@ def same_number(a: Any, b: Any) -> bool:
     return math.isclose(fa, fb, rel_tol=1e-9, abs_tol=1e-12)
 
 
+# A recomputed frame's key columns as strings, by the frame (kept with them, so its id
+# stays its own): the rows sharing one recomputation pick from the same frame.
+_KEYSTR_MEMO: dict[int, tuple[pd.DataFrame, dict[str, pd.Series]]] = {}
+
+
+def _keystr_column(frame: pd.DataFrame, k: str) -> pd.Series:
+    got = _KEYSTR_MEMO.get(id(frame))
+    if got is None or got[0] is not frame:
+        if len(_KEYSTR_MEMO) > 64:
+            _KEYSTR_MEMO.clear()
+        got = _KEYSTR_MEMO[id(frame)] = (frame, {})
+    if k not in got[1]:
+        got[1][k] = frame[k].map(_keystr)
+    return got[1][k]
+
+
 def _pick(recomputed: pd.DataFrame, row: Mapping[str, Any], keys: Sequence[str]
           ) -> pd.Series | None:
     if recomputed is None or recomputed.empty:
@@ -654,7 +670,7 @@ def _pick(recomputed: pd.DataFrame, row: Mapping[str, Any], keys: Sequence[str]
     mask = pd.Series(True, index=recomputed.index)
     for k in keys:
         if k in recomputed.columns:
-            mask &= recomputed[k].map(_keystr) == _keystr(row[k])
+            mask &= _keystr_column(recomputed, k) == _keystr(row[k])
     hits = recomputed[mask]
     return hits.iloc[0] if len(hits) == 1 else None
 
@@ -735,11 +751,7 @@ def trace_row(table: str | os.PathLike, row: str | int, columns: Sequence[str] |
         family = (frame[[c for c in recipe.family if c in frame.columns]], index)
     name = _output_name(recipe, entry, stem, ch)
     outputs, trials, how = _run_recipe(recipe, row_dict, ch, root, family, name)
-    recomputed = outputs.get(name)
-    if recomputed is not None:
-        for col, target in (entry.aliases.items() if entry else ()):
-            if target in recomputed.columns:
-                recomputed = recomputed.assign(**{col: recomputed[target]})
+    recomputed = _as_table(outputs.get(name), entry)
     ch = _prune_to_trials(ch, {t["trial_id"] for t in trials}, root)
     for c in cells:
         c.chain = ch
@@ -748,8 +760,6 @@ def trace_row(table: str | os.PathLike, row: str | int, columns: Sequence[str] |
                                        if k not in frame.columns]
     codes = dict(entry.codes) if entry else {}
     if codes and recomputed is not None:  # key columns a TSV reader retyped (states)
-        recomputed = recomputed.assign(**{k: recomputed[k].map(f) for k, f in codes.items()
-                                          if k in recomputed.columns})
         pick_keys += [k for k in codes if k not in pick_keys]
     hit = _pick(recomputed, row_dict, pick_keys)
     for c in cells:
@@ -765,6 +775,33 @@ def trace_row(table: str | os.PathLike, row: str | int, columns: Sequence[str] |
         c.recomputed = _clean(hit[c.column])
         c.match = same_number(c.value, c.recomputed)
     return cells
+
+
+# the recomputed frame as its table names and codes its keys, by the recomputed frame
+# and the table entry (kept with it): the rows sharing one recomputation share it
+_AS_TABLE_MEMO: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+
+
+def _as_table(recomputed: pd.DataFrame | None, entry) -> pd.DataFrame | None:
+    """`recomputed` with the table's aliased columns (Table IV: format = condition) and
+    its coded keys (a state's 3-character code) as the table's reader sees them."""
+    if recomputed is None or entry is None or not (entry.aliases or entry.codes):
+        return recomputed
+    got = _AS_TABLE_MEMO.get((id(recomputed), id(entry)))
+    if got is not None and got[0] is recomputed and got[1] is entry:
+        return got[2]
+    base = recomputed
+    for col, target in entry.aliases.items():
+        if target in recomputed.columns:
+            recomputed = recomputed.assign(**{col: recomputed[target]})
+    codes = dict(entry.codes)
+    if codes:  # key columns a TSV reader retyped (states)
+        recomputed = recomputed.assign(**{k: recomputed[k].map(f) for k, f in codes.items()
+                                          if k in recomputed.columns})
+    if len(_AS_TABLE_MEMO) > 64:
+        _AS_TABLE_MEMO.clear()
+    _AS_TABLE_MEMO[(id(base), id(entry))] = (base, entry, recomputed)
+    return recomputed
 
 
 def _output_name(recipe, entry, stem: str, ch: Sequence[dict]) -> str | None:
