@@ -167,7 +167,12 @@ def _resolved(path: str) -> str:
 
 
 def _record(path: str) -> dict[str, Any] | None:
-    return _record_at(*_stamp(record_path(path)))
+    return _record_at(*_stamp(_record_path(path)))
+
+
+@functools.lru_cache(maxsize=65536)
+def _record_path(path: str) -> str:
+    return str(record_path(path))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -197,9 +202,15 @@ def _other_values(frame: pd.DataFrame, index: int) -> set[str]:
 
 
 def _relevant(path: str, others: set[str]) -> bool:
+    return not (_path_names(path) & others)
+
+
+@functools.lru_cache(maxsize=65536)
+def _path_names(path: str) -> frozenset:
+    """A path's folder names and its stem (whole and to the first dot), memoised: every
+    row's chain asks for the same few hundred paths."""
     p = Path(path)
-    parts = set(p.parts[:-1]) | {p.stem, p.stem.split(".")[0]}
-    return not (parts & others)
+    return frozenset(p.parts[:-1]) | {p.stem, p.stem.split(".")[0]}
 
 
 def chain(table: str, frame: pd.DataFrame, index: int, root: Path) -> list[dict[str, Any]]:
@@ -647,32 +658,36 @@ def same_number(a: Any, b: Any) -> bool:
     return math.isclose(fa, fb, rel_tol=1e-9, abs_tol=1e-12)
 
 
-# A recomputed frame's key columns as strings, by the frame (kept with them, so its id
-# stays its own): the rows sharing one recomputation pick from the same frame.
-_KEYSTR_MEMO: dict[int, tuple[pd.DataFrame, dict[str, pd.Series]]] = {}
+# A recomputed frame's rows by their key columns' strings, by the frame and the key
+# columns (the frame kept with them, so its id stays its own): the rows sharing one
+# recomputation pick from one index, not by a mask over the frame each.
+_KEY_INDEX_MEMO: dict[tuple[int, tuple], tuple[pd.DataFrame, dict[tuple, list[int]]]] = {}
 
 
-def _keystr_column(frame: pd.DataFrame, k: str) -> pd.Series:
-    got = _KEYSTR_MEMO.get(id(frame))
-    if got is None or got[0] is not frame:
-        if len(_KEYSTR_MEMO) > 64:
-            _KEYSTR_MEMO.clear()
-        got = _KEYSTR_MEMO[id(frame)] = (frame, {})
-    if k not in got[1]:
-        got[1][k] = frame[k].map(_keystr)
-    return got[1][k]
+def _key_index(frame: pd.DataFrame, cols: tuple[str, ...]) -> dict[tuple, list[int]]:
+    got = _KEY_INDEX_MEMO.get((id(frame), cols))
+    if got is not None and got[0] is frame:
+        return got[1]
+    if len(_KEY_INDEX_MEMO) > 64:
+        _KEY_INDEX_MEMO.clear()
+    index: dict[tuple, list[int]] = {}
+    keys = (zip(*(frame[k].map(_keystr) for k in cols), strict=True) if cols
+            else [()] * len(frame))
+    for i, key in enumerate(keys):
+        index.setdefault(key, []).append(i)
+    _KEY_INDEX_MEMO[(id(frame), cols)] = (frame, index)
+    return index
 
 
 def _pick(recomputed: pd.DataFrame, row: Mapping[str, Any], keys: Sequence[str]
           ) -> pd.Series | None:
+    """The one row of `recomputed` whose key columns (those of `keys` it has) read as
+    the row's (as strings); None when no row or several do."""
     if recomputed is None or recomputed.empty:
         return None
-    mask = pd.Series(True, index=recomputed.index)
-    for k in keys:
-        if k in recomputed.columns:
-            mask &= _keystr_column(recomputed, k) == _keystr(row[k])
-    hits = recomputed[mask]
-    return hits.iloc[0] if len(hits) == 1 else None
+    cols = tuple(k for k in keys if k in recomputed.columns)
+    hits = _key_index(recomputed, cols).get(tuple(_keystr(row[k]) for k in cols), ())
+    return recomputed.iloc[hits[0]] if len(hits) == 1 else None
 
 
 def _config_of(ch: Sequence[dict]) -> dict[str, Any]:
