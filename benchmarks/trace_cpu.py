@@ -16,6 +16,12 @@ of each (the best of `--rounds`), the ratio after / before, and whether the two 
 trace files are byte-identical (and identical to RUN's own). Exits 1 on any
 difference. `--profile` runs the after tree once per table under cProfile instead and
 prints the top functions by cumulative time.
+
+Measured (issue 36, branch htrace against main, on a copy of a default run of b71d18a,
+a shared 2-core machine; CPU s of the job's work, no Snakemake start-up, no encoding):
+all 20 tables 266.8 -> 143.7 (0.54x); study_a_contrasts 36.0 -> 16.7, study_a_planted
+19.4 -> 12.9, study_b_protocol_gap 6.7 -> 2.9, study_b_state_distribution 40.6 -> 6.8;
+every trace file byte-identical to main's and to the run's own.
 """
 
 from __future__ import annotations
