@@ -26,17 +26,25 @@ def root(tiny_run):
 
 
 def _spy(monkeypatch, calls):
-    """Wrap every recipe's compute function (the callable its registry entry holds) to
+    """Wrap every recipe's compute function (the callable its registry entry holds, and
+    its one-output form `compute_output`, which a trace calls when the recipe has it) to
     record calls; the wrapper keeps the function's name, so traces print the same."""
     for key, recipe in list(O.RECIPES.items()):
-        real = recipe.compute
+        real, one = recipe.compute, recipe.compute_output
 
         def wrapped(inputs, params, _real=real, _rule=recipe.rule):
             calls.append(_rule)
             return _real(inputs, params)
 
+        def wrapped_one(inputs, params, name, _one=one, _rule=recipe.rule):
+            calls.append(_rule)
+            return _one(inputs, params, name)
+
         functools.update_wrapper(wrapped, real)
-        monkeypatch.setitem(O.RECIPES, key, dataclasses.replace(recipe, compute=wrapped))
+        spied = {"compute": wrapped}
+        if one is not None:
+            spied["compute_output"] = functools.update_wrapper(wrapped_one, one)
+        monkeypatch.setitem(O.RECIPES, key, dataclasses.replace(recipe, **spied))
 
 
 def test_every_table_trace_recomputes_with_the_registry_function(root, monkeypatch):

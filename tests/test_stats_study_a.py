@@ -551,3 +551,23 @@ def test_twoway_row_of_the_recipe_is_cgm_by_hand(tmp_path):
     entry.render(twoway=twoway.iloc[0:0], metrics=metrics.assign(n_sentences=2),
                  base=tmp_path / "empty", entry=entry)
     assert "(emotion: 2 sentences)" in (tmp_path / "empty.md").read_text()
+
+
+def test_each_output_alone_is_the_frame_judge_metrics_gives():
+    """The trace recomputes only the output its table reads (Recipe.compute_output):
+    `judge_output` alone must be the very frame of `judge_metrics`, bit for bit."""
+    from judgeaudit.study_a import compute
+    from judgeaudit.study_a.recipes import RECIPE
+
+    trials, responses, manifests = _crossed_records()
+    inputs = compute.join_inputs(trials, responses, {"judge": "j"}, manifests=manifests)
+    params = {"judge": "j", "n_boot": 50}
+    whole = compute.judge_metrics(inputs, params)
+    assert list(whole) == list(compute.JUDGE_OUTPUTS) == list(RECIPE.outputs)
+    assert RECIPE.compute_output is compute.judge_output
+    for name in compute.JUDGE_OUTPUTS:
+        alone = compute.judge_output(inputs, params, name)
+        assert list(alone) == [name]
+        pd.testing.assert_frame_equal(alone[name], whole[name], check_exact=True)
+    with pytest.raises(KeyError, match="no output 'planted'"):
+        compute.judge_output(inputs, params, "planted")

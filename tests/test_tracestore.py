@@ -1,8 +1,11 @@
 """The report's row traces on disk (issue 36): each distinct value once, compressed,
 read back equal to what was traced (types, key order, shared and unshared values)."""
 
+import dataclasses
 import math
 import pickle
+import struct
+import zlib
 
 import pytest
 
@@ -65,3 +68,38 @@ def test_a_file_that_is_not_a_compact_trace_is_an_error_naming_it(tmp_path):
         TS.read(path)
     TS.write(tmp_path / "new.pickle", _table(2, 3))
     assert TS.read(tmp_path / "new.pickle") == _table(2, 3)
+
+
+def _by_value(o, memo):
+    """The interning by value, written plainly (what `TS._Interner` must share): one
+    object per (type, value), floats by their bits, containers by their children."""
+    t = type(o)
+    if t is float:
+        return memo.setdefault(("f", struct.pack("<d", o)), o)
+    if t in (str, int):
+        return memo.setdefault((t, o), o)
+    if t is dict:
+        items = [(_by_value(k, memo), _by_value(v, memo)) for k, v in o.items()]
+        return memo.setdefault(("d", tuple((id(k), id(v)) for k, v in items)), dict(items))
+    if t in (list, tuple):
+        items = [_by_value(x, memo) for x in o]
+        return memo.setdefault((t, tuple(map(id, items))), t(items))
+    if isinstance(o, CellTrace):
+        for f in dataclasses.fields(o):
+            setattr(o, f.name, _by_value(getattr(o, f.name), memo))
+    return o
+
+
+def test_the_fast_interning_shares_what_interning_by_value_shares_to_the_byte():
+    odd = {"z": -0.0, "p": 0.0, "n": float("nan"), "t": True, "o": 1, "f": 1.0, "s": "1",
+           "e": [], "u": (), "d": {}, "l": [1, 1.0, True, None, -0.0, 0.0], "k": (1, [1])}
+    table = _table(5, 7)
+    for row in table[:-1]:
+        row[0].row = {**odd, "again": dict(odd), "list": [odd, [odd]], "tuple": (odd,)}
+        row[1].recomputed = -0.0
+    plain = pickle.dumps(table, protocol=pickle.HIGHEST_PROTOCOL)
+    memo: dict = {}
+    ref = [_by_value(r, memo) if type(r) is list else r for r in pickle.loads(plain)]
+    want = TS.MAGIC + zlib.compress(pickle.dumps(ref, protocol=pickle.HIGHEST_PROTOCOL),
+                                    TS.LEVEL)
+    assert TS.dumps(pickle.loads(plain)) == want

@@ -236,6 +236,9 @@ class Recipe:
       then loads the records of every task of the row's family, not only the row's
       task, and `select` hands compute the family while naming the row's trials.
     rows_not_recomputed: column -> {value: why} for whole rows it does not recompute.
+    compute_output: f(inputs, params, name) -> {name: DataFrame}, compute's output
+      `name` alone, the same frame compute gives (a trace recomputes only the output its
+      table's rows come from); None: the trace runs compute whole.
     """
 
     rule: str
@@ -263,6 +266,7 @@ class Recipe:
     # `stats.corpus.read_manifests`, each clip's sentence), which load then also takes
     # as `manifests` (None: load takes trials, responses and params only)
     manifests: Fn | None = None
+    compute_output: Fn | None = None
 
     def row_not_recomputed(self, row: Mapping[str, Any]) -> str:
         """Why this row is not recomputed ("" when it is)."""

@@ -167,7 +167,12 @@ def _resolved(path: str) -> str:
 
 
 def _record(path: str) -> dict[str, Any] | None:
-    return _record_at(*_stamp(record_path(path)))
+    return _record_at(*_stamp(_record_path(path)))
+
+
+@functools.lru_cache(maxsize=65536)
+def _record_path(path: str) -> str:
+    return str(record_path(path))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -197,9 +202,15 @@ def _other_values(frame: pd.DataFrame, index: int) -> set[str]:
 
 
 def _relevant(path: str, others: set[str]) -> bool:
+    return not (_path_names(path) & others)
+
+
+@functools.lru_cache(maxsize=65536)
+def _path_names(path: str) -> frozenset:
+    """A path's folder names and its stem (whole and to the first dot), memoised: every
+    row's chain asks for the same few hundred paths."""
     p = Path(path)
-    parts = set(p.parts[:-1]) | {p.stem, p.stem.split(".")[0]}
-    return not (parts & others)
+    return frozenset(p.parts[:-1]) | {p.stem, p.stem.split(".")[0]}
 
 
 def chain(table: str, frame: pd.DataFrame, index: int, root: Path) -> list[dict[str, Any]]:
@@ -328,15 +339,47 @@ def request_text(request: Mapping[str, Any] | None) -> str:
     return "\n".join(lines)
 
 
+# A trial's request as its trace rows show it, by the request object (the trial
+# records are the memoised file reads): every judge's row of one trial shows the same
+# request, so its parts, text and audio are made once and shared (read-only, as the
+# rows are). The request is kept with them so its id stays its own.
+_REQUEST_MEMO: dict[int, tuple[Any, list, str, list]] = {}
+_LABELS_MEMO: dict[int, tuple[Any, dict]] = {}
+
+
+def _request_view(request: Mapping[str, Any] | None) -> tuple[list, str, list]:
+    got = _REQUEST_MEMO.get(id(request))
+    if got is None or got[0] is not request:
+        if len(_REQUEST_MEMO) > 200_000:
+            _REQUEST_MEMO.clear()
+        parts = request_parts(request)
+        got = _REQUEST_MEMO[id(request)] = (request, parts, request_text(request),
+                                            [p["path"] for p in parts if p["kind"] == "audio"])
+    return got[1], got[2], got[3]
+
+
+def _labels_shown(facts: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: facts[k] for k in LABEL_FACTS if facts.get(k) is not None and facts.get(k) != ""}
+
+
 def trial_row(t: Mapping[str, Any], r: Mapping[str, Any]) -> dict[str, Any]:
     """One trial of a cell trace with its response: nothing cut (see
-    docs/notes: registry_interface)."""
+    docs/notes: registry_interface). The request's parts, text, audio and labels are
+    shared by the rows of one trial (read-only)."""
     facts = t.get("facts", {}) or {}
     request = t.get("request")
     alt = (t.get("alt_requests") or {}).get(r.get("layout"))
     if alt:  # the judge got the trial's alternate layout (judges.shard.select_request)
         request, facts = alt.get("request"), {**facts, **(alt.get("facts") or {})}
-    parts = request_parts(request)
+        labels = _labels_shown(facts)
+    else:  # the trial's own facts object: its labels once
+        got = _LABELS_MEMO.get(id(facts))
+        if got is None or got[0] is not facts:
+            if len(_LABELS_MEMO) > 200_000:
+                _LABELS_MEMO.clear()
+            got = _LABELS_MEMO[id(facts)] = (facts, _labels_shown(facts))
+        labels = got[1]
+    parts, text, audio = _request_view(request)
     source = f"{r['_file']}:{r['_line']}" if r.get("_file") else None
     return {"trial_id": t["trial_id"], "task": t.get("task"),
             "condition": t.get("condition"), "gold": t.get("gold"), "facts": facts,
@@ -344,10 +387,8 @@ def trial_row(t: Mapping[str, Any], r: Mapping[str, Any]) -> dict[str, Any]:
             "request_key": r.get("request_key"), "cache_hit": r.get("cache_hit"),
             "model_version": r.get("model_version"), "raw_text": r.get("raw_text"),
             "request_system": (request or {}).get("system"), "layout": r.get("layout"),
-            "request_parts": parts, "request_text": request_text(request),
-            "audio": [p["path"] for p in parts if p["kind"] == "audio"],
-            "labels_shown": {k: facts[k] for k in LABEL_FACTS
-                             if facts.get(k) is not None and facts.get(k) != ""},
+            "request_parts": parts, "request_text": text, "audio": audio,
+            "labels_shown": labels,
             "response_file": r.get("_file"), "response_line": r.get("_line"),
             "response_source": source}
 
@@ -382,10 +423,14 @@ def _trials_responses(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: 
     trial_files = _files(ch, "results/trials/", recipe.rule)
     resp_files = [f for f in _files(ch, "results/responses/", recipe.rule)
                   if Path(f).parts[2] == judge]
-    trials = [t for f in trial_files for t in _jsonl(str(root / f)) if t["task"] == task]
-    resp = _response_index(resp_files, root)
-    return trials, resp, (task, judge, tuple(_stamp(root / f) for f in trial_files),
-                          tuple((f, *_stamp(root / f)) for f in resp_files))
+    files = (task, judge, tuple(_stamp(root / f) for f in trial_files),
+             tuple((f, *_stamp(root / f)) for f in resp_files))
+    # every row of a judge x task reads the same files: filtered and indexed once
+    # (read-only, as the memoised loads)
+    trials, resp = _memoised(_RAW_MEMO, files, lambda: (
+        [t for f in trial_files for t in _jsonl(str(root / f)) if t["task"] == task],
+        _response_index(resp_files, root)))
+    return trials, resp, files
 
 
 # the recipe's load of one judge x task (the same for every cell of it): read-only,
@@ -395,6 +440,8 @@ _LOAD_MEMO: dict[tuple, Any] = {}
 # set of its trials (read-only)
 _CELL_MEMO: dict[tuple, Any] = {}
 _ROWS_MEMO: dict[tuple, list] = {}
+# one judge x task's trials and its responses by trial id (`_trials_responses`)
+_RAW_MEMO: dict[tuple, tuple] = {}
 
 
 def _memoised(store: dict, key: Any, make: Any, limit: int = 64) -> Any:
@@ -407,14 +454,13 @@ def _memoised(store: dict, key: Any, make: Any, limit: int = 64) -> Any:
     return store[key]
 
 
-def _scored_shards(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path):
-    """The scored shards of this judge and task (of every task of the row's family,
-    when the recipe names one), re-scored from their trials and responses with the
-    recipe's own scoring function."""
+def _scored_plan(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path) -> tuple:
+    """What `_scored_shards` reads, as a memo key: the judge, the task (None for a
+    family), each scored shard's trial and response files with their stamps, and the
+    item files with theirs."""
     judge = row["judge"]
     task = None if recipe.family else row["task"]
-    rescore = recipe.rescore
-    frames, trials, resp_all = [], [], {}
+    shards = []
     for node in ch:
         if not node["rule"].startswith("study_b_score"):  # study_b_score(_probes)
             continue
@@ -423,18 +469,30 @@ def _scored_shards(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Pat
             continue
         tfile = next(i["path"] for i in node["inputs"] if i["role"] == "trials")
         rfile = next(i["path"] for i in node["inputs"] if i["role"] == "responses")
+        shards.append((wc["shard"], tfile, _stamp(root / tfile), rfile, _stamp(root / rfile)))
+    items = [str(root / f) for f in _files(ch, "results/conditions/B/", recipe.rule)
+             if f.endswith("items.jsonl")]
+    return (recipe.rescore, recipe.load, judge, task, tuple(shards),
+            tuple((f, _stamp(f)) for f in items))
+
+
+def _scored_shards(plan: tuple, root: Path):
+    """The scored shards of this judge and task (of every task of the row's family,
+    when the recipe names one; `_scored_plan`), re-scored from their trials and
+    responses with the recipe's own scoring function."""
+    rescore, load, judge, task, shards, items = plan
+    frames, trials, resp_all = [], [], {}
+    for shard, tfile, _, rfile, _ in shards:
         t = list(_jsonl(str(root / tfile)))
         resp = _response_index([rfile], root)
         frames.append(rescore(t, [resp[x["trial_id"]] for x in t if x["trial_id"] in resp],
-                              judge, wc["shard"], what=rfile))
+                              judge, shard, what=rfile))
         trials += t
         resp_all.update(resp)
     if not frames:
         raise CellError(f"no scored Study B shards of judge {judge!r}, task "
                         f"{task or 'any'!r} in the provenance chain")
-    items = [str(root / f) for f in _files(ch, "results/conditions/B/", recipe.rule)
-             if f.endswith("items.jsonl")]
-    return recipe.load(frames, items), trials, resp_all
+    return load(frames, [f for f, _ in items]), trials, resp_all
 
 
 def _family_chain(recipe, ch: Sequence[dict], root: Path,
@@ -451,40 +509,57 @@ def _family_chain(recipe, ch: Sequence[dict], root: Path,
 _FAMILY_MEMO: dict[tuple, dict[str, pd.DataFrame]] = {}
 
 
-def _compute(recipe, cell_inputs: Mapping[str, Any], params: Mapping[str, Any], key: tuple
-             ) -> dict[str, pd.DataFrame]:
-    """The recipe's compute on the cell's inputs; a family's (the same for every row
-    of the family) computed once per family."""
-    if not recipe.family:
+def _compute(recipe, cell_inputs: Mapping[str, Any], params: Mapping[str, Any], key: tuple,
+             name: str | None = None) -> dict[str, pd.DataFrame]:
+    """The recipe's compute on the cell's inputs (its output `name` alone when the
+    recipe can compute it alone: `Recipe.compute_output`); a family's (the same for
+    every row of the family) computed once per family."""
+    def run() -> dict[str, pd.DataFrame]:
+        if recipe.compute_output is not None and name in recipe.outputs:
+            return recipe.compute_output(cell_inputs, params, name)
         return recipe.compute(cell_inputs, params)
+
+    if not recipe.family:
+        return run()
+    key = (*key, name)
     if key not in _FAMILY_MEMO:
         if len(_FAMILY_MEMO) > 64:
             _FAMILY_MEMO.clear()
-        _FAMILY_MEMO[key] = recipe.compute(cell_inputs, params)
+        _FAMILY_MEMO[key] = run()
     return _FAMILY_MEMO[key]
 
 
 def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
-               family: tuple[pd.DataFrame, int] | None = None
+               family: tuple[pd.DataFrame, int] | None = None, name: str | None = None
                ) -> tuple[dict[str, pd.DataFrame], list[dict], str]:
-    """(the recipe's outputs recomputed on the cell, the cell's trials, how)."""
+    """(the recipe's outputs recomputed on the cell, the cell's trials, how); `name`:
+    the output the traced table's rows come from (the only one a recipe with
+    `compute_output` recomputes)."""
     params = _params(ch, recipe.rule, row["judge"])
     params["judge"] = row["judge"]
     ch = _family_chain(recipe, ch, root, family)
     load_key = None
     if recipe.source == "trials_responses":
         trials, resp, files = _trials_responses(recipe, row, ch, root)
-        extra: dict[str, Any] = {}
+        mans: list[str] = []
         if recipe.manifests is not None:  # the corpus manifests among the rule's inputs
             mans = [f for f in _files(ch, "data/", recipe.rule) if f.endswith("/manifest.tsv")]
             files = (*files, tuple((f, *_stamp(root / f)) for f in mans))
-            extra = {"manifests": recipe.manifests([root / f for f in mans])}
         load_key = (recipe.load, files, json.dumps(params, sort_keys=True, default=str))
-        inputs = _memoised(_LOAD_MEMO, load_key, lambda: recipe.load(
-            trials, [resp[t["trial_id"]] for t in trials if t["trial_id"] in resp], params,
-            **extra))
+
+        def load() -> Any:  # the manifests read only when the load is made, not per row
+            extra = ({} if recipe.manifests is None else
+                     {"manifests": recipe.manifests([root / f for f in mans])})
+            return recipe.load(trials, [resp[t["trial_id"]] for t in trials
+                                        if t["trial_id"] in resp], params, **extra)
+
+        inputs = _memoised(_LOAD_MEMO, load_key, load)
     elif recipe.source == "scored_shards":
-        inputs, trials, resp = _scored_shards(recipe, row, ch, root)
+        # one re-scoring per judge x task (x family) and its files, not one per row:
+        # every state of a judge x task, every row of a Holm family reads the same shards
+        load_key = _scored_plan(recipe, row, ch, root)
+        inputs, trials, resp = _memoised(_LOAD_MEMO, load_key,
+                                         lambda: _scored_shards(load_key, root))
     else:
         raise CellError(f"recipe of rule {recipe.rule}: unknown source {recipe.source!r}")
     cell_inputs, ids, note = recipe.select(inputs, row)
@@ -497,13 +572,13 @@ def _recompute(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
     frames_in = {k: v for k, v in cell_inputs.items() if isinstance(v, pd.DataFrame)}
     if (load_key is not None and not recipe.family and frames_in
             and all(v.index.is_unique for v in frames_in.values())):
-        same = (recipe.compute, load_key, tuple((k, tuple(v.index))
-                                                for k, v in sorted(frames_in.items())))
+        same = (recipe.compute, name, load_key, json.dumps(params, sort_keys=True, default=str),
+                tuple((k, tuple(v.index)) for k, v in sorted(frames_in.items())))
     if same is None:
-        outputs = _compute(recipe, cell_inputs, params, key)
+        outputs = _compute(recipe, cell_inputs, params, key, name)
     else:
         outputs = _memoised(_CELL_MEMO, same,
-                            lambda: _compute(recipe, cell_inputs, params, key))
+                            lambda: _compute(recipe, cell_inputs, params, key, name))
     shown = {k: v for k, v in sorted(params.items()) if k in ("n_boot", "seed", "gate")}
     how = (f"{dotted(recipe.compute)}({', '.join(f'{k}={v}' for k, v in shown.items())}) "
            f"on {dotted(recipe.select)} of {dotted(recipe.load)}: {note}")
@@ -525,17 +600,18 @@ def _raw_stamps(ch: Sequence[dict], root: Path) -> tuple:
 
 
 def _run_recipe(recipe, row: Mapping[str, Any], ch: Sequence[dict], root: Path,
-                family: tuple[pd.DataFrame, int] | None = None):
+                family: tuple[pd.DataFrame, int] | None = None, name: str | None = None):
     files = _raw_stamps(ch, root)
-    # rows agreeing on the registry's cell fields share one recomputation, unless a
-    # metric reads trials beyond its cell (the registry's Metric.reads_beyond_cell)
-    key = (recipe.rule, str(root.resolve()), registry.reads_beyond_cell(recipe.rule,
-                                                                        row.get("metric")),
+    # rows agreeing on the registry's cell fields (and on the output their table reads)
+    # share one recomputation, unless a metric reads trials beyond its cell (the
+    # registry's Metric.reads_beyond_cell)
+    key = (recipe.rule, name, str(root.resolve()),
+           registry.reads_beyond_cell(recipe.rule, row.get("metric")),
            *(_keystr(row.get(f)) for f in registry.CELL_FIELDS), files)
     if key not in _MEMO:
         if len(_MEMO) > 64:
             _MEMO.clear()
-        _MEMO[key] = _recompute(recipe, row, ch, root, family)
+        _MEMO[key] = _recompute(recipe, row, ch, root, family, name)
     return _MEMO[key]
 
 
@@ -582,16 +658,36 @@ def same_number(a: Any, b: Any) -> bool:
     return math.isclose(fa, fb, rel_tol=1e-9, abs_tol=1e-12)
 
 
+# A recomputed frame's rows by their key columns' strings, by the frame and the key
+# columns (the frame kept with them, so its id stays its own): the rows sharing one
+# recomputation pick from one index, not by a mask over the frame each.
+_KEY_INDEX_MEMO: dict[tuple[int, tuple], tuple[pd.DataFrame, dict[tuple, list[int]]]] = {}
+
+
+def _key_index(frame: pd.DataFrame, cols: tuple[str, ...]) -> dict[tuple, list[int]]:
+    got = _KEY_INDEX_MEMO.get((id(frame), cols))
+    if got is not None and got[0] is frame:
+        return got[1]
+    if len(_KEY_INDEX_MEMO) > 64:
+        _KEY_INDEX_MEMO.clear()
+    index: dict[tuple, list[int]] = {}
+    keys = (zip(*(frame[k].map(_keystr) for k in cols), strict=True) if cols
+            else [()] * len(frame))
+    for i, key in enumerate(keys):
+        index.setdefault(key, []).append(i)
+    _KEY_INDEX_MEMO[(id(frame), cols)] = (frame, index)
+    return index
+
+
 def _pick(recomputed: pd.DataFrame, row: Mapping[str, Any], keys: Sequence[str]
           ) -> pd.Series | None:
+    """The one row of `recomputed` whose key columns (those of `keys` it has) read as
+    the row's (as strings); None when no row or several do."""
     if recomputed is None or recomputed.empty:
         return None
-    mask = pd.Series(True, index=recomputed.index)
-    for k in keys:
-        if k in recomputed.columns:
-            mask &= recomputed[k].map(_keystr) == _keystr(row[k])
-    hits = recomputed[mask]
-    return hits.iloc[0] if len(hits) == 1 else None
+    cols = tuple(k for k in keys if k in recomputed.columns)
+    hits = _key_index(recomputed, cols).get(tuple(_keystr(row[k]) for k in cols), ())
+    return recomputed.iloc[hits[0]] if len(hits) == 1 else None
 
 
 def _config_of(ch: Sequence[dict]) -> dict[str, Any]:
@@ -668,13 +764,9 @@ def trace_row(table: str | os.PathLike, row: str | int, columns: Sequence[str] |
     family = None
     if recipe.family:  # the family's rows of the table, on the family columns only
         family = (frame[[c for c in recipe.family if c in frame.columns]], index)
-    outputs, trials, how = _run_recipe(recipe, row_dict, ch, root, family)
     name = _output_name(recipe, entry, stem, ch)
-    recomputed = outputs.get(name)
-    if recomputed is not None:
-        for col, target in (entry.aliases.items() if entry else ()):
-            if target in recomputed.columns:
-                recomputed = recomputed.assign(**{col: recomputed[target]})
+    outputs, trials, how = _run_recipe(recipe, row_dict, ch, root, family, name)
+    recomputed = _as_table(outputs.get(name), entry)
     ch = _prune_to_trials(ch, {t["trial_id"] for t in trials}, root)
     for c in cells:
         c.chain = ch
@@ -683,8 +775,6 @@ def trace_row(table: str | os.PathLike, row: str | int, columns: Sequence[str] |
                                        if k not in frame.columns]
     codes = dict(entry.codes) if entry else {}
     if codes and recomputed is not None:  # key columns a TSV reader retyped (states)
-        recomputed = recomputed.assign(**{k: recomputed[k].map(f) for k, f in codes.items()
-                                          if k in recomputed.columns})
         pick_keys += [k for k in codes if k not in pick_keys]
     hit = _pick(recomputed, row_dict, pick_keys)
     for c in cells:
@@ -700,6 +790,33 @@ def trace_row(table: str | os.PathLike, row: str | int, columns: Sequence[str] |
         c.recomputed = _clean(hit[c.column])
         c.match = same_number(c.value, c.recomputed)
     return cells
+
+
+# the recomputed frame as its table names and codes its keys, by the recomputed frame
+# and the table entry (kept with it): the rows sharing one recomputation share it
+_AS_TABLE_MEMO: dict[tuple[int, int], tuple[Any, Any, Any]] = {}
+
+
+def _as_table(recomputed: pd.DataFrame | None, entry) -> pd.DataFrame | None:
+    """`recomputed` with the table's aliased columns (Table IV: format = condition) and
+    its coded keys (a state's 3-character code) as the table's reader sees them."""
+    if recomputed is None or entry is None or not (entry.aliases or entry.codes):
+        return recomputed
+    got = _AS_TABLE_MEMO.get((id(recomputed), id(entry)))
+    if got is not None and got[0] is recomputed and got[1] is entry:
+        return got[2]
+    base = recomputed
+    for col, target in entry.aliases.items():
+        if target in recomputed.columns:
+            recomputed = recomputed.assign(**{col: recomputed[target]})
+    codes = dict(entry.codes)
+    if codes:  # key columns a TSV reader retyped (states)
+        recomputed = recomputed.assign(**{k: recomputed[k].map(f) for k, f in codes.items()
+                                          if k in recomputed.columns})
+    if len(_AS_TABLE_MEMO) > 64:
+        _AS_TABLE_MEMO.clear()
+    _AS_TABLE_MEMO[(id(base), id(entry))] = (base, entry, recomputed)
+    return recomputed
 
 
 def _output_name(recipe, entry, stem: str, ch: Sequence[dict]) -> str | None:

@@ -36,51 +36,98 @@ class TraceStoreError(ValueError):
 
 class _Interner:
     """One object per distinct value, type-exact (1, 1.0 and True stay apart; a float
-    by its bits, so 0.0 and -0.0 too)."""
+    by its bits, so 0.0 and -0.0 too).
+
+    A table's traces hold millions of values (issue 36: interning was a third of a
+    trace job's CPU), so the walk is one closure over per-type memos: a scalar met
+    inside a container is interned in the loop, not by a call; a container's key is
+    the flat tuple of its interned children's ids (a dict: key, value, key, ...), in
+    a memo of its own type. The same values end up shared as before, so the pickle
+    is the same bytes."""
 
     def __init__(self) -> None:
-        self.memo: dict[Any, Any] = {}
+        strs: dict[str, str] = {}
+        ints: dict[int, int] = {}
+        # a float by its value, except 0.0 / -0.0 and nan (equal or unequal to
+        # themselves by value, not by bits): those by their bits
+        floats: dict[Any, float] = {}
+        dicts: dict[tuple, dict] = {}
+        lists: dict[tuple, list] = {}
+        tuples: dict[tuple, tuple] = {}
         # a container met again as the same object (a row's cells share its trials):
         # its value once made, by id (the object itself kept, so the id stays its own)
-        self.seen: dict[int, tuple[Any, Any]] = {}
+        seen: dict[int, tuple[Any, Any]] = {}
+        pack = struct.Struct("<d").pack
+
+        def scalar_float(o: float) -> float:
+            k = o if o == o and o != 0.0 else pack(o)
+            got = floats.get(k)
+            if got is None:
+                floats[k] = got = o
+            return got
+
+        def intern(o: Any) -> Any:
+            t = type(o)
+            if t is str:
+                return strs.setdefault(o, o)
+            if t is int:
+                return ints.setdefault(o, o)
+            if t is float:
+                return scalar_float(o)
+            if t is dict or t is list or t is tuple:
+                got = seen.get(id(o))
+                if got is not None:
+                    return got[1]
+                canon = container(o, t)
+                seen[id(o)] = (o, canon)
+                return canon
+            if is_dataclass(o) and not isinstance(o, type):
+                for f in fields(o):
+                    setattr(o, f.name, intern(getattr(o, f.name)))
+                return o
+            return o
+
+        def one(x: Any) -> Any:
+            # the scalars inline (most values are), anything else through intern
+            t = type(x)
+            if t is str:
+                return strs.setdefault(x, x)
+            if t is int:
+                return ints.setdefault(x, x)
+            return intern(x)
+
+        strs_setdefault = strs.setdefault
+
+        def container(o: Any, t: type) -> Any:
+            if t is dict:
+                items = []
+                key: list[int] = []
+                for k, v in o.items():
+                    k = strs_setdefault(k, k) if type(k) is str else one(k)
+                    tv = type(v)  # `one` inline: a trial row is a dict of ~30 scalars
+                    if tv is str:
+                        v = strs_setdefault(v, v)
+                    elif v is not None and tv is not bool:
+                        v = intern(v)
+                    items.append((k, v))
+                    key += (id(k), id(v))
+                tkey = tuple(key)
+                got = dicts.get(tkey)
+                if got is None:  # the canonical dict holds its children: ids stay theirs
+                    got = dicts[tkey] = dict(items)
+                return got
+            items = [one(x) for x in o]  # a list or a tuple
+            tkey = tuple(map(id, items))
+            memo = lists if t is list else tuples
+            got = memo.get(tkey)
+            if got is None:
+                got = memo[tkey] = items if t is list else tuple(items)
+            return got
+
+        self._intern = intern
 
     def __call__(self, o: Any) -> Any:
-        t = type(o)
-        if t is str:
-            return self.memo.setdefault(("s", o), o)
-        if t is float:  # by its bits: 0.0 and -0.0 apart, a nan kept as it is
-            return self.memo.setdefault(("f", struct.pack("<d", o)), o)
-        if t is int:
-            return self.memo.setdefault(("i", o), o)
-        if t is dict or t is list or t is tuple:
-            got = self.seen.get(id(o))
-            if got is not None:
-                return got[1]
-            canon = self._container(o, t)
-            self.seen[id(o)] = (o, canon)
-            return canon
-        if is_dataclass(o) and not isinstance(o, type):
-            for f in fields(o):
-                setattr(o, f.name, self(getattr(o, f.name)))
-            return o
-        return o
-
-    def _container(self, o: Any, t: type) -> Any:
-        if t is dict:
-            items = [(self(k), self(v)) for k, v in o.items()]
-            key = ("d", tuple((id(k), id(v)) for k, v in items))
-            got = self.memo.get(key)
-            if got is None:
-                got = self.memo[key] = dict(items)
-                self.memo[("keep", id(got))] = items  # children stay alive with their ids
-            return got
-        items = [self(x) for x in o]  # a list or a tuple
-        key = ("l" if t is list else "t", tuple(id(x) for x in items))
-        got = self.memo.get(key)
-        if got is None:
-            got = self.memo[key] = items if t is list else tuple(items)
-            self.memo[("keep", id(got))] = items
-        return got
+        return self._intern(o)
 
 
 def dumps(traces: list) -> bytes:

@@ -399,9 +399,15 @@ def encode_cited_audio(traces: Sequence[Any], root: Path = Path("."), order: str
     returns how many were encoded (0 when the store holds them all). `order`: the
     job's own walking order (its table), see `AudioCopies.fill_store`."""
     copies = AudioCopies(root, root)
+    walked: set[int] = set()
     for row in traces:
         if isinstance(row, TraceFailed) or not row:
             continue
+        # rows of one selection hold the same trials list (shared by the trace's memo
+        # and tracestore's interning): its clips are added once
+        if id(row[0].trials) in walked:
+            continue
+        walked.add(id(row[0].trials))
         for r in row[0].trials:
             for p in r.get("request_parts") or []:
                 if p.get("kind") == "audio":

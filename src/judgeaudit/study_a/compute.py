@@ -47,15 +47,29 @@ def judge_metrics(inputs: Mapping[str, Any], params: Mapping[str, Any]
     (`study_a.metrics.contrast_rows`; Holm is applied across judges later) and the
     two-way (speaker x sentence) rows of the tasks whose clips cross >= 8 sentences
     with speakers (`study_a.metrics.twoway_rates`)."""
+    return {name: judge_output(inputs, params, name)[name] for name in JUDGE_OUTPUTS}
+
+
+JUDGE_OUTPUTS = ("metrics", "contrasts", "twoway")
+
+
+def judge_output(inputs: Mapping[str, Any], params: Mapping[str, Any], name: str
+                 ) -> dict[str, pd.DataFrame]:
+    """`judge_metrics`' output `name` alone (each is computed from the trials on its
+    own): a trace of a contrasts row need not bootstrap every metric row too."""
     from judgeaudit.stats.outcomes import add_outcome_counts
     from judgeaudit.study_a import metrics as sa
 
     df = inputs["df"]
-    metrics = add_outcome_counts(sa.metrics(df, n_boot=int(params.get("n_boot", 0))), df)
-    contrasts = pd.DataFrame(sa.contrast_rows(df), columns=sa.CONTRAST_COLUMNS)
-    twoway = pd.DataFrame(sa.twoway_rates(df, inputs.get("sentence_of") or {}),
-                          columns=sa.TWOWAY_COLUMNS)
-    return {"metrics": metrics, "contrasts": contrasts, "twoway": twoway}
+    if name == "metrics":
+        return {name: add_outcome_counts(sa.metrics(df, n_boot=int(params.get("n_boot", 0))),
+                                         df)}
+    if name == "contrasts":
+        return {name: pd.DataFrame(sa.contrast_rows(df), columns=sa.CONTRAST_COLUMNS)}
+    if name == "twoway":
+        return {name: pd.DataFrame(sa.twoway_rates(df, inputs.get("sentence_of") or {}),
+                                   columns=sa.TWOWAY_COLUMNS)}
+    raise KeyError(f"judge_metrics has no output {name!r}; outputs are {JUDGE_OUTPUTS}")
 
 
 def family_of(condition: str) -> str | None:
@@ -99,4 +113,5 @@ def select_cell(inputs: Mapping[str, Any], row: Mapping[str, Any]
     return {**keep, "df": df[used]}, set(df.loc[cell, "trial_id"]), note
 
 
-__all__ = ["family_of", "join_inputs", "judge_metrics", "select_cell"]
+__all__ = ["JUDGE_OUTPUTS", "family_of", "join_inputs", "judge_metrics", "judge_output",
+           "select_cell"]

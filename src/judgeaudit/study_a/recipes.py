@@ -18,6 +18,7 @@ JUDGE_RULE = "study_a_metrics_judge"
 RECIPE = Recipe(
     rule=JUDGE_RULE,
     compute=compute.judge_metrics,
+    compute_output=compute.judge_output,
     select=compute.select_cell,
     load=compute.join_inputs,
     outputs={
