@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from html import unescape
 from pathlib import Path
 
 import pandas as pd
@@ -137,3 +138,55 @@ def test_a_count_on_a_missing_column_names_it(default_tables):
     with pytest.raises(C.ClaimError, match="has no column 'power_typo'"):
         C.evaluate_all(_replace("limits.power", below={"power_typo": 0.8}), default_tables,
                        {})
+
+
+def limit_list_mismatches(html: str, fr: dict[str, pd.DataFrame]) -> list[str]:
+    """The claim list's Limitations rows (Appendix: claims) against `expected`."""
+    rows = {unescape(cid): unescape(re.sub(r"<[^>]+>", "", rest)) for cid, rest in
+            re.findall(r"<tr><td><code>(limits\.[a-z_]+)</code></td>(.*?)</tr>", html,
+                       flags=re.S)}
+    want, bad = expected(fr), []
+    if "power" in want:
+        k, m, _ = want["power"]
+        if f"{k} of {m} rows" not in rows.get("limits.power", ""):
+            bad.append(f"limits.power: want {k} of {m}, listed {rows.get('limits.power')}")
+    s = fr.get("specialist_accuracy")
+    if s is not None:
+        for cid, key in (("limits.specialist_missed", "missed"),
+                         ("limits.specialist_interval", "interval")):
+            k, m = len(want[key]), len(s)  # k of every specialist row
+            if f"{k} of {m} rows" not in rows.get(cid, ""):
+                bad.append(f"{cid}: want {k} of {m}, listed {rows.get(cid)}")
+    small = rows.get("limits.small", "")
+    n_small = sum(int(x.rsplit(" ", 1)[1].split("/")[0]) for x in want["small"])
+    if f"{n_small} rows in {len(want['small'])} tables" not in small:
+        bad.append(f"limits.small: want {n_small} rows in {len(want['small'])} tables, "
+                   f"listed {small}")
+    for entry in want["small"]:
+        if entry not in small:
+            bad.append(f"limits.small: {entry} not listed")
+    if f"{want['invalid']} summed" not in rows.get("limits.invalid", ""):
+        bad.append(f"limits.invalid: want {want['invalid']}, listed {rows.get('limits.invalid')}")
+    return bad
+
+
+def _limit_list(fr, claims=L.LIMIT_CLAIMS) -> str:
+    from judgeaudit.report.abstract import claim_list_html
+
+    return claim_list_html(C.Evaluated(), lambda s, i, c: f"#{s}-{i}-{c}",
+                           C.evaluate_all(claims, fr, {}), declarations=claims)
+
+
+def test_default_run_claim_list_names_the_limitations(default_tables):
+    """Issue 30: the report's claim list (Appendix: claims) lists the Limitations'
+    claims with the counts this test re-derives; a mutated count shows up there."""
+    assert limit_list_mismatches(_limit_list(default_tables), default_tables) == []
+    mutated = _replace("limits.power", below={"power_at_target": 0.7})
+    assert limit_list_mismatches(_limit_list(default_tables, mutated), default_tables)
+
+
+def test_tiny_report_lists_the_limitations_claims(tiny_run):
+    page = (tiny_run.root / "results" / "report" / "index.html").read_text()
+    listed = page[page.index("<h2 id='claims'>"):page.index("<h2 id='appendix'>")]
+    assert limit_list_mismatches(listed, _frames(tiny_run.root / "results" / "tables")) == []
+

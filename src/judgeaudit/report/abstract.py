@@ -17,7 +17,7 @@ from typing import Any
 
 import pandas as pd
 
-from judgeaudit.claimspec import Claim, Comparison
+from judgeaudit.claimspec import Claim, Comparison, Count, Total
 from judgeaudit.report.claims import Evaluated, Result, declared, describe, evaluate_all
 
 _e = html.escape
@@ -200,22 +200,34 @@ _ROW_NAMES = ("judge", "task", "condition", "format", "cue", "protocol", "placem
               "family", "metric", "state")
 
 
-def claim_list_html(ev: Evaluated, link: Link) -> str:
+def claim_list_html(ev: Evaluated, link: Link, *more: Evaluated,
+                    declarations: Sequence[Count | Total] = ()) -> str:
     """The report's claim list: every claim its sentences state, as evaluated on this
     run (`claims.describe`: id, the table it reads, what it asserts), with the row it
     chose and that row's estimate [95% interval] linked to their traces, the interval's
-    side of the claim's null, a comparison's winner and a count's k of m. The sentences
-    above format exactly these values (`abstract`, `limits`)."""
+    side of the claim's null, a comparison's winner, a count's k of m (per table for a
+    count over every table) and a total's sum. `more`: further evaluated claim sets
+    (the Limitations'); `declarations`: their counts over every table and totals (an
+    evaluated one keeps only its values). The
+    sentences format exactly these values (`abstract`, `limits`)."""
     say = _Say(link)
-    described = {d["claim"]: d for d in describe(
-        [r.claim for r in ev.results.values()]
-        + [o.comparison for o in ev.outcomes.values()]
-        + [t.count for t in ev.tallies.values()])}
+    sets = (ev, *more)
+    described = {d["claim"]: d for e in sets for d in describe(
+        [r.claim for r in e.results.values()]
+        + [o.comparison for o in e.outcomes.values()]
+        + [t.count for t in e.tallies.values()])}
+    for c in declarations:
+        if not any(c.id in e.per_table or c.id in e.totals for e in sets):
+            continue
+        table = ("(every table: " + ", ".join(c.columns) + ")" if isinstance(c, Total)
+                 else "(every table)" if c.table == "*" else c.table)
+        described[c.id] = {"claim": c.id, "table": table, "says": c.says}
     rows = []
     for cid in sorted(described):
         d = described[cid]
-        if cid in ev.results:
-            r = ev.results[cid]
+        e = next(x for x in sets if cid in x)
+        if cid in e.results:
+            r = e.results[cid]
             names = ", ".join(f"{c} {r.values[c]}" for c in _ROW_NAMES
                               if c in r.values and str(r.values[c]) not in ("", "nan"))
             value = (say.est(r) if "ci_low" in r.values and "ci_high" in r.values
@@ -224,13 +236,20 @@ def claim_list_html(ev: Evaluated, link: Link) -> str:
                     .get(r.verdict, "") + (f" {r.claim.null:g}" if r.verdict else ""))
             got = (f"row <a href='{link(r.table, r.row, 'estimate')}'>{r.row}</a> "
                    f"({_e(names)}): {value}" + (f"; interval {side}" if side else ""))
-        elif cid in ev.outcomes:
-            o = ev.outcomes[cid]
+        elif cid in e.outcomes:
+            o = e.outcomes[cid]
             got = {"a": f"{_e(o.comparison.a)} wins", "b": f"{_e(o.comparison.b)} wins",
                    "overlap": "the intervals overlap: neither wins"}[o.winner]
-        else:
-            t = ev.tallies[cid]
+        elif cid in e.tallies:
+            t = e.tallies[cid]
             got = f"{t.k} of {t.m} rows"
+        elif cid in e.per_table:
+            hit = {stem: t for stem, t in sorted(e.per_table[cid].items()) if t.k}
+            got = (f"{sum(t.k for t in hit.values())} rows in {len(hit)} tables"
+                   + (" (" + "; ".join(f"{_e(stem)} {t.k}/{t.m}" for stem, t in hit.items())
+                      + ")" if hit else ""))
+        else:
+            got = f"{e.totals[cid]} summed"
         rows.append(f"<tr><td><code>{_e(cid)}</code></td><td><code>{_e(d['table'])}</code>"
                     f"</td><td>{_e(d['says'])}</td><td>{got}</td></tr>")
     return ("<table class='claims'><tr><th>claim</th><th>reads</th><th>asserts</th>"

@@ -356,6 +356,11 @@ def _verification_sentence(root: Path) -> str:
             "rest on them and may no longer be backed by their data (see results/verify.json).")
 
 
+def limit_claims(frames: Mapping[str, pd.DataFrame], config: Mapping[str, Any]):
+    """The Limitations' claims evaluated on the run's tables (report/limits.py)."""
+    return evaluate_all(LIMIT_CLAIMS, frames, config.get("judges", {}).get("panel") or {})
+
+
 def _limitations(corpora: list, judges: list, frames: Mapping[str, pd.DataFrame],
                  config: Mapping[str, Any], stats: Counter) -> list[str]:
     out = []
@@ -369,8 +374,7 @@ def _limitations(corpora: list, judges: list, frames: Mapping[str, pd.DataFrame]
         out.append(f"Embedded judges ({', '.join(emb)}): judges of known behaviour, not "
                    "audio-language models. No API or open-weight model was called in this run.")
     # the statements of number: declared claims (report/limits.py), formatted only
-    out += limit_sentences(evaluate_all(LIMIT_CLAIMS, frames, config.get("judges", {})
-                                        .get("panel") or {}), frames)
+    out += limit_sentences(limit_claims(frames, config), frames)
     if stats["mismatched"] or stats["trace_errors"]:
         out.append(f"Trace check: {stats['mismatched']} numbers did not recompute and "
                    f"{stats['trace_errors']} rows could not be traced (see their pages).")
@@ -967,10 +971,11 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
     parts.append("<h2 id='limitations'>Limitations</h2><ul>"
                  + "".join(f"<li>{_e(x)}</li>" for x in lims) + "</ul>")
     parts.append("<h2 id='claims'>Appendix: claims</h2><p>Every number, ranking and "
-                 "comparison the abstract states is a declared claim (study_a/claims.py, "
-                 "study_b/claims.py), evaluated once on this run's tables; the sentences "
-                 "format these values.</p>")
-    parts.append(claim_list_html(claimed, lambda s, i, c: _href(s, i, c)))
+                 "comparison the abstract and the Limitations state is a declared claim "
+                 "(study_a/claims.py, study_b/claims.py, report/limits.py), evaluated on "
+                 "this run's tables; the sentences format these values.</p>")
+    parts.append(claim_list_html(claimed, lambda s, i, c: _href(s, i, c),
+                                 limit_claims(frames, config), declarations=LIMIT_CLAIMS))
     parts.append("<h2 id='appendix'>Appendix: prompts</h2>")
     parts.append(_prompts_html(root, templates))
     parts.append("</body></html>\n")
