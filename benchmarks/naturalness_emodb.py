@@ -9,7 +9,7 @@ level, 5 - 4k/K, not a listener rating), then runs the three naturalness recipes
 talker-disjoint cross-fitting over 5 folds of the 10 speakers, rho pooled over every
 clip, with codec-only rows (the clean references left out).
 
-    python benchmarks/naturalness_emodb.py --emodb ../shared/dev-data/emodb \\
+    python benchmarks/naturalness_emodb.py --emodb "$JUDGEAUDIT_EMODB" \\
         --out /tmp/nat_emodb --sources-per-split 30
 """
 
