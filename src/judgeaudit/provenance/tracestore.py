@@ -87,15 +87,6 @@ class _Interner:
                 return o
             return o
 
-        def one(x: Any) -> Any:
-            # the scalars inline (most values are), anything else through intern
-            t = type(x)
-            if t is str:
-                return strs.setdefault(x, x)
-            if t is int:
-                return ints.setdefault(x, x)
-            return intern(x)
-
         strs_setdefault = strs.setdefault
 
         def container(o: Any, t: type) -> Any:
@@ -103,8 +94,8 @@ class _Interner:
                 items = []
                 key: list[int] = []
                 for k, v in o.items():
-                    k = strs_setdefault(k, k) if type(k) is str else one(k)
-                    tv = type(v)  # `one` inline: a trial row is a dict of ~30 scalars
+                    k = strs_setdefault(k, k) if type(k) is str else intern(k)
+                    tv = type(v)  # the scalar cases inline: a trial row is a dict of ~30 scalars
                     if tv is str:
                         v = strs_setdefault(v, v)
                     elif v is not None and tv is not bool:
@@ -116,7 +107,7 @@ class _Interner:
                 if got is None:  # the canonical dict holds its children: ids stay theirs
                     got = dicts[tkey] = dict(items)
                 return got
-            items = [one(x) for x in o]  # a list or a tuple
+            items = [intern(x) for x in o]  # a list or a tuple
             tkey = tuple(map(id, items))
             memo = lists if t is list else tuples
             got = memo.get(tkey)
