@@ -11,6 +11,7 @@ import pandas as pd
 
 from judgeaudit.outputs import caption_of
 from judgeaudit.provenance import write_records
+from judgeaudit.report.claims import evaluate_all
 from judgeaudit.report.paper import build_paper, write_redirect
 
 CONFIG = {"seed": 3, "judges": {"active": ["listener", "gpt"],
@@ -122,7 +123,9 @@ def test_limitations_name_a_specialist_target_met_by_the_estimate_only():
         {"specialist": "language", "dataset": "synth_language", "metric": "accuracy",
          "estimate": 0.9, "ci_low": 0.85, "ci_high": 0.95, "target": 0.95,
          "meets_target": False}])
-    lims = paper._limitations([], [], {"specialist_accuracy": spec}, {}, Counter())
+    frames = {"specialist_accuracy": spec}
+    lims = paper._limitations([], [], frames,
+                              evaluate_all(paper.LIMIT_CLAIMS, frames, {}), Counter())
     only = [t for t in lims if "met by the estimate only" in t]
     assert len(only) == 1 and only[0].startswith(
         "Specialist target met by the estimate only: speaker eer 0.025 [0.009, 0.076] vs "

@@ -46,7 +46,7 @@ from judgeaudit.report.cellpages import (
     read_traces,
     write_table_pages,
 )
-from judgeaudit.report.claims import evaluate_all
+from judgeaudit.report.claims import Evaluated, evaluate_all
 from judgeaudit.report.layout import MAX_ROWS, Printed, fmt, printed_pivots
 from judgeaudit.report.layout import is_control as _is_control
 from judgeaudit.report.limits import LIMIT_CLAIMS
@@ -356,13 +356,8 @@ def _verification_sentence(root: Path) -> str:
             "rest on them and may no longer be backed by their data (see results/verify.json).")
 
 
-def limit_claims(frames: Mapping[str, pd.DataFrame], config: Mapping[str, Any]):
-    """The Limitations' claims evaluated on the run's tables (report/limits.py)."""
-    return evaluate_all(LIMIT_CLAIMS, frames, config.get("judges", {}).get("panel") or {})
-
-
 def _limitations(corpora: list, judges: list, frames: Mapping[str, pd.DataFrame],
-                 config: Mapping[str, Any], stats: Counter) -> list[str]:
+                 limit_ev: Evaluated, stats: Counter) -> list[str]:
     out = []
     synth = [c["name"] for c in corpora if c["synthetic"]]
     if synth:
@@ -374,7 +369,7 @@ def _limitations(corpora: list, judges: list, frames: Mapping[str, pd.DataFrame]
         out.append(f"Embedded judges ({', '.join(emb)}): judges of known behaviour, not "
                    "audio-language models. No API or open-weight model was called in this run.")
     # the statements of number: declared claims (report/limits.py), formatted only
-    out += limit_sentences(limit_claims(frames, config), frames)
+    out += limit_sentences(limit_ev, frames)
     if stats["mismatched"] or stats["trace_errors"]:
         out.append(f"Trace check: {stats['mismatched']} numbers did not recompute and "
                    f"{stats['trace_errors']} rows could not be traced (see their pages).")
@@ -909,7 +904,10 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
             code = json.loads(rp.read_text(encoding="utf-8")).get("code", {})
             commits.add(f"{str(code.get('git_commit'))[:10]}"
                         f"{' (dirty)' if code.get('git_dirty') else ''}")
-    lims = _limitations(corpora, judges, frames, config, stats)
+    # the Limitations' claims (report/limits.py), evaluated once for their sentences and
+    # the claim list
+    limit_ev = evaluate_all(LIMIT_CLAIMS, frames, panel)
+    lims = _limitations(corpora, judges, frames, limit_ev, stats)
     # --- human listening check (h-bedrock, issue 22): one hook, kept separate ---
     from judgeaudit.human.validation import limitation_sentences
 
@@ -975,7 +973,7 @@ def build_paper(tables: Sequence[str], figures: Sequence[str], config: Mapping[s
                  "(study_a/claims.py, study_b/claims.py, report/limits.py), evaluated on "
                  "this run's tables; the sentences format these values.</p>")
     parts.append(claim_list_html(claimed, lambda s, i, c: _href(s, i, c),
-                                 limit_claims(frames, config), declarations=LIMIT_CLAIMS))
+                                 limit_ev, declarations=LIMIT_CLAIMS))
     parts.append("<h2 id='appendix'>Appendix: prompts</h2>")
     parts.append(_prompts_html(root, templates))
     parts.append("</body></html>\n")
