@@ -178,26 +178,27 @@ def voices_by_task(items: Mapping[str, Iterable[Mapping[str, Any]]]) -> dict[str
     `voice`, `study_b.items`), from the run's item files; a task whose items name no
     voice (e.g. recorded speech) is left out. The one place the Study B captions'
     voice sentence (`voice_clause`) counts from."""
-    return {task: len(v) for task, v in _item_voices(items).items()}
+    return {task: len(set(v)) for task, (v, _) in _item_voices(items).items()}
 
 
 def voice_per_item_by_task(items: Mapping[str, Iterable[Mapping[str, Any]]]
                            ) -> dict[str, bool]:
     """task -> whether every item is rendered in a voice no other item of the task
     uses (`study_b.items.assign_voices`): then the item is also the voice's cluster."""
-    return {task: len(v) == n for task, (v, n) in _item_voices(items, counts=True).items()}
+    return {task: len(set(v)) == len(v) == n for task, (v, n) in _item_voices(items).items()}
 
 
-def _item_voices(items, counts: bool = False) -> dict:
-    out: dict = {}
+def _item_voices(items: Mapping[str, Iterable[Mapping[str, Any]]]
+                 ) -> dict[str, tuple[list[str], int]]:
+    """task -> (the voices its items name, the number of items), for tasks whose items
+    name any voice."""
+    out: dict[str, tuple[list[str], int]] = {}
     for task, rows in sorted(items.items()):
         rows = list(rows)
         voices = [str(r.get("voice")) for r in rows
                   if r.get("voice") is not None and str(r.get("voice")) not in ("", "nan")]
         if voices:
-            named = len(voices) == len(rows)
-            out[str(task)] = ((set(voices), len(voices) if named else -1) if counts
-                              else set(voices))
+            out[str(task)] = (voices, len(rows))
     return out
 
 
