@@ -343,19 +343,27 @@ def request_text(request: Mapping[str, Any] | None) -> str:
 # records are the memoised file reads): every judge's row of one trial shows the same
 # request, so its parts, text and audio are made once and shared (read-only, as the
 # rows are). The request is kept with them so its id stays its own.
-_REQUEST_MEMO: dict[int, tuple[Any, list, str, list]] = {}
+_REQUEST_MEMO: dict[int, tuple[Any, tuple[list, str, list]]] = {}
 _LABELS_MEMO: dict[int, tuple[Any, dict]] = {}
 
 
+def _by_object(memo: dict, obj: Any, make: Any) -> Any:
+    """`make()` once per object (by id, the object kept so its id stays its own)."""
+    got = memo.get(id(obj))
+    if got is None or got[0] is not obj:
+        if len(memo) > 200_000:
+            memo.clear()
+        got = memo[id(obj)] = (obj, make())
+    return got[1]
+
+
 def _request_view(request: Mapping[str, Any] | None) -> tuple[list, str, list]:
-    got = _REQUEST_MEMO.get(id(request))
-    if got is None or got[0] is not request:
-        if len(_REQUEST_MEMO) > 200_000:
-            _REQUEST_MEMO.clear()
+    def make() -> tuple[list, str, list]:
         parts = request_parts(request)
-        got = _REQUEST_MEMO[id(request)] = (request, parts, request_text(request),
-                                            [p["path"] for p in parts if p["kind"] == "audio"])
-    return got[1], got[2], got[3]
+        return parts, request_text(request), [p["path"] for p in parts
+                                              if p["kind"] == "audio"]
+
+    return _by_object(_REQUEST_MEMO, request, make)
 
 
 def _labels_shown(facts: Mapping[str, Any]) -> dict[str, Any]:
@@ -373,12 +381,7 @@ def trial_row(t: Mapping[str, Any], r: Mapping[str, Any]) -> dict[str, Any]:
         request, facts = alt.get("request"), {**facts, **(alt.get("facts") or {})}
         labels = _labels_shown(facts)
     else:  # the trial's own facts object: its labels once
-        got = _LABELS_MEMO.get(id(facts))
-        if got is None or got[0] is not facts:
-            if len(_LABELS_MEMO) > 200_000:
-                _LABELS_MEMO.clear()
-            got = _LABELS_MEMO[id(facts)] = (facts, _labels_shown(facts))
-        labels = got[1]
+        labels = _by_object(_LABELS_MEMO, facts, lambda: _labels_shown(facts))
     parts, text, audio = _request_view(request)
     source = f"{r['_file']}:{r['_line']}" if r.get("_file") else None
     return {"trial_id": t["trial_id"], "task": t.get("task"),
