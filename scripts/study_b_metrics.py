@@ -26,7 +26,9 @@ params = {"n_boot": int(smk.params.n_boot), "seed": int(smk.params.seed),
 inputs = {}
 if "scored" in smk.input.keys():
     scored = [SB.read_scored(p) for p in smk.input.scored]
-    inputs = recipe.load(scored, list(smk.input.get("item_files", [])))
+    # the item files: the states' items, and every rate's sampling unit (the voice
+    # where a task's items share voices; study_b.metrics.item_clusters)
+    inputs = recipe.load(scored, list(smk.input.voices))
 if "quality" in smk.input.keys():
     inputs["quality"] = pd.concat([pd.read_csv(p, sep="\t") for p in smk.input.quality],
                                   ignore_index=True)

@@ -172,7 +172,8 @@ def _population(frame: pd.DataFrame, frames: Mapping[str, pd.DataFrame], stem: s
     if "task" not in frame or not len(frame) or stem == TWOWAY_TABLE:
         return ""  # (the two-way rows generalise over the sentences they count)
     if "n_voices" in frame:  # Study B: items nested in the voices they are rendered with
-        text = voice_clause(frame["n_voices"], frame["task"], frame.get("voice_per_item"))
+        text = voice_clause(frame["n_voices"], frame["task"], frame.get("voice_per_item"),
+                            frame.get("cluster_unit"))
         return f"{text}." if text else ""
     if "n_sentences" not in frame:
         return ""

@@ -203,36 +203,51 @@ def _item_voices(items: Mapping[str, Iterable[Mapping[str, Any]]]
 
 
 def voice_clause(n_voices: Iterable[Any], tasks: Iterable[Any],
-                 voice_per_item: Iterable[Any] | None = None) -> str:
+                 voice_per_item: Iterable[Any] | None = None,
+                 cluster_unit: Iterable[Any] | None = None) -> str:
     """The caption sentence naming what a Study B interval generalises over, from the
-    `n_voices`, `task` and (when present) `voice_per_item` columns of the rows a table
-    shows (empty when no row names its voices). The intervals cluster on the item: a
-    task whose items each have their own voice generalises over voices too; a task
-    whose items share voices is conditional on them."""
+    `n_voices`, `task` and (when present) `voice_per_item` and `cluster_unit` columns
+    of the rows a table shows (empty when no row names its voices). Three designs:
+    each item in its own voice (the item is the voice's cluster: the intervals
+    generalise over voices); items sharing voices, clustered on the voice
+    (`study_b.metrics.item_clusters`; also over voices); items sharing too few voices
+    to cluster on, clustered on the item (conditional on the voices used). Which unit a
+    row clustered on is its own `cluster_unit`, never re-derived here."""
     tasks = [str(t) for t in tasks]
     n_voices = list(n_voices)
     own = list(voice_per_item) if voice_per_item is not None else [False] * len(tasks)
+    units = list(cluster_unit) if cluster_unit is not None else ["item"] * len(tasks)
     by_task: dict[str, list[Any]] = {}
     own_by_task: dict[str, set] = {}
-    for task, v, o in zip(tasks, n_voices, own, strict=True):
+    unit_by_task: dict[str, set] = {}
+    for task, v, o, u in zip(tasks, n_voices, own, units, strict=True):
         by_task.setdefault(task, []).append(v)
         if _ks([v]):  # a row naming no voices (e.g. a chance row) says nothing of them
             own_by_task.setdefault(task, set()).add(_truthy(o))
-    shared, separate = [], []
+            unit_by_task.setdefault(task, set()).add(str(u))
+    shared, clustered, separate = [], [], []
     for task, vals in sorted(by_task.items()):
         ks = _ks(vals)
         if not ks:
             continue
         k = "/".join(str(x) for x in ks)
+        noun = "voice" if k == "1" else "voices"
         if own_by_task.get(task) == {True}:
             separate.append(f"{task}: {k} items, {k} voices")
+        elif unit_by_task.get(task) == {"voice"}:
+            clustered.append(f"{task}: {k} {noun}")
         else:
-            shared.append(f"{task}: the {k} {'voice' if k == '1' else 'voices'} used")
+            shared.append(f"{task}: the {k} {noun} used")
     parts = []
     if separate:
         parts.append("Each item is rendered in its own voice (" + "; ".join(separate)
                      + ") and the intervals cluster on the item, so they generalise over "
                      "items and over voices drawn like the study's espeak roster")
+    if clustered:
+        parts.append("Items share the voices they are rendered with (" + "; ".join(clustered)
+                     + ") and the intervals cluster on the voice (n_clusters counts voices), "
+                     "so they generalise over voices drawn like the study's espeak roster "
+                     "and the items read in them")
     if shared:
         parts.append("Items are nested in the voices they are rendered with and the "
                      "intervals cluster on the item, so they are conditional on the voices "

@@ -4,7 +4,9 @@ registry), and the cell selections the trace uses to recompute one row with them
 
 Every compute function is f(inputs, params) -> {output name: DataFrame}; inputs:
   scored   the scored trial rows (`study_b.metrics.read_scored` of the scored shards)
-  items    the task items (`study_b.build.items_by_task`), states only
+  items    the task items (`study_b.build.items_by_task`): the states' items, and
+           every rate's sampling unit (`study_b.metrics.item_clusters`: the voice
+           where a task's items share voices, else the item)
   quality  the reply-quality rows (balance only)
 params: n_boot, seed (and gate, p_scope for states). Every select function is
 f(inputs, row) -> (the inputs behind one table row, its trial ids, a note). The
@@ -40,6 +42,14 @@ def _boot(params: Mapping[str, Any]) -> dict[str, int]:
     return {"n_boot": int(params.get("n_boot", 2000)), "seed": int(params.get("seed", 0))}
 
 
+def _clusters(inputs: Mapping[str, Any]) -> dict:
+    """The voice cluster of each item of a task whose items share voices (empty when
+    every item has its own voice, or when no item files were loaded)."""
+    from judgeaudit.study_b import metrics as SB
+
+    return SB.item_clusters(inputs.get("items") or ())
+
+
 def _p_scope(params: Mapping[str, Any]) -> str:
     return str(params.get("p_scope") or P_SCOPE_DEFAULT)
 
@@ -73,7 +83,7 @@ def accuracy(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, 
     """Accuracy per judge x task x protocol x cue and per probe (`study_b.metrics.accuracy`)."""
     from judgeaudit.study_b import metrics as SB
 
-    return {"accuracy": SB.accuracy(inputs["scored"])}
+    return {"accuracy": SB.accuracy(inputs["scored"], _clusters(inputs))}
 
 
 def protocol_gap(inputs: Mapping[str, Any], params: Mapping[str, Any]
@@ -81,7 +91,8 @@ def protocol_gap(inputs: Mapping[str, Any], params: Mapping[str, Any]
     """Pairwise - Pointwise per judge x task x cue (`study_b.metrics.protocol_gap`)."""
     from judgeaudit.study_b import metrics as SB
 
-    return {"protocol_gap": SB.protocol_gap(inputs["scored"], **_boot(params))}
+    return {"protocol_gap": SB.protocol_gap(inputs["scored"], **_boot(params),
+                                            clusters=_clusters(inputs))}
 
 
 def text_gap(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
@@ -89,7 +100,8 @@ def text_gap(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, 
     judge (`study_b.metrics.text_gap`)."""
     from judgeaudit.study_b import metrics as SB
 
-    return {"text_gap": SB.text_gap(inputs["scored"], **_boot(params))}
+    return {"text_gap": SB.text_gap(inputs["scored"], **_boot(params),
+                                    clusters=_clusters(inputs))}
 
 
 def cue_dependence(inputs: Mapping[str, Any], params: Mapping[str, Any]
@@ -97,7 +109,8 @@ def cue_dependence(inputs: Mapping[str, Any], params: Mapping[str, Any]
     """acc(contrasted cue) - acc(NO_CUE) (`study_b.metrics.cue_dependence`)."""
     from judgeaudit.study_b import metrics as SB
 
-    return {"cue_dependence": SB.cue_dependence(inputs["scored"], **_boot(params))}
+    return {"cue_dependence": SB.cue_dependence(inputs["scored"], **_boot(params),
+                                                clusters=_clusters(inputs))}
 
 
 def states(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, pd.DataFrame]:
@@ -110,12 +123,13 @@ def states(inputs: Mapping[str, Any], params: Mapping[str, Any]) -> dict[str, pd
     p_scope = _p_scope(params)
     st = SB.states(inputs["scored"], inputs["items"], p_scope)
     chance = CH.chance_distribution(inputs["items"], p_scope=p_scope)
-    pot = SB.potemkin(st)
+    clusters = _clusters(inputs)
+    pot = SB.potemkin(st, clusters)
     gate = params.get("gate")
     if gate is not None:
         gate = json.loads(gate) if isinstance(gate, str) else gate
         pot = CH.gate_potemkin(pot, st, chance, gate["alpha"], gate["min_n"])
-    return {"states": st, "distribution": SB.state_distribution(st), "potemkin": pot,
+    return {"states": st, "distribution": SB.state_distribution(st, clusters), "potemkin": pot,
             "chance": chance}
 
 

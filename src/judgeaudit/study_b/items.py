@@ -64,8 +64,9 @@ def assign_voices(items: list[dict], voices: Sequence[str], seed: int) -> list[d
     seeded draw without replacement, sorted by a seeded hash of the item id): the
     item is then the voice's cluster too, so item-clustered intervals generalise over
     voices. A smaller roster (or the openai backend's few voices) leaves the items'
-    seeded draws with replacement: items share voices, and the captions say the
-    intervals are conditional on them (`stats.corpus.voice_clause`)."""
+    seeded draws with replacement: items share voices, and their rates cluster on the
+    voice where there are enough of them (`study_b.metrics.item_clusters`), else the
+    captions say the intervals are conditional on them (`stats.corpus.voice_clause`)."""
     if len(voices) < len(items):
         return items
     order = sorted(items, key=lambda it: stable_hash(seed, "own-voice", it["item_id"]))

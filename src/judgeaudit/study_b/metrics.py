@@ -22,14 +22,19 @@ still fails). Conditional Potemkin rate = n(110) / (n(110) + n(111)).
 Staging probe: the O trial whose stated label is P's prediction (positional:
 the first candidate shift turn P labels with the shifted emotion; none -> wrong).
 
-Sampling unit: the item. Its two renderings (pointwise, probes, states) and its two
-orders (pairwise) are not independent, so every rate is clustered on `item_id`
-(`stats.clustered.clustered_proportion`: Wilson at the CR2 effective sample size,
-t on Bell-McCaffrey df, one-sided at 0 or 1), with n (trials or renderings), n_clusters (items),
+Sampling unit: the item, or the voice where a task's items share voices. An item's
+two renderings (pointwise, probes, states) and its two orders (pairwise) are not
+independent, so every rate is clustered on `item_id`; a task whose items are read in
+fewer voices than it has items (`study_b.items.assign_voices` with a roster smaller
+than the task) has its items nested in voices, and its rates cluster on the voice
+(`item_clusters`; every function below takes that map as `clusters`, and a row's
+`cluster_unit` says which). Each rate: `stats.clustered.clustered_proportion`
+(Wilson at the CR2 effective sample size, t on Bell-McCaffrey df, one-sided at 0 or
+1), with n (trials or renderings), n_clusters (items or voices),
 n_invalid and invalid_low / invalid_high (the rate if every invalid answer had
 been wrong / right). Protocol gap, text gap (J - T) and cue dependence: per-item accuracy
-differences, a paired t interval over items (CR2 = items; `clustered_difference`)
-with its p-value, and the paired cluster bootstrap over items (BCa, scipy) as
+differences, a paired t interval over items (CR2 = items, or voices; `clustered_difference`)
+with its p-value, and the paired cluster bootstrap over items (or voices; BCa, scipy) as
 boot_low / boot_high; the p-values of each table are Holm-adjusted (p_holm) over
 one family per judge (every task x cue of the protocol gap or the text gap, every
 task x protocol of the cue dependence).
@@ -118,6 +123,59 @@ def read_scored(path) -> pd.DataFrame:
     return f
 
 
+# ------------------------------------------------------------------ sampling units
+VOICE_CLUSTER = "voice:"  # prefix of a voice cluster's id (never an item id's)
+#: the fewest shared voices a task's rates cluster on: below it the Bell-McCaffrey df
+#: of a voice-clustered interval fall under ~7 (none at one voice, e.g. the openai
+#: backend's single default voice), so the item stays the cluster and the caption says
+#: the interval is conditional on the voices used (validation scenarios studyb_voices
+#: 22 voices and studyb_voices_few 8, voice-clustered; studyb_voices_four 4, item)
+MIN_VOICE_CLUSTERS = 8
+
+
+def item_clusters(items: Iterable[Mapping[str, Any]], min_voices: int = MIN_VOICE_CLUSTERS
+                  ) -> dict[tuple[str, str], str]:
+    """(task, item_id) -> the id of the voice the item is read in, for every task
+    whose items share voices (fewer distinct voices than items) and that has at least
+    `min_voices` of them. Items read in one voice share that voice's effect on what a
+    judge hears, so they are not independent: such a task's rates cluster on the voice
+    and generalise over voices. A task whose every item has its own voice is left out
+    (the item is then the voice's cluster), and so is one with fewer voices than
+    `min_voices` (too few clusters: its item-clustered intervals are conditional on the
+    voices used). `items`: the item rows (`study_b.items`; `family` is the task)."""
+    by_task: dict[str, list[tuple[str, str]]] = {}
+    for it in items:
+        voice = it.get("voice")
+        if voice is None or str(voice) in ("", "nan"):
+            continue
+        by_task.setdefault(str(it["family"]), []).append((str(it["item_id"]), str(voice)))
+    out: dict[tuple[str, str], str] = {}
+    for task, pairs in by_task.items():
+        n_voices = len({v for _, v in pairs})
+        if min_voices <= n_voices < len(pairs):
+            out.update({(task, iid): VOICE_CLUSTER + v for iid, v in pairs})
+    return out
+
+
+def _units(frame: pd.DataFrame, clusters: Mapping[tuple[str, str], str] | None
+           ) -> tuple[np.ndarray, str]:
+    """The cluster of each row of one task's frame and the unit's name: the item's
+    voice where `clusters` (`item_clusters`) maps the task's items, else the item."""
+    items = np.asarray(frame["item_id"], dtype=object)
+    if not clusters or not len(frame):
+        return items, "item"
+    voices = [clusters.get((str(t), str(i))) for t, i in zip(frame["task"], items,
+                                                              strict=True)]
+    missing = sum(v is None for v in voices)
+    if missing == len(voices):
+        return items, "item"
+    if missing:
+        raise ValueError(f"study_b.metrics: {missing} of {len(voices)} rows name an item "
+                         f"whose voice the item files do not give (tasks "
+                         f"{sorted(set(map(str, frame['task'])))})")
+    return np.asarray(voices, dtype=object), "voice"
+
+
 def clustered_rate(hit: Sequence | np.ndarray, clusters: Sequence | np.ndarray, n_invalid: int,
                    unit: str = "item") -> dict[str, Any]:
     """A tidy rate row: estimate, ci_low, ci_high, n, n_clusters, cluster_unit, k,
@@ -130,28 +188,34 @@ def clustered_rate(hit: Sequence | np.ndarray, clusters: Sequence | np.ndarray, 
             "invalid_low": lo, "invalid_high": hi}
 
 
-def cell(frame: pd.DataFrame) -> dict[str, Any]:
-    """Accuracy over valid rows, clustered on items; n_invalid counted."""
+def cell(frame: pd.DataFrame, clusters: Mapping[tuple[str, str], str] | None = None
+         ) -> dict[str, Any]:
+    """Accuracy over valid rows, clustered on items (on voices where `clusters` maps
+    them); n_invalid counted."""
     valid = frame[frame["valid"]]
-    row = clustered_rate(valid["correct"].to_numpy(dtype=float), valid["item_id"],
-                         int((~frame["valid"]).sum()))
+    units, unit = _units(valid, clusters)
+    row = clustered_rate(valid["correct"].to_numpy(dtype=float), units,
+                         int((~frame["valid"]).sum()), unit)
     if "status" in frame:  # n_invalid split into refused / invalid / error (stats/outcomes.py)
         row.update(split_statuses(frame["status"]))
     return row
 
 
-def accuracy(scored: pd.DataFrame) -> pd.DataFrame:
+def accuracy(scored: pd.DataFrame, clusters: Mapping[tuple[str, str], str] | None = None
+             ) -> pd.DataFrame:
     """Per judge x task x protocol x cue (J shards) and per probe (P, O)."""
     out = []
     j = scored[scored["protocol"].isin(PROTOCOLS)]
     for (judge, task, proto, cue), g in j.groupby(["judge", "task", "protocol", "cue"]):
-        out.append({"judge": judge, "task": task, "protocol": proto, "cue": cue, **cell(g)})
+        out.append({"judge": judge, "task": task, "protocol": proto, "cue": cue, **cell(g, clusters)})
     p = scored[scored["probe"] == "P"]
     for (judge, task), g in p.groupby(["judge", "task"]):
-        out.append({"judge": judge, "task": task, "protocol": "probe_P", "cue": "", **cell(g)})
+        out.append({"judge": judge, "task": task, "protocol": "probe_P", "cue": "",
+                    **cell(g, clusters)})
     o = scored[(scored["probe"] == "O") & (scored["oracle"] == True)]  # noqa: E712
     for (judge, task), g in o.groupby(["judge", "task"]):
-        out.append({"judge": judge, "task": task, "protocol": "probe_O", "cue": "", **cell(g)})
+        out.append({"judge": judge, "task": task, "protocol": "probe_O", "cue": "",
+                    **cell(g, clusters)})
     return pd.DataFrame(out)
 
 
@@ -160,21 +224,29 @@ def _item_means(frame: pd.DataFrame) -> pd.Series:
     return v.groupby("item_id")["correct"].mean()
 
 
-def paired_item_diff(a: pd.DataFrame, b: pd.DataFrame, n_boot: int, seed: int
+def paired_item_diff(a: pd.DataFrame, b: pd.DataFrame, n_boot: int, seed: int,
+                     clusters: Mapping[tuple[str, str], str] | None = None
                      ) -> dict[str, Any]:
     """mean over items of acc_a - acc_b (per-item accuracies, items valid in both):
-    paired t interval over items (CR2 with each item a cluster) and p-value; the
-    paired cluster bootstrap over items (BCa) as boot_low / boot_high."""
+    paired t interval over items (CR2 with each item a cluster, or each voice where
+    `clusters` maps the task's items to shared voices) and p-value; the paired cluster
+    bootstrap over the same clusters (BCa) as boot_low / boot_high."""
     ma, mb = _item_means(a), _item_means(b)
     common = sorted(set(ma.index) & set(mb.index))
     xa, xb = ma.loc[common].to_numpy(dtype=float), mb.loc[common].to_numpy(dtype=float)
-    est = clustered_difference(xa, xb, np.asarray(common, dtype=object))
+    task = a["task"].iloc[0] if len(a) and "task" in a else ""
+    units, unit = _units(pd.DataFrame({"task": [task] * len(common), "item_id": common}),
+                         clusters)
+    est = clustered_difference(xa, xb, units)
     res = {"estimate": est.estimate, "ci_low": est.lo, "ci_high": est.hi,
            "one_sided": est.one_sided or "", "pvalue": est.pvalue, "n": est.n,
-           "n_clusters": est.n_clusters, "cluster_unit": "item", "method": est.method,
+           "n_clusters": est.n_clusters, "cluster_unit": unit, "method": est.method,
            "boot_low": np.nan, "boot_high": np.nan}
     if n_boot > 0 and len(common) >= 2:
-        boot = cluster_bootstrap_bca(xa - xb, None, n_resamples=n_boot, seed=seed)
+        # each item its own cluster: None, as before voices could be shared (the same
+        # resamples, so the same bytes)
+        boot = cluster_bootstrap_bca(xa - xb, units if unit == "voice" else None,
+                                     n_resamples=n_boot, seed=seed)
         res.update({"boot_low": boot.lo, "boot_high": boot.hi})
     res["n_items"] = len(common)
     res["n_invalid"] = int((~a["valid"]).sum() + (~b["valid"]).sum())
@@ -214,10 +286,11 @@ def add_holm(frame: pd.DataFrame, table: str, by: str = "judge") -> pd.DataFrame
     return out
 
 
-def _side_cells(frames: Sequence[tuple[str, pd.DataFrame]]) -> dict[str, Any]:
+def _side_cells(frames: Sequence[tuple[str, pd.DataFrame]],
+                clusters: Mapping[tuple[str, str], str] | None = None) -> dict[str, Any]:
     side: dict[str, Any] = {}
     for name, frame in frames:
-        c = cell(frame)
+        c = cell(frame, clusters)
         side.update({name: c["estimate"], f"{name}_ci_low": c["ci_low"],
                      f"{name}_ci_high": c["ci_high"], f"{name}_n": c["n"],
                      f"{name}_n_clusters": c["n_clusters"],
@@ -225,7 +298,8 @@ def _side_cells(frames: Sequence[tuple[str, pd.DataFrame]]) -> dict[str, Any]:
     return side
 
 
-def protocol_gap(scored: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+def protocol_gap(scored: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
+                 clusters: Mapping[tuple[str, str], str] | None = None) -> pd.DataFrame:
     """Pairwise - Pointwise accuracy per judge x task x cue, paired over items; the
     p-values Holm-adjusted over each judge's rows (`add_holm`)."""
     out = []
@@ -234,13 +308,14 @@ def protocol_gap(scored: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.
         pw, pt = g[g["protocol"] == "pairwise"], g[g["protocol"] == "pointwise"]
         if pw.empty or pt.empty:
             continue
-        res = paired_item_diff(pw, pt, n_boot, seed)
-        side = _side_cells((("pairwise", pw), ("pointwise", pt)))
+        res = paired_item_diff(pw, pt, n_boot, seed, clusters)
+        side = _side_cells((("pairwise", pw), ("pointwise", pt)), clusters)
         out.append({"judge": judge, "task": task, "cue": cue, **side, **res})
     return add_holm(pd.DataFrame(out), "protocol_gap")
 
 
-def text_gap(scored: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+def text_gap(scored: pd.DataFrame, n_boot: int = 2000, seed: int = 0,
+             clusters: Mapping[tuple[str, str], str] | None = None) -> pd.DataFrame:
     """What listening adds: Pointwise (audio) - Text (the same request without audio)
     accuracy per judge x task x cue, paired over items (the item is the unit: its two
     renderings are averaged first; `paired_item_diff`), with both accuracies and the
@@ -253,14 +328,15 @@ def text_gap(scored: pd.DataFrame, n_boot: int = 2000, seed: int = 0) -> pd.Data
         pt, tx = g[g["protocol"] == "pointwise"], g[g["protocol"] == TEXT_PROTOCOL]
         if pt.empty or tx.empty:
             continue
-        res = paired_item_diff(pt, tx, n_boot, seed)
-        side = _side_cells((("pointwise", pt), ("text", tx)))
+        res = paired_item_diff(pt, tx, n_boot, seed, clusters)
+        side = _side_cells((("pointwise", pt), ("text", tx)), clusters)
         out.append({"judge": judge, "task": task, "cue": cue, **side, **res})
     return add_holm(pd.DataFrame(out), "text_gap")
 
 
 def cue_dependence(scored: pd.DataFrame, cues: Sequence[str] = CONTRASTED_CUES,
-                   none: str = NO_CUE, n_boot: int = 2000, seed: int = 0) -> pd.DataFrame:
+                   none: str = NO_CUE, n_boot: int = 2000, seed: int = 0,
+                   clusters: Mapping[tuple[str, str], str] | None = None) -> pd.DataFrame:
     """acc(cue) - acc(no cue) per judge x task x protocol (Pointwise, Pairwise) x
     contrasted cue (each cue of `cues` the group ran, vocab.study_b.CONTRASTED_CUES),
     paired over items; the p-values Holm-adjusted over each judge's rows."""
@@ -271,7 +347,8 @@ def cue_dependence(scored: pd.DataFrame, cues: Sequence[str] = CONTRASTED_CUES,
         if none not in ran:
             continue
         for cue in (c for c in cues if c in ran):
-            res = paired_item_diff(g[g["cue"] == cue], g[g["cue"] == none], n_boot, seed)
+            res = paired_item_diff(g[g["cue"] == cue], g[g["cue"] == none], n_boot, seed,
+                                   clusters)
             out.append({"judge": judge, "task": task, "protocol": proto, "cue": cue, **res})
     return add_holm(pd.DataFrame(out), "cue_dependence")
 
@@ -375,9 +452,10 @@ def states(scored: pd.DataFrame, items: Sequence[dict], p_scope: str = "trajecto
     return pd.DataFrame(rows)
 
 
-def state_distribution(st: pd.DataFrame) -> pd.DataFrame:
+def state_distribution(st: pd.DataFrame,
+                       clusters: Mapping[tuple[str, str], str] | None = None) -> pd.DataFrame:
     """Share of each of the 8 states per judge x task over renderings, clustered on
-    items; undefined (some probe invalid) renderings counted in n_invalid. What T
+    items (voices where `clusters` maps them); undefined (some probe invalid) renderings counted in n_invalid. What T
     says of each state: t_right = share of the state's renderings whose text-only
     trial T is also right (t_n renderings with a valid T; NaN when T did not run)."""
     out = []
@@ -388,12 +466,13 @@ def state_distribution(st: pd.DataFrame) -> pd.DataFrame:
         # values is pandas' (a missing state equals no state)
         state = np.where(defined["state"].notna().to_numpy(), defined["state"].to_numpy(
             dtype=object), None)
-        items = np.asarray(defined["item_id"], dtype=object).astype(str)
+        units, unit = _units(defined, clusters)
+        items = units.astype(str)
         t_bits = defined["T"].to_numpy(dtype=float) if "T" in defined else None
         for s in STATES:
             is_s = state == s
             row = {"judge": judge, "task": task, "state": s, "name": STATE_NAMES[s],
-                   **clustered_rate(is_s.astype(float), items, n_inv)}
+                   **clustered_rate(is_s.astype(float), items, n_inv, unit)}
             if t_bits is not None:
                 tb = t_bits[is_s & ~np.isnan(t_bits)]
                 row.update({"t_right": float(tb.mean()) if len(tb) else math.nan,
@@ -402,14 +481,15 @@ def state_distribution(st: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
-def _conditional(g: pd.DataFrame, cond: pd.Series, hit: pd.Series, n_inv: int
-                 ) -> dict[str, Any]:
-    sub = g[cond]
-    return clustered_rate(hit[cond].to_numpy(dtype=float), sub["item_id"], n_inv)
+def _conditional(g: pd.DataFrame, cond: pd.Series, hit: pd.Series, n_inv: int,
+                 clusters: Mapping[tuple[str, str], str] | None = None) -> dict[str, Any]:
+    units, unit = _units(g[cond], clusters)
+    return clustered_rate(hit[cond].to_numpy(dtype=float), units, n_inv, unit)
 
 
-def potemkin(st: pd.DataFrame) -> pd.DataFrame:
-    """Per judge x task, each clustered on items: the conditional Potemkin rate
+def potemkin(st: pd.DataFrame, clusters: Mapping[tuple[str, str], str] | None = None
+             ) -> pd.DataFrame:
+    """Per judge x task, each clustered on items (voices where `clusters` maps them): the conditional Potemkin rate
     P(J=0 | P=1, O=1); the P, O, staging, J and T bit rates (the staging probe beside
     P, O and J, so the text/audio modality gap between O and J is visible); the
     staged Potemkin rate P(J=0 | P=1, staging=1) (the judge perceives, maps its own
@@ -418,31 +498,32 @@ def potemkin(st: pd.DataFrame) -> pd.DataFrame:
     out = []
     for (judge, task), g in st.groupby(["judge", "task"]):
         cond = g[g["state"].isin(["111", "110"])]
+        cond_units, unit = _units(cond, clusters)
         row = {"judge": judge, "task": task, "metric": "conditional_potemkin",
                **clustered_rate((cond["state"] == "110").to_numpy(dtype=float),
-                                cond["item_id"], int((g["state"] == "").sum()))}
+                                cond_units, int((g["state"] == "").sum()), unit)}
         out.append(row)
         bits = [("P", "probe_P"), ("O", "probe_O"), ("J", "probe_J"),
                 ("staging", "staging_accuracy")]
         if "T" in g and g["T"].notna().any():
             bits.append(("T", "probe_T"))
-        items = np.asarray(g["item_id"], dtype=object)
+        items, unit = _units(g, clusters)
         for bit, name in bits:
             col = g[bit]
             ok = col.notna().to_numpy()
             out.append({"judge": judge, "task": task, "metric": name,
                         **clustered_rate(col.to_numpy(dtype=float, na_value=np.nan)[ok],
-                                         items[ok], int((~ok).sum()))})
+                                         items[ok], int((~ok).sum()), unit)})
         if "staged" in g:
             sc = g["staged"].isin(["111", "110"])
             out.append({"judge": judge, "task": task, "metric": "staged_potemkin",
                         **_conditional(g, sc, g["staged"] == "110",
-                                       int((g["staged"] == "").sum()))})
+                                       int((g["staged"] == "").sum()), clusters)})
         if "T" in g and g["T"].notna().any():
             jt = (g["J"] == 1) & g["T"].notna()
             out.append({"judge": judge, "task": task, "metric": "j_no_listening",
                         **_conditional(g, jt, g["T"] == 1,
-                                       int(((g["J"] == 1) & g["T"].isna()).sum()))})
+                                       int(((g["J"] == 1) & g["T"].isna()).sum()), clusters)})
     return pd.DataFrame(out)
 
 
@@ -498,7 +579,7 @@ def balance(rows: Iterable[Mapping[str, Any]], metrics: Sequence[str], n_boot: i
     return pd.DataFrame(out)
 
 
-__all__ = ["HOLM_KEY", "HOLM_METHOD", "P_SCOPES", "STATES", "STATE_NAMES", "accuracy", "add_holm", "balance",
-           "cell", "clustered_rate", "cue_dependence", "p_turns", "paired_item_diff", "potemkin",
-           "protocol_gap", "read_scored", "score_trials", "state_distribution", "states",
+__all__ = ["HOLM_KEY", "HOLM_METHOD", "MIN_VOICE_CLUSTERS", "P_SCOPES", "STATES", "STATE_NAMES", "VOICE_CLUSTER",
+           "accuracy", "add_holm", "balance", "cell", "clustered_rate", "cue_dependence",
+           "item_clusters", "p_turns", "paired_item_diff", "potemkin", "protocol_gap", "read_scored", "score_trials", "state_distribution", "states",
            "text_gap"]

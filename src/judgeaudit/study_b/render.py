@@ -68,7 +68,8 @@ def voices_sentence(frame: pd.DataFrame) -> str:
     counted from the run's item files); "" without that column."""
     if "n_voices" not in frame or "task" not in frame or not len(frame):
         return ""
-    return voice_clause(frame["n_voices"], frame["task"], frame.get("voice_per_item"))
+    return voice_clause(frame["n_voices"], frame["task"], frame.get("voice_per_item"),
+                        frame.get("cluster_unit"))
 
 
 def write_table(frame: pd.DataFrame, base: str | Path, caption: str = "", digits: int = 2,

@@ -82,9 +82,12 @@ def judge_trials(trials: Sequence[dict], judge: str, spec: dict[str, Any], cache
 
 
 def ablation_table(main: pd.DataFrame, alt: pd.DataFrame, main_writer: str, alt_writer: str,
-                   n_boot: int = 0, seed: int = 0) -> pd.DataFrame:
+                   n_boot: int = 0, seed: int = 0, clusters: dict | None = None
+                   ) -> pd.DataFrame:
     """Per judge x task: accuracy under each writer and the paired difference (alt -
-    main) over items. `main` / `alt`: scored pointwise-none trials (score_trials)."""
+    main) over items. `main` / `alt`: scored pointwise-none trials (score_trials);
+    `clusters`: the voice of each item where a task's items share voices
+    (`study_b.metrics.item_clusters`), the unit those tasks' intervals cluster on."""
     from judgeaudit.study_b import metrics as SB
 
     rows = []
@@ -94,8 +97,8 @@ def ablation_table(main: pd.DataFrame, alt: pd.DataFrame, main_writer: str, alt_
             continue
         for writer, frame in ((main_writer, g), (alt_writer, a)):
             rows.append({"judge": judge, "task": task, "row": "accuracy", "writer": writer,
-                         **SB.cell(frame)})
-        diff = SB.paired_item_diff(a, g, n_boot, seed)
+                         **SB.cell(frame, clusters)})
+        diff = SB.paired_item_diff(a, g, n_boot, seed, clusters)
         rows.append({"judge": judge, "task": task, "row": "difference",
                      "writer": f"{alt_writer} - {main_writer}", **diff})
     return pd.DataFrame(rows)
@@ -115,9 +118,10 @@ def writer_ablation(tasks: Mapping[str, Mapping[str, str]], judges: Mapping[str,
 
     bank = ReplyBank.load(alt_bank)
     tmpl = {k: PR.Template.load(v) for k, v in templates.items()}
-    main_frames, alt_frames = [], []
+    main_frames, alt_frames, all_items = [], [], []
     for task, paths in sorted(tasks.items()):
         items = rewrite(read_jsonl(paths["items"]), bank, alt_writer)
+        all_items += items
         rend = _read_tsv(paths["renderings"], "renderings table").to_dict("records")
         trials = PR.build_trials(items, audio_map(rend), SHARD, tmpl)
         for judge, spec_by_task in sorted(judges.items()):
@@ -128,7 +132,7 @@ def writer_ablation(tasks: Mapping[str, Mapping[str, str]], judges: Mapping[str,
             main_frames.append(SB.read_scored(paths["scored"][judge]))
     return ablation_table(pd.concat(main_frames, ignore_index=True),
                           pd.concat(alt_frames, ignore_index=True), main_writer, alt_writer,
-                          n_boot, seed)
+                          n_boot, seed, SB.item_clusters(all_items))
 
 
 __all__ = ["SHARD", "ablation_table", "judge_trials", "rewrite", "writer_ablation"]

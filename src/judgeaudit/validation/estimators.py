@@ -196,19 +196,31 @@ def scored_frame(data: dict[str, pd.DataFrame]) -> pd.DataFrame:
     return sb.score_trials(trials, responses, JUDGE, "sim", "validation")
 
 
+def item_rows(rend: pd.DataFrame) -> list[dict[str, Any]]:
+    """The simulated items as the product's item files name them (task, item_id and
+    the voice each is read in), for its sampling-unit rule (`item_clusters`)."""
+    first = rend.drop_duplicates("item")
+    return [{"family": "single", "item_id": f"item{int(i)}", "voice": f"voice{int(v)}"}
+            for i, v in zip(first["item"], first["voice"], strict=True)]
+
+
 def study_b(data: dict[str, pd.DataFrame], n_boot: int, seed: int = 0) -> list[dict[str, Any]]:
     st = states_frame(data["renderings"])
+    # the product's rule picks the unit: the voice where items share enough voices
+    clusters = sb.item_clusters(item_rows(data["renderings"]))
     out = []
-    dist = sb.state_distribution(st)
-    out += _intervals(dist[dist["state"] == "110"].iloc[0], "potemkin_share", "item")
-    pot = sb.potemkin(st)
-    out += _intervals(pot[pot["metric"] == "conditional_potemkin"].iloc[0],
-                      "conditional_potemkin", "item")
-    gap = sb.protocol_gap(scored_frame(data), n_boot=n_boot, seed=seed)
+    dist = sb.state_distribution(st, clusters)
+    row = dist[dist["state"] == "110"].iloc[0]
+    out += _intervals(row, "potemkin_share", str(row["cluster_unit"]))
+    pot = sb.potemkin(st, clusters)
+    row = pot[pot["metric"] == "conditional_potemkin"].iloc[0]
+    out += _intervals(row, "conditional_potemkin", str(row["cluster_unit"]))
+    gap = sb.protocol_gap(scored_frame(data), n_boot=n_boot, seed=seed, clusters=clusters)
     if len(gap):
         g = gap.iloc[0].copy()
-        g["n_clusters"] = g.get("n_items")
-        out += _intervals(g, "protocol_gap", "item")
+        if g["cluster_unit"] == "item":
+            g["n_clusters"] = g.get("n_items")
+        out += _intervals(g, "protocol_gap", str(g["cluster_unit"]))
     return out
 
 

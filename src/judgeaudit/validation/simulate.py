@@ -241,19 +241,22 @@ PRESETS: dict[str, Scenario] = {s.name: s for s in (
     Scenario("studyb_voices", "study_b",
              StudyB(n_items=50, pairwise=0.8, n_voices=22, voice_sd=0.5),
              ("protocol_gap", "potemkin_share"),
-             "items nested in voices, as the default run: 50 items read by 22 voices "
-             "(voice effect sd 0.5 on perception and pairwise); the printed interval "
-             "clusters on the item"),
+             "items nested in voices: 50 items read by 22 voices (voice effect sd 0.5 on "
+             "perception and pairwise); the printed interval clusters on the voice "
+             "(study_b.metrics.item_clusters: 8 or more shared voices), truth over new "
+             "voices"),
     Scenario("studyb_voices_few", "study_b",
              StudyB(n_items=50, pairwise=0.8, n_voices=8, voice_sd=0.5),
              ("protocol_gap", "potemkin_share"),
-             "items nested in voices: 50 items over 8 voices (about 6 items each)"),
+             "items nested in voices: 50 items over 8 voices (about 6 items each), the "
+             "fewest the product clusters on the voice; truth over new voices"),
     Scenario("studyb_voices_four", "study_b",
              StudyB(n_items=50, pairwise=0.8, n_voices=4, voice_sd=0.5),
              ("protocol_gap", "potemkin_share"),
              "items nested in voices: 50 items over 4 voices (9-17 items each; the "
-             "roster before each item had its own voice), voice effect sd 0.5; the printed "
-             "interval clusters on the item, the truth is over new voices (issue 32)"),
+             "roster before each item had its own voice), voice effect sd 0.5; under 8 "
+             "voices the printed interval clusters on the item (its caption: conditional "
+             "on the voices used), the truth is over new voices (issue 32)"),
     Scenario("studyb_voice_per_item", "study_b",
              StudyB(n_items=50, pairwise=0.8, n_voices=50, voice_sd=0.5),
              ("protocol_gap", "potemkin_share"),
@@ -493,14 +496,17 @@ def pairwise_estimands(df: pd.DataFrame) -> dict[str, float]:
 def simulate_study_b(p: StudyB, rng: np.random.Generator,
                      n_items: int | None = None) -> dict[str, pd.DataFrame]:
     """`renderings`: item, rendering, P, O, J bits (NaN when that probe's answer
-    was invalid); `pairwise`: item, order, correct (NaN when invalid)."""
+    was invalid), voice (the voice the item is read in); `pairwise`: item, order,
+    correct (NaN when invalid)."""
     n = n_items or p.n_items
     u = rng.normal(0.0, p.item_sd, n)
+    voice = np.arange(n)  # no voice level: each item its own
     if p.n_voices > 0:
         # items nested in voices: item i read by voice i mod V (the population, with
         # more items, gets proportionally more voices)
         n_v = p.n_voices * max(1, n // p.n_items)
-        u = u + rng.normal(0.0, p.voice_sd, n_v)[np.arange(n) % n_v]
+        voice = np.arange(n) % n_v
+        u = u + rng.normal(0.0, p.voice_sd, n_v)[voice]
     item = np.repeat(np.arange(n), 2)
     rendering = np.tile([0, 1], n)
     m = 2 * n
@@ -514,7 +520,7 @@ def simulate_study_b(p: StudyB, rng: np.random.Generator,
         return b
 
     rend = pd.DataFrame({"item": item, "rendering": rendering, "P": masked(pb), "O": masked(ob),
-                         "J": masked(jb)})
+                         "J": masked(jb), "voice": voice[item]})
     pw = rng.random(m) < expit(logit(p.pairwise) + u[item])
     pair = pd.DataFrame({"item": item, "order": np.where(rendering == 0, "AB", "BA"),
                          "correct": masked(pw)})
