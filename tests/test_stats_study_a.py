@@ -432,6 +432,24 @@ def test_twoway_rates_where_clips_cross_eight_sentences():
     assert sa.twoway_rates(df, seven) == []
 
 
+def test_read_in_two_clusters_is_the_groupby_nunique_check():
+    """twoway_rates' crossing check (`_read_in_two_clusters`) answers what
+    `groupby(sentences)["cluster"].nunique().max() >= 2` answered, missing clusters
+    and single-cluster sentences included."""
+    rng = np.random.default_rng(32)
+    for trial in range(300):
+        n = int(rng.integers(1, 40))
+        sent = np.array([f"sent{i}" for i in rng.integers(0, int(rng.integers(1, 9)), n)],
+                        dtype=object)
+        clusters = np.array([f"spk{i}" for i in rng.integers(0, int(rng.integers(1, 6)), n)],
+                            dtype=object)
+        if trial % 3 == 0:
+            clusters[rng.random(n) < 0.3] = None
+        frame = pd.DataFrame({"cluster": clusters})
+        expected = frame.groupby(sent)["cluster"].nunique().max() >= 2
+        assert sa._read_in_two_clusters(sent, clusters) == bool(expected), trial
+
+
 def _crossed_records(n_speakers=12, n_sentences=8, seed=32):
     """Trials / responses / manifest of one judge on an emotion task whose speakers all
     read the same `n_sentences` sentences (a sentence effect and a speaker effect)."""
@@ -571,3 +589,61 @@ def test_each_output_alone_is_the_frame_judge_metrics_gives():
         pd.testing.assert_frame_equal(alone[name], whole[name], check_exact=True)
     with pytest.raises(KeyError, match="no output 'planted'"):
         compute.judge_output(inputs, params, "planted")
+
+
+def _old_join(trials, responses, judge):
+    """study_a.metrics.join as written before it built rows as lists (a dict per row)."""
+    import math
+
+    resp = {r["trial_id"]: r for r in responses}
+    rows = []
+    for t in trials:
+        r = resp[t["trial_id"]]
+        f = t.get("facts", {})
+        row = {"judge": judge, "trial_id": t["trial_id"], "task": t["task"],
+               "condition": t["condition"], "gold": t["gold"],
+               "parsed": r.get("parsed"), "status": r.get("status"), "error": r.get("error")}
+        row.update({c: f.get(c) for c in sa.FACT_COLUMNS})
+        row["layout"] = r.get("layout") or f.get("reference_layout")
+        if row["cluster"] is None:
+            unit = "pair" if f.get("pair_id") is not None else "clip"
+            row["cluster"] = f.get("pair_id") if unit == "pair" else f.get("clip_id")
+            row["cluster_unit"] = unit
+        rows.append(row)
+    df = pd.DataFrame(rows, columns=list(rows[0])) if rows else pd.DataFrame(rows)
+    if not df.empty:
+        df["valid"] = df["status"] == "valid"
+        df["seed"] = df["seed"].map(lambda s: sa.POOLED if s is None or
+                                    (isinstance(s, float) and math.isnan(s)) else str(int(s)))
+        df["cluster"] = df["cluster"].astype(str)
+    return df
+
+
+def test_join_is_the_frame_the_dict_rows_gave():
+    """join builds its rows as lists: the frame (values, dtypes, column order) is the
+    one the dict-per-row construction gave, over classification and pair trials with
+    and without a cluster fact, seeds, layouts, missing answers and errors."""
+    rng = np.random.default_rng(36)
+    trials, responses = [], []
+    for i in range(300):
+        kind = i % 3
+        facts = {"family": "blueprint" if kind < 2 else "pairwise", "k": 4,
+                 "seed": int(rng.integers(1, 4)) if kind == 1 else None,
+                 "clip_id": f"clip{i % 17}", "wrong_label": "b" if kind == 1 else None}
+        if kind == 2:
+            facts.update({"pair_id": f"pair{i % 11}", "order": "AB" if i % 2 else "BA",
+                          "better_slot_ab": "A", "reference_layout": "concat"})
+        if i % 5:
+            facts.update({"cluster": f"spk{i % 7}", "cluster_unit": "speaker"})
+        trials.append({"trial_id": f"t{i}", "task": "emotion", "condition":
+                       ("audio_only", "wrong_with_audio", "concat")[kind], "gold": "a",
+                       "facts": facts})
+        status = ("valid", "refusal", "error")[int(rng.integers(0, 3))]
+        responses.append({"trial_id": f"t{i}", "status": status,
+                          "parsed": "a" if status == "valid" else None,
+                          "error": "timeout" if status == "error" else None,
+                          **({"layout": "split"} if i % 13 == 0 else {})})
+    new, old = sa.join(trials, responses, "j"), _old_join(trials, responses, "j")
+    pd.testing.assert_frame_equal(new, old, check_dtype=True, check_exact=True)
+    assert list(new.dtypes) == list(old.dtypes)
+    assert sa.join([], [], "j").empty

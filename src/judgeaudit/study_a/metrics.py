@@ -76,6 +76,12 @@ def join(trials: Iterable[dict], responses: Iterable[dict], judge: str) -> pd.Da
     """One row per trial with its response; a trial without a response is an error.
     `cluster` is the trial's sampling unit (facts `cluster`, else its clip / pair)."""
     resp = {r["trial_id"]: r for r in responses}
+    # one list per row in the column order below (pandas builds a frame from rows as
+    # lists exactly as from rows as dicts with these keys: one object array, the same
+    # per-column conversion; the lists skip building a dict per trial)
+    columns = ["judge", "trial_id", "task", "condition", "gold", "parsed", "status", "error",
+               *FACT_COLUMNS, "layout"]
+    at_cluster, at_unit = columns.index("cluster"), columns.index("cluster_unit")
     rows = []
     missing = []
     for t in trials:
@@ -84,23 +90,19 @@ def join(trials: Iterable[dict], responses: Iterable[dict], judge: str) -> pd.Da
             missing.append(t["trial_id"])
             continue
         f = t.get("facts", {})
-        row = {"judge": judge, "trial_id": t["trial_id"], "task": t["task"],
-               "condition": t["condition"], "gold": t["gold"],
-               "parsed": r.get("parsed"), "status": r.get("status"), "error": r.get("error")}
-        row.update({c: f.get(c) for c in FACT_COLUMNS})
-        # the speaker-concat layout this judge got (response `layout`, judges.shard)
-        row["layout"] = r.get("layout") or f.get("reference_layout")
-        if row["cluster"] is None:
+        row = [judge, t["trial_id"], t["task"], t["condition"], t["gold"], r.get("parsed"),
+               r.get("status"), r.get("error"), *map(f.get, FACT_COLUMNS),
+               # the speaker-concat layout this judge got (response `layout`, judges.shard)
+               r.get("layout") or f.get("reference_layout")]
+        if row[at_cluster] is None:
             unit = "pair" if f.get("pair_id") is not None else "clip"
-            row["cluster"] = f.get("pair_id") if unit == "pair" else f.get("clip_id")
-            row["cluster_unit"] = unit
+            row[at_cluster] = f.get("pair_id") if unit == "pair" else f.get("clip_id")
+            row[at_unit] = unit
         rows.append(row)
     if missing:
         raise ValueError(f"judge {judge}: {len(missing)} trials have no response "
                          f"(e.g. {missing[:3]}); every trial needs exactly one response row")
-    # every row has the same keys in the same order: name them (pandas then skips
-    # collecting the union of the rows' keys)
-    df = pd.DataFrame(rows, columns=list(rows[0])) if rows else pd.DataFrame(rows)
+    df = pd.DataFrame(rows, columns=columns) if rows else pd.DataFrame(rows)
     if not df.empty:
         df["valid"] = df["status"] == "valid"
         df["seed"] = df["seed"].map(lambda s: POOLED if s is None or
@@ -174,6 +176,18 @@ def _own_audio_answers(df: pd.DataFrame) -> dict[tuple[str, str], str]:
                                          a["parsed"].to_numpy(), strict=True)}
 
 
+_GROUP_KEYS = ("judge", "task", "family", "condition")
+# the columns classification_metrics reads from a group (`_Group` and the loop)
+_CLS_READ = ("valid", "cluster", "cluster_unit", "parsed", "gold", "wrong_label",
+             "block_label", "reference_label", "seed", "k", "clip_id")
+
+
+def _present(df: pd.DataFrame, cols: Sequence[str]) -> list[str]:
+    """`cols` in the frame (unique, in order): a frame without one keeps failing where
+    the column is read, as before."""
+    return [c for c in dict.fromkeys(cols) if c in df.columns]
+
+
 class _Group:
     """One judge x task x family x condition group as arrays: each rate of a subset
     (a boolean mask over the group's rows) reads them, so the columns are compared
@@ -184,6 +198,13 @@ class _Group:
         self.grp = grp
         self.valid = grp["valid"].astype(bool).to_numpy()
         self.clusters = grp["cluster"].astype(str).to_numpy()
+        # the clusters as integer ranks of their sorted names, found once per group: a
+        # subset's ranks order its clusters as their names do, so `stats.clustered`
+        # (which codes integer ids as they are and strings by their sorted form) gives
+        # a subset of these the codes it gives the subset's names, without sorting
+        # strings once per rate
+        _, codes = np.unique(self.clusters.astype(object).astype(str), return_inverse=True)
+        self.codes = codes.astype(np.int64).reshape(-1)
         units = grp["cluster_unit"]
         self.units = units.to_numpy()
         self.has_unit = units.notna().to_numpy()
@@ -196,14 +217,21 @@ class _Group:
         return self._hits[col]
 
     def unit(self, mask: np.ndarray) -> str:
-        units = sorted({str(u) for u in self.units[mask & self.has_unit]}) if mask.any() else []
+        if not mask.any():
+            return "trial"
+        present = self.units[mask & self.has_unit]
+        distinct = set(present.tolist())  # C-level; str() then on a few values, not each row
+        if all(type(u) is str for u in distinct):
+            units = sorted(distinct)
+        else:  # objects equal but printed differently (1, 1.0) stay apart
+            units = sorted({str(u) for u in present})
         return "/".join(units) if units else "trial"
 
     def rate(self, keys: dict, metric: str, mask: np.ndarray, hit: np.ndarray,
              n_boot: int) -> dict[str, Any]:
         """`rate` of the subset `mask` (same rows, same values)."""
         valid = mask & self.valid
-        return _rate_valid(keys, metric, hit[valid].astype(int), self.clusters[valid],
+        return _rate_valid(keys, metric, hit[valid].astype(int), self.codes[valid],
                            int(np.count_nonzero(mask & ~self.valid)), self.unit(mask), n_boot)
 
 
@@ -217,7 +245,8 @@ def classification_metrics(df: pd.DataFrame, n_boot: int = 0) -> list[dict[str, 
     planted follow propensity sets, free of the judge's own perception errors that
     coincide with the wrong label."""
     rows: list[dict[str, Any]] = []
-    cls = df[df["family"].isin(CLS_SHARDS)]
+    # only the columns the groups read (grouping takes every column of the frame)
+    cls = df.loc[df["family"].isin(CLS_SHARDS), _present(df, _GROUP_KEYS + _CLS_READ)]
     own = _own_audio_answers(df)
     for (judge, task, family, cond), grp in cls.groupby(
             ["judge", "task", "family", "condition"], sort=True):
@@ -265,6 +294,19 @@ TWOWAY_COLUMNS = ["judge", "task", "family", "condition", "seed", "metric", "est
 TWOWAY_UNIT = "speaker x sentence"
 
 
+def _read_in_two_clusters(sentences: np.ndarray, clusters: np.ndarray) -> bool:
+    """Some sentence is read in two or more clusters: `groupby(sentences)["cluster"]
+    .nunique().max() >= 2` (missing clusters not counted) from two factorisations, not
+    a pandas groupby (which, keyed by an array, also formats it into a KeyError)."""
+    sc, _ = pd.factorize(sentences)
+    cc, _ = pd.factorize(clusters)
+    ok = (sc >= 0) & (cc >= 0)
+    if not ok.any():
+        return False
+    pairs = np.unique(sc[ok].astype(np.int64) * (int(cc.max()) + 1) + cc[ok])
+    return int(np.bincount(pairs // (int(cc.max()) + 1)).max()) >= 2
+
+
 def twoway_rates(df: pd.DataFrame, sentence_of: Mapping[str, str]) -> list[dict[str, Any]]:
     """The two-way (speaker x sentence) interval of accuracy and RF, seed-pooled, per
     judge x task x family x condition of the classification shards whose clips cross at
@@ -276,24 +318,38 @@ def twoway_rates(df: pd.DataFrame, sentence_of: Mapping[str, str]) -> list[dict[
     `stats.corpus.clip_sentences`); a clip without one leaves its task out. Rows:
     TWOWAY_COLUMNS (n_clusters = min(speakers, sentences), the interval's df + 1)."""
     rows: list[dict[str, Any]] = []
-    cls = df[df["family"].isin(CLS_SHARDS) & df["valid"]]
+    cls = df.loc[df["family"].isin(CLS_SHARDS) & df["valid"],
+                 _present(df, _GROUP_KEYS + ("clip_id", "cluster", "parsed", "gold",
+                                             "wrong_label"))]
     lookup = dict(sentence_of)
     for (judge, task, family, cond), grp in cls.groupby(
             ["judge", "task", "family", "condition"], sort=True):
-        sent = grp["clip_id"].astype(str).map(lookup)
-        if sent.isna().any() or sent.nunique() < TWOWAY_MIN_SENTENCES:
+        # each row's sentence (`Series.map(lookup)`: a missing clip or value is NaN)
+        sent = np.array([lookup.get(c) for c in grp["clip_id"].astype(str).to_numpy()],
+                        dtype=object)
+        if pd.isna(sent).any():
             continue
-        if grp.groupby(sent.to_numpy())["cluster"].nunique().max() < 2:
+        n_sentences = len(pd.unique(sent))
+        if n_sentences < TWOWAY_MIN_SENTENCES:
+            continue
+        clusters = grp["cluster"].to_numpy()
+        if not _read_in_two_clusters(sent, clusters):
             continue  # no sentence read in two clusters: nothing crossed
+        # both dimensions as the integer ranks of their names, once per group: the codes
+        # `twoway_proportion` gives the names themselves
+        _, speaker_codes = np.unique(clusters.astype(object).astype(str), return_inverse=True)
+        _, sentence_codes = np.unique(sent.astype(str), return_inverse=True)
+        speaker_codes = speaker_codes.astype(np.int64).reshape(-1)
+        sentence_codes = sentence_codes.astype(np.int64).reshape(-1)
+        n_speakers = int(grp["cluster"].nunique())
         wrong = cond in WRONG_CONDITIONS or cond in PLACEMENTS or cond in FALLIBLE_PLACEMENTS
         for metric, col in (("accuracy", "gold"), *((("rf", "wrong_label"),) if wrong else ())):
             y = (grp["parsed"] == grp[col]).to_numpy(dtype=float)
-            est = twoway_proportion(y, grp["cluster"].to_numpy(), sent.to_numpy())
+            est = twoway_proportion(y, speaker_codes, sentence_codes)
             rows.append({"judge": judge, "task": task, "family": family, "condition": cond,
                          "seed": POOLED, "metric": metric, **est.row(),
-                         "cluster_unit": TWOWAY_UNIT,
-                         "n_speakers": int(grp["cluster"].nunique()),
-                         "n_sentences": int(sent.nunique())})
+                         "cluster_unit": TWOWAY_UNIT, "n_speakers": n_speakers,
+                         "n_sentences": n_sentences})
     return rows
 
 
