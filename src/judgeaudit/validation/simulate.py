@@ -419,22 +419,39 @@ def classification_estimands(df: pd.DataFrame, k: int) -> dict[str, float]:
     max(0, RF~));
     rf_adj = P(answer = shown | shown != the judge's own valid audio-only answer
     for the clip). All over valid answers, pooled over derangements."""
-    v = df[df["valid"]]
+    # shares of 0/1 events: counts over counts (pandas' mean of a boolean Series is its
+    # exact count over n too), read from arrays, not from filtered frames
+    valid = df["valid"].to_numpy(bool)
+    answer = df["answer"].to_numpy()
+    gold = df["gold"].to_numpy()
+    shown = df["shown"].to_numpy()
     c = 1.0 / (k - 1)
+
+    def share(hit: np.ndarray, among: np.ndarray) -> float:
+        n = int(np.count_nonzero(among))
+        return float(np.count_nonzero(hit & among)) / n if n else math.nan
+
     out = {}
+    rows = {}
     for cond in ("audio_only", "wrong_with_audio", "wrong_block"):
-        sub = v[v["condition"] == cond]
+        sub = valid & (df["condition"] == cond).to_numpy(bool)
+        rows[cond] = sub
         if cond in ("audio_only", "wrong_with_audio"):
-            out[f"accuracy_{cond}"] = float((sub["answer"] == sub["gold"]).mean())
+            out[f"accuracy_{cond}"] = share(answer == gold, sub)
         if cond != "audio_only":
-            rf = float((sub["answer"] == sub["shown"]).mean())
+            rf = share(answer == shown, sub)
             out[f"rf_{cond}"] = rf
             out[f"rf_norm_{cond}"] = (rf - c) / (1.0 - c)
-    own = v[v["condition"] == "audio_only"].set_index("clip")["answer"]
-    w = v[v["condition"] == "wrong_with_audio"]
-    heard = w["clip"].map(own)
-    elig = heard.notna() & (heard != w["shown"])
-    out["rf_adj_wrong_with_audio"] = float((w.loc[elig, "answer"] == w.loc[elig, "shown"]).mean())
+    # the judge's own valid audio-only answer per clip (one audio-only trial per clip)
+    clip = df["clip"].to_numpy()
+    own = rows["audio_only"]
+    heard = np.full(int(clip.max()) + 1 if clip.size else 0, -1, dtype=np.int64)
+    has = np.zeros(heard.size, dtype=bool)
+    heard[clip[own]] = answer[own]
+    has[clip[own]] = True
+    w = rows["wrong_with_audio"]
+    elig = w & has[clip] & (heard[clip] != shown)
+    out["rf_adj_wrong_with_audio"] = share(answer == shown, elig)
     return out
 
 
