@@ -565,3 +565,25 @@ def test_twoway_proportion_is_cgm_with_statsmodels_variance():
     b = twoway_proportion(np.zeros(20), np.arange(20) % 4, np.arange(20) % 5)
     assert b.one_sided == "upper" and b.lo == 0 and 0 < b.hi < 1
     assert math.isnan(twoway_proportion(y, spk, np.zeros(spk.size)).lo)
+
+
+def test_cluster_codes_of_a_str_array_are_those_of_its_names():
+    """_codes takes a NumPy str array as it is (no round trip through Python objects):
+    the codes are those of the names as objects, and a subset's integer ranks (the
+    Study A groups pass them) code it as its names do."""
+    from judgeaudit.stats.clustered import _codes
+
+    rng = np.random.default_rng(36)
+    for trial in range(200):
+        n = int(rng.integers(1, 60))
+        names = np.array([f"item{i}" for i in rng.integers(0, 25, n)] + ["", "é"][: trial % 3],
+                         dtype=object)
+        as_str = names.astype(str)
+        ref, g = _codes(names, names.size, "t")
+        got, g2 = _codes(as_str, as_str.size, "t")
+        assert g == g2 and (ref == got).all()
+        _, ranks = np.unique(as_str, return_inverse=True)
+        mask = rng.random(names.size) < 0.6
+        sub_ref, sub_g = _codes(names[mask], int(mask.sum()), "t")
+        sub_int, sub_g2 = _codes(ranks.reshape(-1)[mask], int(mask.sum()), "t")
+        assert sub_g == sub_g2 and (sub_ref == sub_int).all()

@@ -143,9 +143,9 @@ def _codes(clusters: Sequence | np.ndarray | None, n: int, what: str) -> tuple[n
         raise ValueError(f"{what}: {c.size} cluster ids for {n} values")
     if n == 0:
         return np.zeros(0, dtype=int), 0
-    # integer ids group as they are (the power simulation's fast path); anything else
-    # by its string form
-    _, codes = np.unique(c if c.dtype.kind in "iu" else c.astype(object).astype(str),
+    # integer ids group as they are (the power simulation's fast path), strings (a
+    # NumPy str array) as they are; anything else by its string form
+    _, codes = np.unique(c if c.dtype.kind in "iuU" else c.astype(object).astype(str),
                          return_inverse=True)
     return codes.astype(int), int(codes.max()) + 1
 
