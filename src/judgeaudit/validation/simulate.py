@@ -476,18 +476,24 @@ def simulate_pairwise(p: Pairwise, rng: np.random.Generator,
     locked = rng.random(n_pairs) < lam
     side = np.where(rng.random(n_pairs) < p.lock_first, "A", "B")
     p_better = expit(p.discriminate + p.discriminate_gap * gap + u_spk[speaker])
-    rows = []
+    cols: dict[str, list] = {"better": [], "choice": [], "valid": []}
     for order in ("AB", "BA"):
         better = better_ab if order == "AB" else np.where(better_ab == "A", "B", "A")
         worse = np.where(better == "A", "B", "A")
         pick = np.where(rng.random(n_pairs) < p_better, better, worse)
         choice = np.where(locked, side, pick)
         valid = rng.random(n_pairs) >= p.refuse
-        rows.append(pd.DataFrame({"pair": np.arange(n_pairs), "source": source,
-                                  "speaker": speaker, "order": order, "better_ab": better_ab,
-                                  "better": better, "choice": np.where(valid, choice, ""),
-                                  "valid": valid, "gap": gap}))
-    return pd.concat(rows, ignore_index=True)
+        cols["better"].append(better)
+        cols["choice"].append(np.where(valid, choice, ""))
+        cols["valid"].append(valid)
+    # the two orders stacked (one frame built, not one per order and then concatenated)
+    return pd.DataFrame({"pair": np.tile(np.arange(n_pairs), 2), "source": np.tile(source, 2),
+                         "speaker": np.tile(speaker, 2),
+                         "order": np.repeat(np.array(["AB", "BA"], dtype=object), n_pairs),
+                         "better_ab": np.tile(better_ab, 2),
+                         "better": np.concatenate(cols["better"]),
+                         "choice": np.concatenate(cols["choice"]),
+                         "valid": np.concatenate(cols["valid"]), "gap": np.tile(gap, 2)})
 
 
 def pairwise_estimands(df: pd.DataFrame) -> dict[str, float]:
