@@ -171,9 +171,10 @@ def rf_norm_row(rf: dict[str, Any], k_classes: int) -> dict[str, Any]:
 
 def _own_audio_answers(df: pd.DataFrame) -> dict[tuple[str, str], str]:
     """(task, clip_id) -> the judge's valid answer on `audio_only` for that clip."""
-    a = df[(df["condition"] == "audio_only") & df["valid"]]
-    return {(t, c): p for t, c, p in zip(a["task"].to_numpy(), a["clip_id"].to_numpy(),
-                                         a["parsed"].to_numpy(), strict=True)}
+    # the three columns of those rows (not the whole frame filtered)
+    a = ((df["condition"] == "audio_only") & df["valid"]).to_numpy(dtype=bool)
+    return {(t, c): p for t, c, p in zip(df["task"].to_numpy()[a], df["clip_id"].to_numpy()[a],
+                                         df["parsed"].to_numpy()[a], strict=True)}
 
 
 _GROUP_KEYS = ("judge", "task", "family", "condition")

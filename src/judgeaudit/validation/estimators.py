@@ -119,9 +119,10 @@ def classification(df: pd.DataFrame, n_boot: int, seed: int = 0) -> list[dict[st
         if key:
             out += _intervals(r, key, str(r["cluster_unit"]))
     if "sentence" in df.columns:
-        clips = df.drop_duplicates("clip")
-        sentence_of = dict(zip([f"clip{c}" for c in clips["clip"].tolist()],
-                               [f"sentence{s}" for s in clips["sentence"].tolist()],
+        # each clip's sentence (every trial of a clip reads the same one): its first row's
+        clip, first = np.unique(df["clip"].to_numpy(), return_index=True)
+        sentence_of = dict(zip([f"clip{c}" for c in clip.tolist()],
+                               [f"sentence{s}" for s in df["sentence"].to_numpy()[first].tolist()],
                                strict=True))
         for r in sa.twoway_rates(frame, sentence_of):
             key = CLS_KEYS.get((r["condition"], r["metric"]))
